@@ -1,0 +1,1 @@
+"""The executor: runs a validated policy against a cluster (see issue: executor)."""

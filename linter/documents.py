@@ -1,0 +1,220 @@
+"""Where descheduler configuration lives inside a YAML file, and how to point back at it.
+
+:func:`extract` walks the documents of one file and returns a :class:`PolicyDoc` for every DeschedulerPolicy it
+finds: a raw policy document, a policy held in any ``data`` key of a ConfigMap (the chart's default key is
+``policy.yaml``), or the descheduler Helm chart's values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``),
+also inside ``kind: List``. Everything else is returned as ``others`` untouched (later analyses read workloads
+from it). A :class:`PolicyDoc` maps a JSON-pointer path inside the policy to a line and column of the *outer*
+file, including inside a ConfigMap's block scalar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
+
+__all__ = ["EmbeddedError", "Extraction", "PolicyDoc", "extract", "looks_like_policy", "POLICY_GROUP"]
+
+POLICY_GROUP = "descheduler"
+_HELM_KEY = "deschedulerPolicy"
+_HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
+_BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
+
+
+@dataclass(slots=True)
+class PolicyDoc:
+    """One descheduler policy found in a file.
+
+    ``root`` is the policy mapping, ``api_version``/``kind`` are its envelope values (``None`` when absent),
+    ``shape`` is ``policy``, ``configmap`` or ``helm``. :meth:`position` answers outer-file positions.
+    """
+
+    file: str
+    root: YMap
+    api_version: Any
+    kind: Any
+    shape: str
+    object: str
+    envelope: YMap
+    line_offset: int = 0
+    column_offset: int = 0
+    fixed: Position | None = None
+    version_hint: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
+        """Outer-file (line, column) of the value at ``path`` (of its key when ``key``), nearest ancestor if absent."""
+        if self.fixed is not None:
+            return self.fixed
+        if self.shape == "helm" and path and path[0] in ("apiVersion", "kind"):
+            if _HELM_VERSION_KEY in self.envelope and path[0] == "apiVersion":
+                pos = locate(self.envelope, [_HELM_VERSION_KEY], key=key)
+            else:
+                pos = locate(self.envelope, [_HELM_KEY], key=True)
+            return pos or (1, 1)
+        pos = locate(self.root, path, key=key) or (self.root.line, self.root.column)
+        return pos[0] + self.line_offset, pos[1] + self.column_offset
+
+
+@dataclass(slots=True)
+class EmbeddedError:
+    """A ConfigMap key that should hold a policy but does not parse: reported as DS001."""
+
+    file: str
+    object: str
+    message: str
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class Extraction:
+    policies: list[PolicyDoc] = field(default_factory=list)
+    others: list[Any] = field(default_factory=list)
+    errors: list[EmbeddedError] = field(default_factory=list)
+
+
+def looks_like_policy(doc: Any) -> bool:
+    """True for a mapping that is, or was meant to be, a DeschedulerPolicy."""
+    if not isinstance(doc, dict):
+        return False
+    api_version, kind = doc.get("apiVersion"), doc.get("kind")
+    if isinstance(api_version, str) and api_version.startswith(POLICY_GROUP + "/"):
+        return True
+    if kind == "DeschedulerPolicy":
+        return True
+    if api_version is not None or kind is not None:
+        return False
+    profiles, strategies = doc.get("profiles"), doc.get("strategies")
+    if isinstance(profiles, list) and profiles and all(isinstance(p, dict) for p in profiles):
+        return any(("plugins" in p or "pluginConfig" in p) for p in profiles)
+    if isinstance(strategies, dict) and strategies:
+        return all(isinstance(v, dict) for v in strategies.values())
+    return False
+
+
+def _object_name(doc: YMap, kind: str) -> str:
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict):
+        return kind
+    name, namespace = meta.get("name"), meta.get("namespace")
+    if name is None:
+        return kind
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def extract(file: str, text: str) -> Extraction:
+    """Find every policy in ``text``; raises :class:`~linter.yamlsrc.YamlError` when the file is not YAML."""
+    result = Extraction()
+    for doc in load_all(text):
+        _visit(file, text, doc, result)
+    return result
+
+
+def _visit(file: str, text: str, doc: Any, result: Extraction) -> None:
+    if not isinstance(doc, YMap):
+        if doc is not None:
+            result.others.append(doc)
+        return
+    kind = doc.get("kind")
+    if kind == "List" and isinstance(doc.get("items"), YSeq):
+        for item in doc["items"]:
+            _visit(file, text, item, result)
+        return
+    if _HELM_KEY in doc and "apiVersion" not in doc and isinstance(doc[_HELM_KEY], YMap):
+        result.policies.append(_helm_doc(file, doc))
+        return
+    if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
+        found = _configmap_docs(file, text, doc, result)
+        if not found:
+            result.others.append(doc)
+        return
+    if looks_like_policy(doc):
+        result.policies.append(
+            PolicyDoc(file, doc, doc.get("apiVersion"), doc.get("kind"), "policy", _object_name(doc, "DeschedulerPolicy"), doc)
+        )
+        return
+    result.others.append(doc)
+
+
+def _helm_doc(file: str, values: YMap) -> PolicyDoc:
+    image = values.get("image")
+    hint = image.get("tag") if isinstance(image, dict) else None
+    return PolicyDoc(
+        file,
+        values[_HELM_KEY],
+        values.get(_HELM_VERSION_KEY, f"{POLICY_GROUP}/v1alpha2"),
+        "DeschedulerPolicy",
+        "helm",
+        "Helm values deschedulerPolicy",
+        values,
+        version_hint=hint if isinstance(hint, str) else None,
+    )
+
+
+def _configmap_docs(file: str, text: str, cm: YMap, result: Extraction) -> bool:
+    data: YMap = cm["data"]
+    label = _object_name(cm, "ConfigMap")
+    found = False
+    for key, value in data.items():
+        if not isinstance(value, str):
+            continue
+        meant = key == "policy.yaml" or "DeschedulerPolicy" in value or f"{POLICY_GROUP}/v1alpha" in value
+        if not meant:
+            continue
+        line, column = data.value_pos[key]
+        style = data.styles.get(key, "")
+        offsets = _block_offsets(text, line, column) if style == "|" else None
+        try:
+            docs = load_all(value)
+        except YamlError as exc:
+            at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
+            result.errors.append(EmbeddedError(file, f"{label} (key {key})", exc.message, *at))
+            found = True
+            continue
+        for inner in docs:
+            if not looks_like_policy(inner):
+                if key == "policy.yaml" and not isinstance(inner, dict):
+                    result.errors.append(
+                        EmbeddedError(file, f"{label} (key {key})", "policy is not a YAML mapping", line, column)
+                    )
+                    found = True
+                continue
+            found = True
+            policy = PolicyDoc(
+                file,
+                inner,
+                inner.get("apiVersion"),
+                inner.get("kind"),
+                "configmap",
+                label,
+                inner,
+                extra={"data_key": key},
+            )
+            if offsets:
+                policy.line_offset, policy.column_offset = offsets
+            else:
+                policy.fixed = (line, column)
+            result.policies.append(policy)
+    return found
+
+
+def _block_offsets(text: str, header_line: int, header_column: int) -> tuple[int, int] | None:
+    """Line and column offsets that map positions inside a literal block scalar to the outer file."""
+    lines = text.splitlines()
+    if header_line > len(lines):
+        return None
+    header = lines[header_line - 1][header_column - 1 :]
+    match = _BLOCK_HEADER.match(header)
+    explicit = (match.group(1) or match.group(2)) if match else ""
+    if explicit:
+        parent = len(lines[header_line - 1]) - len(lines[header_line - 1].lstrip(" "))
+        return header_line, parent + int(explicit)
+    for body in lines[header_line:]:
+        if body.strip():
+            return header_line, len(body) - len(body.lstrip(" "))
+    return None

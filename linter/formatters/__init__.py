@@ -1,0 +1,56 @@
+"""Output formats. Each formatter is a pure function from findings to text; they know nothing about rules' logic.
+
+``FORMATTERS[name](report) -> str`` where ``report`` is a :class:`Report`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..finding import Finding, RuleInfo
+
+__all__ = ["FORMATTERS", "Report", "get"]
+
+
+@dataclass(slots=True)
+class Report:
+    """Everything a formatter may show.
+
+    ``findings`` are sorted and include suppressed ones (``Finding.suppressed`` set); ``sources`` maps a file as
+    given to its text, for showing the offending line; ``base_dir`` anchors relative SARIF URIs.
+    """
+
+    findings: list[Finding]
+    files: int
+    rules: dict[str, RuleInfo]
+    sources: dict[str, str] = field(default_factory=dict)
+    version: str = "0"
+    color: bool = False
+    base_dir: str = field(default_factory=os.getcwd)
+
+    @property
+    def active(self) -> list[Finding]:
+        return [finding for finding in self.findings if finding.suppressed is None]
+
+    def counts(self) -> dict[str, int]:
+        counts = {"errors": 0, "warnings": 0, "infos": 0}
+        for finding in self.active:
+            counts[finding.severity + "s"] += 1
+        return counts
+
+
+Formatter = Callable[[Report], str]
+
+
+def get(name: str) -> Formatter:
+    """The formatter called ``name``; imported on demand so that one format never pays for another."""
+    import importlib
+
+    module = importlib.import_module(f".{FORMATTERS[name]}", __name__)
+    render: Formatter = module.render
+    return render
+
+
+FORMATTERS = {"text": "text", "json": "json_", "sarif": "sarif", "junit": "junit", "github": "github"}

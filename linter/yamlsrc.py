@@ -1,0 +1,332 @@
+"""YAML loading that keeps source positions and refuses hostile input.
+
+Documents are composed from libyaml's event stream (PyYAML's C parser) into plain ``dict``/``list``
+subclasses, :class:`YMap` and :class:`YSeq`, that remember where every key and value stands in the source
+(1-based line and column). Rules work on ordinary Python data; positions are looked up only when a finding
+is reported (:func:`locate`).
+
+The composer is iterative, so deep nesting cannot exhaust the C or Python stack; it stops with a
+:class:`YamlError` past :data:`MAX_DEPTH` levels, and when aliases would expand the document beyond
+:data:`MAX_EXPANDED_NODES` nodes (a "billion laughs" alias bomb). Aliases share the anchored object, the way
+PyYAML does, so memory stays bounded by the source size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import yaml
+from yaml.resolver import Resolver
+
+try:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "Position",
+    "YMap",
+    "YSeq",
+    "YamlError",
+    "load_all",
+    "locate",
+]
+
+MAX_DEPTH = 256
+MAX_EXPANDED_NODES = 2_000_000
+
+Position = tuple[int, int]
+
+_TAG = "tag:yaml.org,2002:"
+
+
+class YamlError(Exception):
+    """The text is not YAML we accept; ``line``/``column`` are 1-based."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+class YMap(dict[str, Any]):
+    """A mapping that knows where it, its keys and its values stand in the source."""
+
+    __slots__ = ("line", "column", "key_pos", "value_pos", "styles", "duplicates")
+
+    def __init__(self, line: int, column: int) -> None:
+        super().__init__()
+        self.line = line
+        self.column = column
+        self.key_pos: dict[str, Position] = {}
+        self.value_pos: dict[str, Position] = {}
+        self.styles: dict[str, str] = {}
+        self.duplicates: list[tuple[str, Position]] = []
+
+
+class YSeq(list[Any]):
+    """A sequence that knows where it and each item stand in the source."""
+
+    __slots__ = ("line", "column", "item_pos", "styles")
+
+    def __init__(self, line: int, column: int) -> None:
+        super().__init__()
+        self.line = line
+        self.column = column
+        self.item_pos: list[Position] = []
+        self.styles: list[str] = []
+
+
+_BOOL = {
+    "yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
+    "on": True, "On": True, "ON": True,
+    "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
+    "off": False, "Off": False, "OFF": False,
+}  # fmt: skip
+_NULL = {"", "~", "null", "Null", "NULL"}
+_RESOLVERS = Resolver.yaml_implicit_resolvers
+_SEXAGESIMAL = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+
+
+def _to_int(text: str) -> int:
+    value = text.replace("_", "")
+    sign = -1 if value.startswith("-") else 1
+    value = value.lstrip("+-")
+    if value == "0":
+        return 0
+    if value.startswith("0b"):
+        return sign * int(value[2:], 2)
+    if value.startswith("0x"):
+        return sign * int(value[2:], 16)
+    if value.startswith("0o"):
+        return sign * int(value[2:], 8)
+    if value.startswith("0"):
+        return sign * int(value, 8)
+    if ":" in value:
+        total = 0
+        for part in value.split(":"):
+            total = total * 60 + int(part)
+        return sign * total
+    return sign * int(value)
+
+
+def _to_float(text: str) -> float:
+    value = text.replace("_", "").lower()
+    sign = -1.0 if value.startswith("-") else 1.0
+    value = value.lstrip("+-")
+    if value == ".inf":
+        return sign * float("inf")
+    if value == ".nan":
+        return float("nan")
+    if ":" in value:
+        total = 0.0
+        for part in value.split(":"):
+            total = total * 60 + float(part)
+        return sign * total
+    return sign * float(value)
+
+
+def _resolve_plain(text: str) -> Any:
+    """Resolve an untagged plain scalar the way YAML 1.1 (PyYAML, go-yaml v2) does."""
+    for tag, pattern in _RESOLVERS.get(text[:1] if text else "", ()):
+        if not pattern.match(text):
+            continue
+        kind = tag[len(_TAG) :]
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return _BOOL[text]
+        if kind == "int":
+            try:
+                return _to_int(text)
+            except ValueError:
+                return text
+        if kind == "float":
+            try:
+                return _to_float(text)
+            except ValueError:
+                return text
+        return text  # timestamps, merge keys and values stay strings, as in a JSON round trip
+    return None if text in _NULL else text
+
+
+def _scalar(event: Any) -> Any:
+    tag = event.tag
+    if tag is None or tag == "!":
+        return _resolve_plain(event.value) if event.implicit[0] else event.value
+    kind = tag[len(_TAG) :] if tag.startswith(_TAG) else ""
+    text = event.value
+    try:
+        if kind == "int":
+            return _to_int(text)
+        if kind == "float":
+            return _to_float(text)
+    except ValueError as exc:
+        raise YamlError(f"cannot read {text!r} as !!{kind}", *_mark(event)) from exc
+    if kind == "bool" and text in _BOOL:
+        return _BOOL[text]
+    if kind == "null":
+        return None
+    return text
+
+
+def _mark(event: Any) -> Position:
+    mark = event.start_mark
+    return mark.line + 1, mark.column + 1
+
+
+def _key_text(value: Any) -> str:
+    """Map keys become strings, as in Kubernetes' YAML-to-JSON conversion."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    raise TypeError("collection used as a mapping key")
+
+
+class _Frame:
+    """One open collection on the composer's stack."""
+
+    __slots__ = ("node", "key", "key_pos", "weight", "merge_pending")
+
+    def __init__(self, node: YMap | YSeq) -> None:
+        self.node = node
+        self.key: str | None = None
+        self.key_pos: Position = (0, 0)
+        self.weight = 1
+        self.merge_pending = False
+
+
+def _compose(events: Iterator[Any], max_depth: int, max_nodes: int) -> Iterator[Any]:
+    anchors: dict[str, tuple[Any, int]] = {}
+    stack: list[_Frame] = []
+    expanded = 0
+    document: Any = None
+
+    def attach(value: Any, pos: Position, style: str, weight: int) -> None:
+        nonlocal document, expanded
+        expanded += weight
+        if expanded > max_nodes:
+            raise YamlError(
+                f"document expands to more than {max_nodes} nodes through aliases (alias bomb?)", *pos
+            )
+        if not stack:
+            document = value
+            return
+        frame = stack[-1]
+        frame.weight += weight
+        node = frame.node
+        if isinstance(node, YSeq):
+            node.append(value)
+            node.item_pos.append(pos)
+            node.styles.append(style)
+            return
+        if frame.key is None:
+            if isinstance(value, (YMap, YSeq)):
+                raise YamlError("a mapping key must be a scalar", *pos)
+            frame.key = _key_text(value)
+            frame.key_pos = pos
+            frame.merge_pending = frame.key == "<<" and style == ""
+            return
+        key, frame.key = frame.key, None
+        if frame.merge_pending:
+            frame.merge_pending = False
+            _merge(node, value, pos)
+            return
+        if key in node:
+            node.duplicates.append((key, frame.key_pos))
+        node[key] = value
+        node.key_pos[key] = frame.key_pos
+        node.value_pos[key] = pos
+        node.styles[key] = style
+
+    for event in events:
+        name = type(event).__name__
+        if name == "ScalarEvent":
+            value = _scalar(event)
+            if event.anchor:
+                anchors[event.anchor] = (value, 1)
+            attach(value, _mark(event), event.style or "", 1)
+        elif name in ("MappingStartEvent", "SequenceStartEvent"):
+            if len(stack) >= max_depth:
+                raise YamlError(f"nesting deeper than {max_depth} levels", *_mark(event))
+            line, column = _mark(event)
+            node: YMap | YSeq = YMap(line, column) if name == "MappingStartEvent" else YSeq(line, column)
+            frame = _Frame(node)
+            stack.append(frame)
+            if event.anchor:
+                anchors[event.anchor] = (node, 0)  # weight filled in when the collection closes
+        elif name in ("MappingEndEvent", "SequenceEndEvent"):
+            frame = stack.pop()
+            for anchor, (anchored, _) in anchors.items():
+                if anchored is frame.node:
+                    anchors[anchor] = (anchored, frame.weight)
+            expanded -= frame.weight - 1  # children were counted as they attached
+            attach(frame.node, (frame.node.line, frame.node.column), "", frame.weight)
+        elif name == "AliasEvent":
+            if event.anchor not in anchors:
+                raise YamlError(f"found undefined alias {event.anchor!r}", *_mark(event))
+            value, weight = anchors[event.anchor]
+            attach(value, _mark(event), "", max(weight, 1))
+        elif name == "DocumentEndEvent":
+            yield document
+            document = None
+            anchors.clear()
+            expanded = 0
+
+
+def _merge(node: YMap, value: Any, pos: Position) -> None:
+    """Apply a ``<<`` merge key: earlier and explicit keys win."""
+    sources = value if isinstance(value, YSeq) else [value]
+    for source in sources:
+        if not isinstance(source, YMap):
+            raise YamlError("a merge key needs a mapping or a list of mappings", *pos)
+        for key, item in source.items():
+            if key not in node:
+                node[key] = item
+                node.key_pos[key] = source.key_pos[key]
+                node.value_pos[key] = source.value_pos[key]
+                node.styles[key] = source.styles[key]
+
+
+def load_all(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_EXPANDED_NODES) -> list[Any]:
+    """Parse every document of ``text``; raises :class:`YamlError` with the position of the first problem."""
+    try:
+        return list(_compose(yaml.parse(text, Loader=_Loader), max_depth, max_nodes))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or "invalid YAML"
+        if exc.context:
+            problem = f"{problem} {exc.context}"
+        raise YamlError(f"invalid YAML: {problem}", line, column) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(f"invalid YAML: {exc}") from None
+    except TypeError as exc:
+        raise YamlError(f"invalid YAML: {exc}") from None
+
+
+def locate(root: Any, path: Sequence[str | int], *, key: bool = False) -> Position | None:
+    """Position of the value at ``path`` (or of its key when ``key``); the nearest ancestor when absent."""
+    node = root
+    best: Position | None = (node.line, node.column) if isinstance(node, (YMap, YSeq)) else None
+    for index, part in enumerate(path):
+        last = index == len(path) - 1
+        if isinstance(node, YMap) and isinstance(part, str) and part in node:
+            best = node.key_pos[part] if (key and last) else node.value_pos[part]
+            node = node[part]
+        elif isinstance(node, YSeq) and isinstance(part, int) and 0 <= part < len(node):
+            best = node.item_pos[part]
+            node = node[part]
+        else:
+            break
+    return best
