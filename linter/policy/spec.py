@@ -86,7 +86,7 @@ def _map(value: Type) -> Type:
     return Type(Kind.MAP, item=value)
 
 
-def _struct(name: str, strict: bool, **fields: Field) -> Type:
+def _struct(name: str, strict: bool, /, **fields: Field) -> Type:
     return Type(Kind.STRUCT, name=name, fields=dict(fields), strict=strict)
 
 
@@ -123,7 +123,7 @@ PRIORITY_THRESHOLD = _struct(
 THRESHOLDS = _map(NUMBER)
 
 
-def _args(name: str, **fields: Field) -> Type:
+def _args(name: str, /, **fields: Field) -> Type:
     """Plugin args: strict, and TypeMeta is inlined, so ``apiVersion`` and ``kind`` are accepted."""
     return _struct(
         name, True, apiVersion=_f(STRING, "Ignored TypeMeta field."), kind=_f(STRING, "Ignored TypeMeta field."), **fields
@@ -213,6 +213,12 @@ ARGS: dict[str, Type] = {
         thresholds=_f(THRESHOLDS, "Below every threshold a node is underutilized (percent)."),
         numberOfNodes=_f(INT, "Do nothing while at most this many nodes are underutilized."),
         evictableNamespaces=_EVICTABLE_NS,
+        metricsUtilization=_f(
+            _struct("HighNodeUtilizationMetrics", True, metricsServer=_f(BOOL, "Use metrics-server usage.")),
+            "Only in v0.32: actual usage instead of requests.",
+            32,
+            32,
+        ),
         evictionModes=_f(STRINGS, "OnlyThresholdingResources: evict only pods requesting a thresholded resource.", 33),
     ),
     "RemoveDuplicates": _args(
@@ -436,7 +442,7 @@ STRATEGY_PARAMS = _struct(
     nodeFit=_f(BOOL),
     includePreferNoSchedule=_f(BOOL),
     excludedTaints=_f(STRINGS),
-    includedTaints=_f(STRINGS),
+    includedTaints=_f(STRINGS, since=30),
 )
 STRATEGY = _struct(
     "DeschedulerStrategy",
@@ -455,7 +461,7 @@ POLICY_V1ALPHA1 = _struct(
     evictFailedBarePods=_f(BOOL),
     evictLocalStoragePods=_f(BOOL),
     evictSystemCriticalPods=_f(BOOL),
-    evictDaemonSetPods=_f(BOOL),
+    evictDaemonSetPods=_f(BOOL, since=30),
     ignorePvcPods=_f(BOOL),
     maxNoOfPodsToEvictPerNode=_f(UINT),
     maxNoOfPodsToEvictPerNamespace=_f(UINT),

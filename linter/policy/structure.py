@@ -20,7 +20,7 @@ from .spec import ARGS, POLICY_V1ALPHA1, POLICY_V1ALPHA2, Kind, Type
 __all__ = ["StructureProblem", "check_structure", "closest", "describe"]
 
 Path = tuple[str | int, ...]
-_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$")
+_DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,7 @@ def _expected(type_: Type) -> str:
 
 def closest(word: str, choices: list[str]) -> str | None:
     """The choice ``word`` most likely meant: same letters in another case first, then a close spelling."""
+    word = str(word)
     lowered = word.lower().replace("_", "").replace("-", "")
     for choice in choices:
         if choice.lower() == lowered:
@@ -99,6 +100,8 @@ class _Checker:
         elif kind == Kind.BOOL:
             ok = isinstance(value, bool)
         elif kind == Kind.INT:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)  # YAML 5.0 reaches Go's decoder as JSON 5 (sigs.k8s.io/yaml)
             ok = isinstance(value, int) and not isinstance(value, bool)
             if ok and type_.bounds and not type_.bounds[0] <= value <= type_.bounds[1]:
                 low, high = type_.bounds
@@ -112,7 +115,7 @@ class _Checker:
                 return
         elif kind == Kind.DURATION:
             ok = isinstance(value, str)
-            if ok and not _DURATION.match(value):
+            if ok and not _DURATION.fullmatch(value):
                 self.add("wrong-type", path, f'{_name(path)}: invalid duration "{value}" (use units such as 30s, 5m, 1h)')
                 return
         elif kind == Kind.LIST:
@@ -136,6 +139,7 @@ class _Checker:
 
     def struct(self, value: dict[str, Any], type_: Type, path: Path, where: str, strict: bool) -> None:
         for key, item in value.items():
+            key = str(key)
             field = type_.fields.get(key)
             if field is None:
                 self.unknown(key, type_, (*path, key), where, strict)
