@@ -90,7 +90,8 @@ _BOOL = {
 }  # fmt: skip
 _NULL = {"", "~", "null", "Null", "NULL"}
 _RESOLVERS = Resolver.yaml_implicit_resolvers
-_SEXAGESIMAL = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+# go-yaml (which upstream uses) also reads exponent forms without a dot, such as 1e3, as floats.
+_GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 
 
 def _to_int(text: str) -> int:
@@ -152,6 +153,8 @@ def _resolve_plain(text: str) -> Any:
             except ValueError:
                 return text
         return text  # timestamps, merge keys and values stay strings, as in a JSON round trip
+    if _GO_FLOAT.match(text):
+        return float(text)
     return None if text in _NULL else text
 
 

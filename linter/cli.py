@@ -1,0 +1,232 @@
+"""The ``desched`` command line.
+
+Exit codes (all subcommands): 0 success (lint: no errors; warnings allowed), 1 lint errors found (or warnings
+with ``--strict``), 2 usage error, unreadable input, invalid configuration or internal error. Every exit 2 prints
+one line starting with ``desched:`` on stderr; tracebacks are shown only with ``DESCHED_DEBUG=1``.
+
+Subcommands import what they need when they run, so ``desched lint`` never loads the executor or webhook stacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with how desched was called; printed as one line, exit 2."""
+
+
+class _FormatAction(argparse.Action):
+    """``--format F`` appends a format; ``--output PATH`` binds to the format before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        formats: list[list[str | None]] = getattr(namespace, "formats", None) or []
+        if option_string == "--output":
+            if not formats or formats[-1][1] is not None:
+                formats.append([None, values])
+            else:
+                formats[-1][1] = values
+        else:
+            formats.append([values, None])
+        namespace.formats = formats
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .formatters import FORMATTERS
+
+    parser = argparse.ArgumentParser(
+        prog="desched",
+        description="Lint, migrate and run Kubernetes descheduler policies.",
+        epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error. Docs: docs/rules.md",
+    )
+    parser.add_argument("--version", action="version", version=f"desched {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    lint = commands.add_parser("lint", help="check descheduler policies (files, directories or - for stdin)")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
+    lint.add_argument("-f", "--format", action=_FormatAction, dest="formats", choices=sorted(FORMATTERS),
+                      help="output format; repeat for several (default: text)")
+    lint.add_argument("-o", "--output", action=_FormatAction, dest="formats", metavar="FILE",
+                      help="write the preceding --format to FILE instead of stdout")
+    lint.add_argument("--target-version", metavar="v0.NN",
+                      help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)")
+    lint.add_argument("-c", "--config", metavar="FILE", help="configuration file (default: discovered .desched.yaml)")
+    lint.add_argument("--no-config", action="store_true", help="ignore configuration files")
+    lint.add_argument("--disable", action="append", default=[], metavar="RULES", help="comma-separated rules to skip")
+    lint.add_argument("--enable", action="append", default=[], metavar="RULES",
+                      help="comma-separated rules to run even if the configuration disables them")
+    lint.add_argument("--ignore", action="append", default=[], metavar="GLOB", help="paths not to lint")
+    lint.add_argument("--strict", action="store_true", help="warnings fail the run too (exit 1)")
+    lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    lint.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour text output")
+    lint.add_argument("--stdin-filename", metavar="NAME", help="file name to report for - (stdin)")
+
+    rules = commands.add_parser("rules", help="list every rule")
+    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+    explain = commands.add_parser("explain", help="explain one rule")
+    explain.add_argument("rule", metavar="RULE", help="rule ID (DS302) or name (threshold-range)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (the console script passes it to ``sys.exit``)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "lint":
+            return _lint(args)
+        if args.command == "rules":
+            from .docs import render_rules
+
+            sys.stdout.write(render_rules(args.format))
+            return EXIT_OK
+        if args.command == "explain":
+            from .docs import explain
+
+            sys.stdout.write(explain(args.rule))
+            return EXIT_OK
+    except (UsageError, KeyError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        print(f"desched: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        if os.environ.get("DESCHED_DEBUG"):
+            raise
+        print(f"desched: internal error: {type(exc).__name__}: {exc} (set DESCHED_DEBUG=1 for details)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    parser.error(f"unknown command {args.command}")
+    return EXIT_ERROR  # pragma: no cover
+
+
+def _split(values: list[str]) -> list[str]:
+    from . import rules
+
+    names = [name for value in values for name in value.split(",") if name.strip()]
+    return [rules.resolve(name) for name in names]
+
+
+def _settings(args: argparse.Namespace) -> tuple[Any, list[str], bool]:
+    from . import versions
+    from .config import Config, ConfigError, discover, load
+    from .engine import Settings
+
+    config = Config()
+    if not args.no_config:
+        path = args.config or discover()
+        if args.config and not os.path.isfile(args.config):
+            raise UsageError(f"configuration file {args.config} not found")
+        if path:
+            try:
+                config = load(path)
+            except ConfigError as exc:
+                raise UsageError(str(exc)) from None
+    settings = Settings(config.target, set(config.disabled), dict(config.severities), dict(config.options))
+    if args.target_version:
+        try:
+            settings.target = versions.parse(args.target_version)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    settings.disabled |= set(_split(args.disable))
+    settings.disabled -= set(_split(args.enable))
+    return settings, config.ignore + args.ignore, config.strict or args.strict
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from .engine import lint_file, lint_text
+    from .finding import Finding
+    from .sources import SourceError, iter_paths
+
+    settings, ignore, strict = _settings(args)
+    formats = args.formats or [["text", None]]
+    for name, output in formats:
+        if name is None:
+            raise UsageError(f"--output {output} must follow a --format")
+    unreadable: list[str] = []
+
+    def on_error(path: str, reason: str) -> None:
+        unreadable.append(f"cannot read {path}: {reason}")
+
+    findings: list[Finding] = []
+    sources: dict[str, str] = {}
+    files = 0
+    for path in iter_paths(args.paths or ["."], ignore, on_error):
+        try:
+            if path == "-":
+                from .sources import read_text
+
+                display = args.stdin_filename or "-"
+                try:
+                    result = lint_text(display, read_text("-"), settings)
+                except SourceError as exc:
+                    findings.append(Finding("DS001", "error", display, exc.line, exc.column, exc.message))
+                    files += 1
+                    continue
+            else:
+                result = lint_file(path, settings)
+        except OSError as exc:
+            on_error(path, exc.strerror or str(exc))
+            continue
+        files += 1
+        if result.findings:
+            findings.extend(result.findings)
+            sources[result.file] = result.text
+    report = _report(findings, files, sources, args.color)
+    _write(report, formats)
+    for line in unreadable:
+        print(f"desched: {line}", file=sys.stderr)
+    if unreadable:
+        return EXIT_ERROR
+    counts = report.counts()
+    failed = counts["errors"] > 0 or (strict and counts["warnings"] > 0)
+    return EXIT_FINDINGS if failed and not args.exit_zero else EXIT_OK
+
+
+def _report(findings: list[Any], files: int, sources: dict[str, str], color: str) -> Any:
+    from . import rules
+    from .finding import Finding, RuleInfo
+    from .formatters import Report
+
+    infos = {
+        module.ID: RuleInfo(module.ID, module.NAME, module.SUMMARY, module.RATIONALE, module.REMEDIATION,
+                            module.SEVERITY)
+        for module in rules.all_rules()
+    }
+    use_color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    return Report(sorted(findings, key=Finding.sort_key), files, infos, sources, __version__, use_color)
+
+
+def _write(report: Any, formats: list[list[str | None]]) -> None:
+    from .formatters import get
+
+    for name, output in formats:
+        assert name is not None
+        text = get(name)(report)
+        if output is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            continue
+        try:
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

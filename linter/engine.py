@@ -1,0 +1,127 @@
+"""The lint pipeline: read a file, find its policies, run every enabled rule, place and suppress findings.
+
+:func:`lint_text` is pure (text in, findings out) and is what the webhook reuses; :func:`lint_file` adds reading
+and turns unreadable bytes into DS001 findings. File-level problems (bytes, YAML syntax, a ConfigMap key that
+does not parse) are DS001 findings emitted here; everything else comes from rule modules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from . import rules as rule_registry
+from . import versions
+from .documents import PolicyDoc, extract
+from .finding import Finding, pointer
+from .rules._base import Context
+from .sources import SourceError, read_text
+from .suppress import parse as parse_suppressions
+from .yamlsrc import YamlError
+
+__all__ = ["FileResult", "Settings", "lint_file", "lint_text", "target_for"]
+
+_SYNTAX = "DS001"
+
+
+@dataclass(slots=True)
+class Settings:
+    """What to check: ``target`` is the release (``None``: from the chart, else the newest)."""
+
+    target: int | None = None
+    disabled: set[str] = field(default_factory=set)
+    severities: dict[str, str] = field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def enabled_rules(self) -> list[ModuleType]:
+        return [module for module in rule_registry.all_rules() if module.ID not in self.disabled]
+
+
+@dataclass(slots=True)
+class FileResult:
+    file: str
+    text: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    policies: list[PolicyDoc] = field(default_factory=list)
+    others: list[Any] = field(default_factory=list)
+
+
+def target_for(doc: PolicyDoc, settings: Settings) -> int:
+    """The release a document is checked against: configured, else the chart's image tag or appVersion, else newest."""
+    if settings.target is not None:
+        return settings.target
+    hints = [doc.version_hint]
+    if doc.shape == "helm" and doc.file != "-":
+        hints.append(_chart_app_version(os.path.dirname(os.path.abspath(doc.file))))
+    for hint in hints:
+        if hint:
+            try:
+                return versions.parse(hint)
+            except ValueError:
+                continue
+    return versions.DEFAULT
+
+
+def _chart_app_version(directory: str) -> str | None:
+    chart = os.path.join(directory, "Chart.yaml")
+    try:
+        with open(chart, encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("appVersion:"):
+                    return line.split(":", 1)[1].strip().strip("\"'")
+    except OSError:
+        return None
+    return None
+
+
+def lint_text(file: str, text: str, settings: Settings, modules: Iterable[ModuleType] | None = None) -> FileResult:
+    """Lint one file's text; never raises for bad input."""
+    result = FileResult(file, text)
+    severity = settings.severities.get(_SYNTAX, "error")
+    try:
+        extraction = extract(file, text)
+    except YamlError as exc:
+        if _SYNTAX not in settings.disabled:
+            result.findings.append(Finding(_SYNTAX, severity, file, exc.line, exc.column, exc.message))
+        return result
+    result.policies, result.others = extraction.policies, extraction.others
+    for error in extraction.errors:
+        if _SYNTAX not in settings.disabled:
+            result.findings.append(
+                Finding(_SYNTAX, severity, file, error.line, error.column, error.message, error.object)
+            )
+    active = list(modules) if modules is not None else settings.enabled_rules()
+    for doc in extraction.policies:
+        ctx = Context(doc, target_for(doc, settings), settings.options)
+        for module in active:
+            for hit in module.check(ctx):
+                line, column = doc.position(hit.path, key=hit.key)
+                level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+                result.findings.append(
+                    Finding(module.ID, level, file, line, column, hit.message, doc.object, pointer(hit.path))
+                )
+    if result.findings:
+        result.findings = _suppress(text, sorted(set(result.findings), key=Finding.sort_key))
+    return result
+
+
+def _suppress(text: str, findings: list[Finding]) -> list[Finding]:
+    table = parse_suppressions(text, rule_registry.resolve)
+    return [f._replace(suppressed=table.reason(f.rule, f.line)) for f in findings]
+
+
+def lint_file(path: str, settings: Settings) -> FileResult:
+    """Read and lint ``path`` (``-`` for stdin); raises ``OSError`` only when the file cannot be read at all."""
+    display = path
+    try:
+        text = read_text(path)
+    except SourceError as exc:
+        result = FileResult(display)
+        if _SYNTAX not in settings.disabled:
+            level = settings.severities.get(_SYNTAX, "error")
+            result.findings.append(Finding(_SYNTAX, level, display, exc.line, exc.column, exc.message))
+        return result
+    return lint_text(display, text, settings)

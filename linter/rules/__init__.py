@@ -1,0 +1,82 @@
+"""The rule registry: every rule module, keyed by its stable ID.
+
+Adding a rule means adding its module name to :data:`_MODULES`; a test fails when a module in this folder is
+not listed, when two rules share an ID or NAME, or when metadata is incomplete. Retired IDs are listed in
+:data:`RETIRED` and never reused.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["RETIRED", "all_rules", "get", "resolve"]
+
+_MODULES = (
+    "ds001_yaml_syntax",
+    "ds002_api_version_kind",
+    "ds003_unknown_key",
+    "ds004_wrong_type",
+    "ds005_unknown_plugin",
+    "ds006_release_gated",
+    "ds201_profile_name",
+    "ds202_wrong_extension_point",
+    "ds203_missing_plugin_config",
+    "ds204_unused_plugin_config",
+    "ds205_low_and_high_utilization",
+    "ds206_no_effect_plugin_list",
+    "ds207_never_evicts",
+    "ds208_overlapping_profiles",
+    "ds209_negative_value",
+    "ds210_duplicate_key",
+    "ds301_args_validation",
+    "ds302_threshold_range",
+    "ds303_threshold_above_target",
+    "ds304_threshold_resources",
+    "ds305_narrow_threshold_band",
+    "ds306_thresholds_never_trigger",
+    "ds307_runtime_only_enum",
+    "ds308_empty_included_taints",
+    "ds309_metrics_provider",
+    "ds310_priority_threshold",
+    "ds311_short_pod_lifetime",
+)
+
+RETIRED: tuple[str, ...] = ()
+
+_registry: dict[str, ModuleType] | None = None
+
+
+def _load() -> dict[str, ModuleType]:
+    global _registry
+    if _registry is None:
+        registry: dict[str, ModuleType] = {}
+        for name in _MODULES:
+            module = importlib.import_module(f"{__name__}.{name}")
+            if module.ID in registry:
+                raise RuntimeError(f"rule ID {module.ID} is declared twice")
+            registry[module.ID] = module
+        _registry = registry
+    return _registry
+
+
+def all_rules() -> list[ModuleType]:
+    """Every rule module, sorted by ID."""
+    return [module for _, module in sorted(_load().items())]
+
+
+def resolve(name: str) -> str:
+    """The rule ID for an ID (any case) or a kebab-case NAME; raises ``KeyError`` with a readable message."""
+    registry = _load()
+    upper = name.strip().upper()
+    if upper in registry:
+        return upper
+    for rule_id, module in registry.items():
+        if module.NAME == name.strip().lower():
+            return rule_id
+    raise KeyError(f"no such rule: {name!r} (see `desched rules`)")
+
+
+def get(name: str) -> ModuleType:
+    """The rule module for an ID or NAME; raises ``KeyError`` when there is none."""
+    return _load()[resolve(name)]

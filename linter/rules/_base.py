@@ -1,0 +1,136 @@
+"""What a rule sees (:class:`Context`) and yields (:class:`Hit`).
+
+A rule module declares its metadata as module constants (``ID``, ``NAME``, ``SUMMARY``, ``RATIONALE``,
+``REMEDIATION``, ``SEVERITY``, ``SCOPE``, ``EXAMPLES``, optionally ``OPTIONS`` with defaults) and a generator
+``check(ctx)`` that yields bare :class:`Hit` values: a message and a path inside the policy. The engine adds rule
+ID, severity, file, line, column and object, then applies suppression. Rules never print or read files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from typing import Any, NamedTuple
+
+from ..documents import PolicyDoc
+from ..policy.spec import PLUGINS
+from ..policy.structure import StructureProblem, check_structure
+
+__all__ = ["Context", "Hit", "PluginRef", "Path"]
+
+Path = tuple[str | int, ...]
+ACTIVE_POINTS = ("deschedule", "balance", "filter", "preevictionfilter")
+EVICTING_POINTS = ("deschedule", "balance")
+V1ALPHA1 = "descheduler/v1alpha1"
+V1ALPHA2 = "descheduler/v1alpha2"
+
+
+class Hit(NamedTuple):
+    """A rule's bare finding: ``path`` inside the policy; ``key`` points at the key rather than the value."""
+
+    message: str
+    path: Path = ()
+    key: bool = False
+    severity: str | None = None
+
+
+class PluginRef(NamedTuple):
+    """One name in a ``plugins.<point>.enabled`` list."""
+
+    profile: int
+    point: str
+    index: int
+    name: str
+
+    @property
+    def path(self) -> Path:
+        return ("profiles", self.profile, "plugins", self.point, "enabled", self.index)
+
+
+class Context:
+    """One policy document as rules see it, with lazily computed shared views."""
+
+    def __init__(self, doc: PolicyDoc, target: int, options: dict[str, dict[str, Any]] | None = None) -> None:
+        self.doc = doc
+        self.target = target
+        self._options = options or {}
+        self.cache: dict[str, Any] = {}
+
+    def options(self, rule_id: str, defaults: dict[str, Any]) -> dict[str, Any]:
+        return {**defaults, **self._options.get(rule_id, {})}
+
+    @property
+    def policy(self) -> dict[str, Any]:
+        return self.doc.root
+
+    @property
+    def api_version(self) -> Any:
+        return self.doc.api_version
+
+    @property
+    def is_v1alpha1(self) -> bool:
+        return self.doc.api_version == V1ALPHA1
+
+    @property
+    def is_v1alpha2(self) -> bool:
+        """True for a v1alpha2 document, and for one without apiVersion that has v1alpha2's shape."""
+        if self.doc.api_version == V1ALPHA2:
+            return True
+        return self.doc.api_version is None and "strategies" not in self.doc.root
+
+    @cached_property
+    def structure(self) -> list[StructureProblem]:
+        return check_structure(self.policy, self.target, v1alpha1=self.is_v1alpha1)
+
+    def profiles(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        profiles = self.policy.get("profiles")
+        if isinstance(profiles, list):
+            for index, profile in enumerate(profiles):
+                if isinstance(profile, dict):
+                    yield index, profile
+
+    def profile_name(self, index: int) -> str:
+        profiles = self.policy.get("profiles")
+        name = profiles[index].get("name") if isinstance(profiles, list) else None
+        return name if isinstance(name, str) else ""
+
+    def plugin_configs(self, profile: dict[str, Any]) -> Iterator[tuple[int, str, Any]]:
+        """``(index, name, args)`` of each well-formed pluginConfig entry."""
+        entries = profile.get("pluginConfig")
+        if isinstance(entries, list):
+            for index, entry in enumerate(entries):
+                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                    yield index, entry["name"], entry.get("args")
+
+    def plugin_args(self, profile: dict[str, Any], plugin: str) -> tuple[int, dict[str, Any]] | None:
+        """Index and args of the first pluginConfig entry for ``plugin`` (upstream uses the first), if any."""
+        for index, name, args in self.plugin_configs(profile):
+            if name == plugin:
+                return index, args if isinstance(args, dict) else {}
+        return None
+
+    def enabled(self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
+                ) -> Iterator[PluginRef]:
+        plugins = profile.get("plugins")
+        if not isinstance(plugins, dict):
+            return
+        for point in points:
+            plugin_set = plugins.get(point)
+            enabled = plugin_set.get("enabled") if isinstance(plugin_set, dict) else None
+            if isinstance(enabled, list):
+                for index, name in enumerate(enabled):
+                    if isinstance(name, str):
+                        yield PluginRef(profile_index, point, index, name)
+
+    def evicting_plugins(self) -> Iterator[tuple[PluginRef, dict[str, Any]]]:
+        """Registered deschedule/balance plugins enabled at a point they implement, with their args (``{}`` if none)."""
+        for index, profile in self.profiles():
+            for ref in self.enabled(index, profile, EVICTING_POINTS):
+                info = PLUGINS.get(ref.name)
+                if info is None or ref.point not in info.extension_points:
+                    continue
+                found = self.plugin_args(profile, ref.name)
+                yield ref, found[1] if found else {}
+
+    def args_path(self, profile_index: int, entry_index: int, *rest: str | int) -> Path:
+        return ("profiles", profile_index, "pluginConfig", entry_index, "args", *rest)

@@ -1,0 +1,47 @@
+"""Reading node-utilization thresholds for the DS30x rules: which plugin args hold which maps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from ._base import Context, Path
+
+__all__ = ["UtilizationArgs", "utilization_args", "numbers"]
+
+UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
+
+
+class UtilizationArgs(NamedTuple):
+    plugin: str
+    profile: str
+    args: dict[str, Any]
+    base: Path
+
+    def path(self, *rest: str | int) -> Path:
+        return (*self.base, *rest)
+
+    @property
+    def deviation(self) -> bool:
+        return self.args.get("useDeviationThresholds") is True
+
+
+def numbers(value: Any) -> dict[str, float]:
+    """The numeric entries of a thresholds map (others are DS004's business)."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        key: item for key, item in value.items() if isinstance(item, (int, float)) and not isinstance(item, bool)
+    }
+
+
+def utilization_args(ctx: Context) -> Iterator[UtilizationArgs]:
+    """Every Low/HighNodeUtilization pluginConfig entry of the document (enabled or not: upstream validates all)."""
+    if not ctx.is_v1alpha2:
+        return
+    for index, profile in ctx.profiles():
+        for entry, name, args in ctx.plugin_configs(profile):
+            if name in UTILIZATION:
+                yield UtilizationArgs(
+                    name, ctx.profile_name(index), args if isinstance(args, dict) else {}, ctx.args_path(index, entry)
+                )

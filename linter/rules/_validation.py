@@ -1,0 +1,55 @@
+"""Upstream's validators (:mod:`linter.validation`) run once per document, with paths made absolute.
+
+Several rules (DS006, DS301–DS304, DS309, DS310) report slices of the same results; :func:`arg_errors` computes
+them once per :class:`~linter.rules._base.Context` and tags each with the upstream phase it belongs to.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .. import validation
+from ..policy.spec import ARGS
+from ._base import Context, Path
+
+__all__ = ["LocatedError", "arg_errors"]
+
+
+class LocatedError(NamedTuple):
+    message: str
+    path: Path
+    code: str
+    plugin: str
+
+
+def arg_errors(ctx: Context) -> list[LocatedError]:
+    """Every validation and constructor error of the document, in upstream order, with absolute paths."""
+    cached: list[LocatedError] | None = ctx.cache.get("arg_errors")
+    if cached is not None:
+        return cached
+    found: list[LocatedError] = []
+    if ctx.is_v1alpha2:
+        for error in validation.validate_policy(ctx.policy, ctx.target):
+            found.append(LocatedError(error.message, error.path, error.code, ""))
+        for index, profile in ctx.profiles():
+            label = ctx.profile_name(index)
+            for entry, name, args in ctx.plugin_configs(profile):
+                if name not in ARGS:
+                    continue
+                plain = args if isinstance(args, dict) else None
+                base = ctx.args_path(index, entry)
+                for error in validation.validate_args(name, plain, ctx.target):
+                    found.append(
+                        LocatedError(f"in profile {label}: {error.message}", base + error.path, error.code, name)
+                    )
+                for error in validation.construct_args(name, plain, ctx.target):
+                    found.append(
+                        LocatedError(
+                            f'profile "{label}": unable to initialize "{name}" plugin: {error.message}',
+                            base + error.path,
+                            error.code,
+                            name,
+                        )
+                    )
+    ctx.cache["arg_errors"] = found
+    return found

@@ -1,0 +1,69 @@
+"""DS005: a plugin name that is not registered, in pluginConfig or any plugins list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..policy.spec import EXTENSION_POINTS, PLUGINS
+from ..policy.structure import closest
+from ._base import Context, Hit
+
+ID = "DS005"
+NAME = "unknown-plugin"
+SEVERITY = "error"
+SCOPE = "profile"
+SUMMARY = "Unknown plugin name"
+RATIONALE = (
+    "Plugin names are case-sensitive and must be registered. An unknown name in `pluginConfig` fails validation "
+    "(`plugin <n> in pluginConfig not registered`); an unknown name in an enabled list fails when the "
+    "descheduler builds its profiles (`configures <point> extension point of non-existing plugins`)."
+)
+REMEDIATION = "Use one of the registered plugin names listed in docs/rules.md, spelled exactly."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 86400}\n  plugins:\n    deschedule:\n"
+        "      enabled: [PodLifeTime]\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: PodLifetime\n    args: {maxPodLifeTimeSeconds: 86400}\n  plugins:\n    deschedule:\n"
+        "      enabled: [PodLifetime]\n"
+    ],
+}
+
+_NAMES = sorted(PLUGINS)
+
+
+def _hint(name: str) -> str:
+    suggestion = closest(name, _NAMES)
+    return f'; did you mean "{suggestion}"?' if suggestion else ""
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    for index, profile in ctx.profiles():
+        label = ctx.profile_name(index)
+        for entry, name, _ in ctx.plugin_configs(profile):
+            if name not in PLUGINS:
+                yield Hit(
+                    f"in profile {label}: plugin {name} in pluginConfig not registered{_hint(name)}",
+                    ("profiles", index, "pluginConfig", entry, "name"),
+                )
+        for ref in ctx.enabled(index, profile, EXTENSION_POINTS):
+            if ref.name not in PLUGINS:
+                yield Hit(
+                    f'profile "{label}" configures {ref.point} extension point of non-existing plugins: '
+                    f"[{ref.name}]{_hint(ref.name)}",
+                    ref.path,
+                )
+        plugins = profile.get("plugins")
+        if isinstance(plugins, dict):
+            for point in EXTENSION_POINTS:
+                plugin_set = plugins.get(point)
+                disabled = plugin_set.get("disabled") if isinstance(plugin_set, dict) else None
+                for position, name in enumerate(disabled if isinstance(disabled, list) else []):
+                    if isinstance(name, str) and name not in PLUGINS:
+                        yield Hit(
+                            f"unknown plugin {name} in {point}.disabled{_hint(name)}",
+                            ("profiles", index, "plugins", point, "disabled", position),
+                        )

@@ -1,0 +1,47 @@
+"""DS202: a registered plugin enabled at an extension point it does not implement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..policy.spec import PLUGINS
+from ._base import ACTIVE_POINTS, Context, Hit
+
+ID = "DS202"
+NAME = "wrong-extension-point"
+SEVERITY = "error"
+SCOPE = "profile"
+SUMMARY = "Plugin enabled at an extension point it does not implement"
+RATIONALE = (
+    "Each plugin implements one kind of extension point: LowNodeUtilization balances, PodLifeTime deschedules, "
+    "DefaultEvictor filters. Upstream finds a plugin in the wrong list only when it builds the profile at "
+    "start-up, and then refuses to start (`configures <point> extension point of non-existing plugins`)."
+)
+REMEDIATION = "Move the plugin to the extension point named in the message."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: LowNodeUtilization\n    args:\n      thresholds: {cpu: 20}\n      targetThresholds: {cpu: 50}\n"
+        "  plugins:\n    deschedule:\n      enabled: [LowNodeUtilization]\n"
+    ],
+}
+
+_SPELLING = {"preevictionfilter": "preEvictionFilter"}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    for index, profile in ctx.profiles():
+        for ref in ctx.enabled(index, profile, ACTIVE_POINTS):
+            info = PLUGINS.get(ref.name)
+            if info is None or ref.point in info.extension_points:
+                continue
+            belongs = " and ".join(info.extension_points)
+            yield Hit(
+                f'profile "{ctx.profile_name(index)}" configures {_SPELLING.get(ref.point, ref.point)} extension '
+                f"point of non-existing plugins: [{ref.name}]; {ref.name} is a {belongs} plugin",
+                ref.path,
+            )

@@ -1,0 +1,45 @@
+"""DS205: LowNodeUtilization and HighNodeUtilization both enabled in one policy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import Context, Hit
+
+ID = "DS205"
+NAME = "low-and-high-utilization"
+SEVERITY = "error"
+SCOPE = "policy"
+SUMMARY = "LowNodeUtilization and HighNodeUtilization both enabled"
+RATIONALE = (
+    "LowNodeUtilization spreads pods away from busy nodes; HighNodeUtilization packs them onto busy nodes so that "
+    "empty ones can be scaled down. Enabled together they undo each other and evict pods in a loop (upstream "
+    "issue #755)."
+)
+REMEDIATION = "Enable only one of the two node-utilization plugins in the whole policy."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: HighNodeUtilization\n    args: {thresholds: {cpu: 20}}\n  plugins:\n    balance:\n"
+        "      enabled: [HighNodeUtilization]\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: HighNodeUtilization\n    args: {thresholds: {cpu: 20}}\n  - name: LowNodeUtilization\n"
+        "    args: {thresholds: {cpu: 20}, targetThresholds: {cpu: 50}}\n  plugins:\n    balance:\n"
+        "      enabled: [HighNodeUtilization, LowNodeUtilization]\n"
+    ],
+}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    low = [ref for ref, _ in ctx.evicting_plugins() if ref.name == "LowNodeUtilization"]
+    high = [ref for ref, _ in ctx.evicting_plugins() if ref.name == "HighNodeUtilization"]
+    if low and high:
+        other = low[0]
+        for ref in high:
+            yield Hit(
+                "HighNodeUtilization and LowNodeUtilization (profile "
+                f'"{ctx.profile_name(other.profile)}") are both enabled: they undo each other\'s evictions',
+                ref.path,
+            )

@@ -1,0 +1,64 @@
+"""DS207: a policy or profile that can never evict anything."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import EVICTING_POINTS, Context, Hit
+
+ID = "DS207"
+NAME = "never-evicts"
+SEVERITY = "warning"
+SCOPE = "policy"
+SUMMARY = "Policy or profile that can never evict anything"
+RATIONALE = (
+    "A policy without profiles, a profile without any deschedule or balance plugin, or an eviction limit of 0 "
+    "(global or a plugin's `evictionLimits.node`) is accepted by upstream and then does nothing at all, every "
+    "cycle, without a word."
+)
+REMEDIATION = "Enable at least one deschedule or balance plugin, and use limits above 0 (or remove them)."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictPerNode: 2\nprofiles:\n"
+        "- name: p\n  pluginConfig:\n  - name: RemoveDuplicates\n  plugins:\n    balance:\n"
+        "      enabled: [RemoveDuplicates]\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n",
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictTotal: 0\nprofiles:\n"
+        "- name: p\n  pluginConfig:\n  - name: RemoveDuplicates\n  plugins:\n    balance:\n"
+        "      enabled: [RemoveDuplicates]\n",
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: DefaultEvictor\n    args: {nodeFit: true}\n",
+    ],
+}
+
+_LIMITS = ("maxNoOfPodsToEvictPerNode", "maxNoOfPodsToEvictPerNamespace", "maxNoOfPodsToEvictTotal")
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    if not ctx.is_v1alpha2:
+        return
+    profiles = ctx.policy.get("profiles")
+    if not profiles:
+        where = ("profiles",) if "profiles" in ctx.policy else ()
+        yield Hit("the policy has no profiles: the descheduler runs and never evicts anything", where)
+        return
+    for limit in _LIMITS:
+        if ctx.policy.get(limit) == 0 and not isinstance(ctx.policy.get(limit), bool):
+            yield Hit(f"{limit} is 0: no pod can ever be evicted", (limit,))
+    for index, profile in ctx.profiles():
+        if not any(True for _ in ctx.enabled(index, profile, EVICTING_POINTS)):
+            yield Hit(
+                f'profile "{ctx.profile_name(index)}" enables no deschedule or balance plugin: it never evicts',
+                ("profiles", index, "plugins") if "plugins" in profile else ("profiles", index),
+            )
+    for ref, args in ctx.evicting_plugins():
+        limits = args.get("evictionLimits")
+        if isinstance(limits, dict) and limits.get("node") == 0 and not isinstance(limits.get("node"), bool):
+            found = ctx.plugin_args(ctx.policy["profiles"][ref.profile], ref.name)
+            assert found is not None
+            yield Hit(
+                f"{ref.name} evictionLimits.node is 0: this plugin never evicts",
+                ctx.args_path(ref.profile, found[0], "evictionLimits", "node"),
+            )

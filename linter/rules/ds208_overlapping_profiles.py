@@ -1,0 +1,59 @@
+"""DS208: the same deschedule/balance plugin enabled in several profiles over overlapping namespaces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..policy.namespaces import overlap, scope_of
+from ._base import Context, Hit, PluginRef
+
+ID = "DS208"
+NAME = "overlapping-profiles"
+SEVERITY = "warning"
+SCOPE = "policy"
+SUMMARY = "Same plugin in several profiles over overlapping namespaces"
+RATIONALE = (
+    "Every profile runs each cycle. When two profiles enable the same plugin over namespaces that overlap, the "
+    "same pods are judged twice per cycle with different settings, eviction limits are consumed twice, and the "
+    "stricter profile's intent is silently overridden by the looser one."
+)
+REMEDIATION = "Give the profiles disjoint namespace scopes, or merge them into one profile."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: a\n  pluginConfig:\n"
+        "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 86400, namespaces: {include: [a]}}\n"
+        "  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n- name: b\n  pluginConfig:\n"
+        "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 3600, namespaces: {include: [b]}}\n"
+        "  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: a\n  pluginConfig:\n"
+        "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 86400}\n"
+        "  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n- name: b\n  pluginConfig:\n"
+        "  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: 3600, namespaces: {exclude: [kube-system]}}\n"
+        "  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n"
+    ],
+}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    seen: dict[str, list[tuple[PluginRef, dict[str, object]]]] = {}
+    for ref, args in ctx.evicting_plugins():
+        earlier = seen.setdefault(ref.name, [])
+        for other, other_args in earlier:
+            if other.profile == ref.profile:
+                continue
+            shared = overlap(scope_of(ref.name, args), scope_of(other.name, other_args))
+            if shared is None:
+                where = "in every namespace that neither excludes"
+            elif shared:
+                where = "in namespaces " + ", ".join(sorted(shared))
+            else:
+                continue
+            yield Hit(
+                f'{ref.name} is enabled in profiles "{ctx.profile_name(other.profile)}" and '
+                f'"{ctx.profile_name(ref.profile)}" {where}: the same pods are judged twice per cycle',
+                ref.path,
+            )
+            break
+        earlier.append((ref, args))

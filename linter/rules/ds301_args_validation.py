@@ -1,0 +1,46 @@
+"""DS301: any other upstream validation or constructor failure of plugin args or policy-level settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import Context, Hit
+from ._validation import arg_errors
+
+ID = "DS301"
+NAME = "args-validation"
+SEVERITY = "error"
+SCOPE = "pluginConfig"
+SUMMARY = "Upstream args validation failure"
+RATIONALE = (
+    "These are the checks upstream runs when it loads the policy (namespaces include and exclude together, label "
+    "selectors, restart thresholds, states, constraints, a missing nodeAffinityType, both taint lists, "
+    "DefaultEvictor pod protections, metrics providers, PodLifeTime criteria) or when it builds the plugins at "
+    "start-up (selectors that do not parse). Any of them stops the descheduler; the message is upstream's."
+)
+REMEDIATION = "Fix the argument named in the message; docs/rules.md lists each plugin's valid values."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemovePodsHavingTooManyRestarts\n    args: {podRestartThreshold: 10}\n  plugins:\n"
+        "    deschedule:\n      enabled: [RemovePodsHavingTooManyRestarts]\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemovePodsHavingTooManyRestarts\n    args: {podRestartThreshold: 0}\n  plugins:\n"
+        "    deschedule:\n      enabled: [RemovePodsHavingTooManyRestarts]\n",
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemoveDuplicates\n    args:\n      namespaces: {include: [a], exclude: [b]}\n  plugins:\n"
+        "    balance:\n      enabled: [RemoveDuplicates]\n",
+    ],
+}
+
+# Reported by their own rules: threshold range (DS302), order (DS303), resources (DS304), priority (DS310),
+# release gating (DS006), metrics wiring (DS309).
+_ELSEWHERE = {"range", "order", "thresholds", "priority", "version", "metrics"}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    for error in arg_errors(ctx):
+        if error.code not in _ELSEWHERE:
+            yield Hit(error.message, error.path)

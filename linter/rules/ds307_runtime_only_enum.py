@@ -1,0 +1,70 @@
+"""DS307: an enum value that upstream accepts at load and only logs about at run time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..policy.structure import closest
+from ._base import Context, Hit
+
+ID = "DS307"
+NAME = "runtime-only-enum"
+SEVERITY = "error"
+SCOPE = "pluginConfig"
+SUMMARY = "Enum value upstream accepts at load and ignores at run time"
+RATIONALE = (
+    "Upstream does not validate the values of RemovePodsViolatingNodeAffinity `nodeAffinityType`, of "
+    "`metricsProviders[].source` or of LowNodeUtilization `metricsUtilization.source`. A typo loads fine; every "
+    "cycle then logs an error and the plugin, or the metrics source, does nothing."
+)
+REMEDIATION = "Use one of the values listed in the message."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemovePodsViolatingNodeAffinity\n"
+        "    args: {nodeAffinityType: [requiredDuringSchedulingIgnoredDuringExecution]}\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemovePodsViolatingNodeAffinity\n"
+        "    args: {nodeAffinityType: [requiredDuringSchedulingIgnoredDuringExecutions]}\n",
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmetricsProviders:\n- source: Prometeus\n"
+        "profiles: []\n",
+    ],
+}
+
+NODE_AFFINITY_TYPES = ["requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"]
+METRICS_SOURCES = ["KubernetesMetrics", "Prometheus"]
+
+
+def _bad(value: object, allowed: list[str], what: str) -> str | None:
+    if not isinstance(value, str) or value in allowed:
+        return None
+    suggestion = closest(value, allowed)
+    hint = f'; did you mean "{suggestion}"?' if suggestion else ""
+    return f'{what} "{value}" is not one of {", ".join(allowed)}: upstream ignores it at run time{hint}'
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    if not ctx.is_v1alpha2:
+        return
+    providers = ctx.policy.get("metricsProviders")
+    for index, provider in enumerate(providers if isinstance(providers, list) else []):
+        if isinstance(provider, dict):
+            message = _bad(provider.get("source"), METRICS_SOURCES, "metrics provider source")
+            if message:
+                yield Hit(message, ("metricsProviders", index, "source"))
+    for index, profile in ctx.profiles():
+        for entry, name, args in ctx.plugin_configs(profile):
+            if not isinstance(args, dict):
+                continue
+            if name == "RemovePodsViolatingNodeAffinity" and isinstance(args.get("nodeAffinityType"), list):
+                for position, value in enumerate(args["nodeAffinityType"]):
+                    message = _bad(value, NODE_AFFINITY_TYPES, "nodeAffinityType")
+                    if message:
+                        yield Hit(message, ctx.args_path(index, entry, "nodeAffinityType", position))
+            metrics = args.get("metricsUtilization") if name == "LowNodeUtilization" else None
+            if isinstance(metrics, dict) and metrics.get("source") not in (None, ""):
+                message = _bad(metrics.get("source"), METRICS_SOURCES, "metricsUtilization source")
+                if message:
+                    yield Hit(message, ctx.args_path(index, entry, "metricsUtilization", "source"))

@@ -1,0 +1,40 @@
+"""DS308: ``includedTaints: []``, which matches no taint at all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import Context, Hit
+
+ID = "DS308"
+NAME = "empty-included-taints"
+SEVERITY = "warning"
+SCOPE = "pluginConfig"
+SUMMARY = "includedTaints: [] matches no taint"
+RATIONALE = (
+    "RemovePodsViolatingNodeTaints treats a present-but-empty `includedTaints` list as \"consider only these "
+    "taints\" with no taint in it: the plugin never evicts anything. Omitting the key considers every taint."
+)
+REMEDIATION = "Remove `includedTaints`, or list the taints (key or key=value) to consider."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemovePodsViolatingNodeTaints\n    args: {includedTaints: [dedicated]}\n"
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemovePodsViolatingNodeTaints\n    args: {includedTaints: []}\n"
+    ],
+}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    if not ctx.is_v1alpha2:
+        return
+    for index, profile in ctx.profiles():
+        for entry, name, args in ctx.plugin_configs(profile):
+            if name == "RemovePodsViolatingNodeTaints" and isinstance(args, dict) and args.get("includedTaints") == []:
+                yield Hit(
+                    "includedTaints is an empty list: it matches no taint, so this plugin never evicts anything",
+                    ctx.args_path(index, entry, "includedTaints"),
+                )

@@ -1,0 +1,22 @@
+"""Shared test helpers: lint a YAML string in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from linter import versions
+from linter.engine import Settings, lint_text
+from linter.finding import Finding
+
+
+def lint(text: str, target: str | None = None, file: str = "policy.yaml", **settings: object) -> list[Finding]:
+    """Findings of ``text`` linted as ``file`` for ``target`` (default: newest release)."""
+    chosen = Settings(target=versions.parse(target) if target else versions.DEFAULT)
+    for key, value in settings.items():
+        setattr(chosen, key, value)
+    return lint_text(file, text, chosen).findings
+
+
+@pytest.fixture
+def lint_yaml():
+    return lint

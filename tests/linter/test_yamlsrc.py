@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linter.yamlsrc import MAX_DEPTH, YamlError, YMap, load_all, locate
+
+
+def test_positions_of_keys_values_and_items():
+    doc = load_all("a: 1\nb:\n  - x\n  - {c: d}\n")[0]
+    assert locate(doc, ["a"]) == (1, 4)
+    assert locate(doc, ["a"], key=True) == (1, 1)
+    assert locate(doc, ["b", 1, "c"]) == (4, 9)
+    assert locate(doc, ["b", 1, "c"], key=True) == (4, 6)
+    assert locate(doc, ["b", 7]) == (3, 3)  # missing: nearest ancestor
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1", 1), ("0x1f", 31), ("017", 15), ("1_000", 1000), ("-3", -3), ("1.5", 1.5), ("1e3", 1000.0),
+        ("yes", True), ("Off", False), ("~", None), ("null", None), ("'1'", "1"), ('"yes"', "yes"),
+        ("!!str 12", "12"), ("!!int '7'", 7), ("2024-01-01", "2024-01-01"), ("abc", "abc"),
+    ],
+)  # fmt: skip
+def test_scalar_resolution_matches_yaml_1_1(text, expected):
+    assert load_all(f"v: {text}\n")[0]["v"] == expected
+
+
+def test_infinity_and_nan():
+    doc = load_all("a: .inf\nb: -.Inf\nc: .nan\n")[0]
+    assert doc["a"] == math.inf and doc["b"] == -math.inf and math.isnan(doc["c"])
+
+
+def test_duplicate_keys_are_recorded_and_last_wins():
+    doc = load_all("a: 1\nb: 2\na: 3\n")[0]
+    assert doc["a"] == 3
+    assert doc.duplicates == [("a", (3, 1))]
+
+
+def test_merge_keys_and_aliases():
+    doc = load_all("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 5\nsame: *b\n")[0]
+    assert doc["other"] == {"x": 1, "y": 5}
+    assert doc["same"] is doc["base"]
+
+
+def test_multi_document_stream():
+    assert load_all("a: 1\n---\n- 2\n---\n") == [{"a": 1}, [2], None]
+
+
+def test_syntax_error_has_position():
+    with pytest.raises(YamlError) as info:
+        load_all("a: [1\nb: 2\n")
+    assert (info.value.line, info.value.column) == (2, 2)
+    assert info.value.message.startswith("invalid YAML:")
+
+
+def test_deep_nesting_is_refused_fast():
+    started = time.perf_counter()
+    with pytest.raises(YamlError, match="nesting deeper than"):
+        load_all("[" * 200_000 + "]" * 200_000)
+    assert time.perf_counter() - started < 5
+
+
+def test_depth_limit_is_exact():
+    load_all("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    with pytest.raises(YamlError):
+        load_all("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+
+
+def test_alias_bomb_is_refused():
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for index in range(1, 10):
+        prev, name = chr(96 + index), chr(97 + index)
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    with pytest.raises(YamlError, match="alias bomb"):
+        load_all("\n".join(lines) + "\n")
+
+
+def test_undefined_alias():
+    with pytest.raises(YamlError):
+        load_all("a: *nope\n")
+
+
+def test_collection_key_is_refused():
+    with pytest.raises(YamlError):
+        load_all("? [a, b]\n: c\n")
+
+
+# Letters only: PyYAML (YAML 1.1) and go-yaml disagree on strings such as "1e3", and we follow go-yaml.
+words = st.text(alphabet=st.characters(categories=("L", "Zs")), max_size=20)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | words,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(words, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_round_trip_matches_pyyaml(value):
+    text = yaml.safe_dump(value)
+    assert load_all(text)[0] == yaml.safe_load(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_arbitrary_text_either_loads_or_raises_yaml_error(text):
+    try:
+        docs = load_all(text)
+    except YamlError as exc:
+        assert exc.line >= 1 and exc.column >= 1
+    else:
+        assert isinstance(docs, list)
+
+
+def test_ymap_is_a_dict():
+    doc = load_all("a: 1\n")[0]
+    assert isinstance(doc, YMap) and isinstance(doc, dict) and dict(doc) == {"a": 1}
