@@ -29,8 +29,13 @@ class UsageError(Exception):
 class _FormatAction(argparse.Action):
     """``--format F`` appends a format; ``--output PATH`` binds to the format before it."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         formats: list[list[str | None]] = getattr(namespace, "formats", None) or []
         if option_string == "--output":
             if not formats or formats[-1][1] is not None:
@@ -56,17 +61,37 @@ def _parser() -> argparse.ArgumentParser:
 
     lint = commands.add_parser("lint", help="check descheduler policies (files, directories or - for stdin)")
     lint.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
-    lint.add_argument("-f", "--format", action=_FormatAction, dest="formats", choices=sorted(FORMATTERS),
-                      help="output format; repeat for several (default: text)")
-    lint.add_argument("-o", "--output", action=_FormatAction, dest="formats", metavar="FILE",
-                      help="write the preceding --format to FILE instead of stdout")
-    lint.add_argument("--target-version", metavar="v0.NN",
-                      help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)")
+    lint.add_argument(
+        "-f",
+        "--format",
+        action=_FormatAction,
+        dest="formats",
+        choices=sorted(FORMATTERS),
+        help="output format; repeat for several (default: text)",
+    )
+    lint.add_argument(
+        "-o",
+        "--output",
+        action=_FormatAction,
+        dest="formats",
+        metavar="FILE",
+        help="write the preceding --format to FILE instead of stdout",
+    )
+    lint.add_argument(
+        "--target-version",
+        metavar="v0.NN",
+        help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)",
+    )
     lint.add_argument("-c", "--config", metavar="FILE", help="configuration file (default: discovered .desched.yaml)")
     lint.add_argument("--no-config", action="store_true", help="ignore configuration files")
     lint.add_argument("--disable", action="append", default=[], metavar="RULES", help="comma-separated rules to skip")
-    lint.add_argument("--enable", action="append", default=[], metavar="RULES",
-                      help="comma-separated rules to run even if the configuration disables them")
+    lint.add_argument(
+        "--enable",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help="comma-separated rules to run even if the configuration disables them",
+    )
     lint.add_argument("--ignore", action="append", default=[], metavar="GLOB", help="paths not to lint")
     lint.add_argument("--strict", action="store_true", help="warnings fail the run too (exit 1)")
     lint.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
@@ -107,8 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: one line, no traceback
         if os.environ.get("DESCHED_DEBUG"):
             raise
-        print(f"desched: internal error: {type(exc).__name__}: {exc} (set DESCHED_DEBUG=1 for details)",
-              file=sys.stderr)
+        print(
+            f"desched: internal error: {type(exc).__name__}: {exc} (set DESCHED_DEBUG=1 for details)", file=sys.stderr
+        )
         return EXIT_ERROR
     parser.error(f"unknown command {args.command}")
     return EXIT_ERROR  # pragma: no cover
@@ -203,8 +229,9 @@ def _report(findings: list[Any], files: int, sources: dict[str, str], color: str
     from .formatters import Report
 
     infos = {
-        module.ID: RuleInfo(module.ID, module.NAME, module.SUMMARY, module.RATIONALE, module.REMEDIATION,
-                            module.SEVERITY)
+        module.ID: RuleInfo(
+            module.ID, module.NAME, module.SUMMARY, module.RATIONALE, module.REMEDIATION, module.SEVERITY
+        )
         for module in rules.all_rules()
     }
     use_color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))

@@ -17,7 +17,6 @@ holds ``.git``). The first ``.desched.yaml``/``.desched.yml`` wins; otherwise a 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import versions
@@ -32,15 +31,19 @@ class ConfigError(Exception):
     """The configuration is invalid; the message names the file and the key."""
 
 
-@dataclass(slots=True)
 class Config:
-    target: int | None = None
-    ignore: list[str] = field(default_factory=list)
-    strict: bool = False
-    disabled: set[str] = field(default_factory=set)
-    severities: dict[str, str] = field(default_factory=dict)
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    source: str | None = None
+    """A validated configuration; empty when no file applies."""
+
+    __slots__ = ("disabled", "ignore", "options", "severities", "source", "strict", "target")
+
+    def __init__(self, source: str | None = None) -> None:
+        self.target: int | None = None
+        self.ignore: list[str] = []
+        self.strict = False
+        self.disabled: set[str] = set()
+        self.severities: dict[str, str] = {}
+        self.options: dict[str, dict[str, Any]] = {}
+        self.source = source
 
 
 def discover(start: str | None = None) -> str | None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
 
-__all__ = ["EmbeddedError", "Extraction", "PolicyDoc", "extract", "looks_like_policy", "POLICY_GROUP"]
+__all__ = ["POLICY_GROUP", "EmbeddedError", "Extraction", "PolicyDoc", "extract", "looks_like_policy"]
 
 POLICY_GROUP = "descheduler"
 _HELM_KEY = "deschedulerPolicy"
@@ -25,7 +24,6 @@ _HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
 
-@dataclass(slots=True)
 class PolicyDoc:
     """One descheduler policy found in a file.
 
@@ -33,18 +31,46 @@ class PolicyDoc:
     ``shape`` is ``policy``, ``configmap`` or ``helm``. :meth:`position` answers outer-file positions.
     """
 
-    file: str
-    root: YMap
-    api_version: Any
-    kind: Any
-    shape: str
-    object: str
-    envelope: YMap
-    line_offset: int = 0
-    column_offset: int = 0
-    fixed: Position | None = None
-    version_hint: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (
+        "api_version",
+        "column_offset",
+        "envelope",
+        "extra",
+        "file",
+        "fixed",
+        "kind",
+        "line_offset",
+        "object",
+        "root",
+        "shape",
+        "version_hint",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        file: str,
+        root: YMap,
+        api_version: Any,
+        kind: Any,
+        shape: str,
+        object: str,
+        envelope: YMap,
+        *,
+        version_hint: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.file = file
+        self.root = root
+        self.api_version = api_version
+        self.kind = kind
+        self.shape = shape
+        self.object = object
+        self.envelope = envelope
+        self.line_offset = 0
+        self.column_offset = 0
+        self.fixed: Position | None = None
+        self.version_hint = version_hint
+        self.extra = extra or {}
 
     def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
         """Outer-file (line, column) of the value at ``path`` (of its key when ``key``), nearest ancestor if absent."""
@@ -60,8 +86,7 @@ class PolicyDoc:
         return pos[0] + self.line_offset, pos[1] + self.column_offset
 
 
-@dataclass(slots=True)
-class EmbeddedError:
+class EmbeddedError(NamedTuple):
     """A ConfigMap key that should hold a policy but does not parse: reported as DS001."""
 
     file: str
@@ -71,11 +96,15 @@ class EmbeddedError:
     column: int
 
 
-@dataclass(slots=True)
 class Extraction:
-    policies: list[PolicyDoc] = field(default_factory=list)
-    others: list[Any] = field(default_factory=list)
-    errors: list[EmbeddedError] = field(default_factory=list)
+    """What one file holds: policies, other documents, and embedded policies that do not parse."""
+
+    __slots__ = ("errors", "others", "policies")
+
+    def __init__(self) -> None:
+        self.policies: list[PolicyDoc] = []
+        self.others: list[Any] = []
+        self.errors: list[EmbeddedError] = []
 
 
 def looks_like_policy(doc: Any) -> bool:
@@ -134,9 +163,8 @@ def _visit(file: str, text: str, doc: Any, result: Extraction) -> None:
             result.others.append(doc)
         return
     if looks_like_policy(doc):
-        result.policies.append(
-            PolicyDoc(file, doc, doc.get("apiVersion"), doc.get("kind"), "policy", _object_name(doc, "DeschedulerPolicy"), doc)
-        )
+        label = _object_name(doc, "DeschedulerPolicy")
+        result.policies.append(PolicyDoc(file, doc, doc.get("apiVersion"), doc.get("kind"), "policy", label, doc))
         return
     result.others.append(doc)
 

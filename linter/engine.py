@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -27,26 +26,38 @@ __all__ = ["FileResult", "Settings", "lint_file", "lint_text", "target_for"]
 _SYNTAX = "DS001"
 
 
-@dataclass(slots=True)
 class Settings:
     """What to check: ``target`` is the release (``None``: from the chart, else the newest)."""
 
-    target: int | None = None
-    disabled: set[str] = field(default_factory=set)
-    severities: dict[str, str] = field(default_factory=dict)
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    __slots__ = ("disabled", "options", "severities", "target")
+
+    def __init__(
+        self,
+        target: int | None = None,
+        disabled: set[str] | None = None,
+        severities: dict[str, str] | None = None,
+        options: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.target = target
+        self.disabled = disabled if disabled is not None else set()
+        self.severities = severities if severities is not None else {}
+        self.options = options if options is not None else {}
 
     def enabled_rules(self) -> list[ModuleType]:
         return [module for module in rule_registry.all_rules() if module.ID not in self.disabled]
 
 
-@dataclass(slots=True)
 class FileResult:
-    file: str
-    text: str = ""
-    findings: list[Finding] = field(default_factory=list)
-    policies: list[PolicyDoc] = field(default_factory=list)
-    others: list[Any] = field(default_factory=list)
+    """The findings of one file, its text, the policies found and the other documents (workloads, ...)."""
+
+    __slots__ = ("file", "findings", "others", "policies", "text")
+
+    def __init__(self, file: str, text: str = "") -> None:
+        self.file = file
+        self.text = text
+        self.findings: list[Finding] = []
+        self.policies: list[PolicyDoc] = []
+        self.others: list[Any] = []
 
 
 def target_for(doc: PolicyDoc, settings: Settings) -> int:

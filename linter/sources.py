@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["MAX_FILE_BYTES", "SourceError", "iter_paths", "read_text", "is_ignored"]
+__all__ = ["MAX_FILE_BYTES", "SourceError", "is_ignored", "iter_paths", "read_text"]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -44,9 +44,7 @@ def is_ignored(path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def iter_paths(
-    paths: Iterable[str], ignore: Iterable[str], on_error: Callable[[str, str], None]
-) -> Iterator[str]:
+def iter_paths(paths: Iterable[str], ignore: Iterable[str], on_error: Callable[[str, str], None]) -> Iterator[str]:
     """Yield the files to lint: named files as given, YAML files found under named directories, ``-`` for stdin.
 
     Directories are walked recursively in sorted order, skipping VCS and tool folders and anything matching

@@ -57,7 +57,7 @@ class YamlError(Exception):
 class YMap(dict[str, Any]):
     """A mapping that knows where it, its keys and its values stand in the source."""
 
-    __slots__ = ("line", "column", "key_pos", "value_pos", "styles", "duplicates")
+    __slots__ = ("column", "duplicates", "key_pos", "line", "styles", "value_pos")
 
     def __init__(self, line: int, column: int) -> None:
         super().__init__()
@@ -72,7 +72,7 @@ class YMap(dict[str, Any]):
 class YSeq(list[Any]):
     """A sequence that knows where it and each item stand in the source."""
 
-    __slots__ = ("line", "column", "item_pos", "styles")
+    __slots__ = ("column", "item_pos", "line", "styles")
 
     def __init__(self, line: int, column: int) -> None:
         super().__init__()
@@ -199,7 +199,7 @@ def _key_text(value: Any) -> str:
 class _Frame:
     """One open collection on the composer's stack."""
 
-    __slots__ = ("node", "key", "key_pos", "weight", "merge_pending")
+    __slots__ = ("key", "key_pos", "merge_pending", "node", "weight")
 
     def __init__(self, node: YMap | YSeq) -> None:
         self.node = node
@@ -219,9 +219,7 @@ def _compose(events: Iterator[Any], max_depth: int, max_nodes: int) -> Iterator[
         nonlocal document, expanded
         expanded += weight
         if expanded > max_nodes:
-            raise YamlError(
-                f"document expands to more than {max_nodes} nodes through aliases (alias bomb?)", *pos
-            )
+            raise YamlError(f"document expands to more than {max_nodes} nodes through aliases (alias bomb?)", *pos)
         if not stack:
             document = value
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["Scope", "scope_of", "overlap"]
+__all__ = ["Scope", "overlap", "scope_of"]
 
 _NODE_UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 

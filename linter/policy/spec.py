@@ -8,14 +8,15 @@ errors (plugin args); elsewhere upstream drops unknown keys silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 __all__ = [
     "ARGS",
     "EXTENSION_POINTS",
+    "PLUGINS",
     "POLICY_V1ALPHA1",
     "POLICY_V1ALPHA2",
-    "PLUGINS",
     "Field",
     "Kind",
     "PluginInfo",
@@ -39,21 +40,22 @@ class Kind:
     ANY = "any"
 
 
-@dataclass(frozen=True, slots=True)
-class Type:
+_NO_FIELDS: MappingProxyType[str, Field] = MappingProxyType({})
+
+
+class Type(NamedTuple):
     """A Go type as seen through JSON: ``kind`` plus bounds, item/value type or struct fields."""
 
     kind: str
     name: str = ""
     bounds: tuple[int, int] | None = None
     item: Type | None = None
-    fields: dict[str, Field] = field(default_factory=dict)
+    fields: MappingProxyType[str, Field] = _NO_FIELDS
     strict: bool = False
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(NamedTuple):
     type: Type
     since: int = 27
     until: int | None = None
@@ -87,7 +89,7 @@ def _map(value: Type) -> Type:
 
 
 def _struct(name: str, strict: bool, /, **fields: Field) -> Type:
-    return Type(Kind.STRUCT, name=name, fields=dict(fields), strict=strict)
+    return Type(Kind.STRUCT, name=name, fields=MappingProxyType(fields), strict=strict)
 
 
 STRINGS = _list(STRING)
@@ -126,7 +128,11 @@ THRESHOLDS = _map(NUMBER)
 def _args(name: str, /, **fields: Field) -> Type:
     """Plugin args: strict, and TypeMeta is inlined, so ``apiVersion`` and ``kind`` are accepted."""
     return _struct(
-        name, True, apiVersion=_f(STRING, "Ignored TypeMeta field."), kind=_f(STRING, "Ignored TypeMeta field."), **fields
+        name,
+        True,
+        apiVersion=_f(STRING, "Ignored TypeMeta field."),
+        kind=_f(STRING, "Ignored TypeMeta field."),
+        **fields,
     )
 
 
@@ -301,8 +307,7 @@ ARGS: dict[str, Type] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
+class PluginInfo(NamedTuple):
     name: str
     extension_points: tuple[str, ...]
 
@@ -419,9 +424,7 @@ STRATEGY_PARAMS = _struct(
         _struct("PodsHavingTooManyRestarts", False, podRestartThreshold=_f(INT32_T), includingInitContainers=_f(BOOL))
     ),
     podLifeTime=_f(
-        _struct(
-            "PodLifeTime", False, maxPodLifeTimeSeconds=_f(UINT), states=_f(STRINGS), podStatusPhases=_f(STRINGS)
-        )
+        _struct("PodLifeTime", False, maxPodLifeTimeSeconds=_f(UINT), states=_f(STRINGS), podStatusPhases=_f(STRINGS))
     ),
     removeDuplicates=_f(_struct("RemoveDuplicates", False, excludeOwnerKinds=_f(STRINGS))),
     failedPods=_f(

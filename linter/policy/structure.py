@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import versions
 from .spec import ARGS, POLICY_V1ALPHA1, POLICY_V1ALPHA2, Kind, Type
@@ -23,8 +22,7 @@ Path = tuple[str | int, ...]
 _DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
 
 
-@dataclass(frozen=True, slots=True)
-class StructureProblem:
+class StructureProblem(NamedTuple):
     code: str
     path: Path
     message: str
@@ -104,8 +102,8 @@ class _Checker:
                 value = int(value)  # YAML 5.0 reaches Go's decoder as JSON 5 (sigs.k8s.io/yaml)
             ok = isinstance(value, int) and not isinstance(value, bool)
             if ok and type_.bounds and not type_.bounds[0] <= value <= type_.bounds[1]:
-                low, high = type_.bounds
-                reason = "cannot be negative" if low == 0 and value < 0 else f"is out of range for {type_.name}"
+                negative = type_.bounds[0] == 0 and value < 0
+                reason = "cannot be negative" if negative else f"is out of range for {type_.name}"
                 self.add("wrong-type", path, f"{_name(path)} {reason} (got {value})")
                 return
         elif kind == Kind.NUMBER:
@@ -116,7 +114,8 @@ class _Checker:
         elif kind == Kind.DURATION:
             ok = isinstance(value, str)
             if ok and not _DURATION.fullmatch(value):
-                self.add("wrong-type", path, f'{_name(path)}: invalid duration "{value}" (use units such as 30s, 5m, 1h)')
+                hint = "(use units such as 30s, 5m, 1h)"
+                self.add("wrong-type", path, f'{_name(path)}: invalid duration "{value}" {hint}')
                 return
         elif kind == Kind.LIST:
             ok = isinstance(value, list)

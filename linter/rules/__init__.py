@@ -72,7 +72,7 @@ def resolve(name: str) -> str:
     if upper in registry:
         return upper
     for rule_id, module in registry.items():
-        if module.NAME == name.strip().lower():
+        if name.strip().lower() == module.NAME:
             return rule_id
     raise KeyError(f"no such rule: {name!r} (see `desched rules`)")
 

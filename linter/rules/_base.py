@@ -16,7 +16,7 @@ from ..documents import PolicyDoc
 from ..policy.spec import PLUGINS
 from ..policy.structure import StructureProblem, check_structure
 
-__all__ = ["Context", "Hit", "PluginRef", "Path"]
+__all__ = ["Context", "Hit", "Path", "PluginRef"]
 
 Path = tuple[str | int, ...]
 ACTIVE_POINTS = ("deschedule", "balance", "filter", "preevictionfilter")
@@ -39,12 +39,12 @@ class PluginRef(NamedTuple):
 
     profile: int
     point: str
-    index: int
+    position: int
     name: str
 
     @property
     def path(self) -> Path:
-        return ("profiles", self.profile, "plugins", self.point, "enabled", self.index)
+        return ("profiles", self.profile, "plugins", self.point, "enabled", self.position)
 
 
 class Context:
@@ -69,7 +69,7 @@ class Context:
 
     @property
     def is_v1alpha1(self) -> bool:
-        return self.doc.api_version == V1ALPHA1
+        return bool(self.doc.api_version == V1ALPHA1)
 
     @property
     def is_v1alpha2(self) -> bool:
@@ -109,8 +109,9 @@ class Context:
                 return index, args if isinstance(args, dict) else {}
         return None
 
-    def enabled(self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
-                ) -> Iterator[PluginRef]:
+    def enabled(
+        self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
+    ) -> Iterator[PluginRef]:
         plugins = profile.get("plugins")
         if not isinstance(plugins, dict):
             return

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from ._base import Context, Path
 
-__all__ = ["UtilizationArgs", "utilization_args", "numbers"]
+__all__ = ["UtilizationArgs", "numbers", "utilization_args"]
 
 UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 
@@ -30,9 +30,7 @@ def numbers(value: Any) -> dict[str, float]:
     """The numeric entries of a thresholds map (others are DS004's business)."""
     if not isinstance(value, dict):
         return {}
-    return {
-        key: item for key, item in value.items() if isinstance(item, (int, float)) and not isinstance(item, bool)
-    }
+    return {key: item for key, item in value.items() if isinstance(item, (int, float)) and not isinstance(item, bool)}
 
 
 def utilization_args(ctx: Context) -> Iterator[UtilizationArgs]:

@@ -18,9 +18,7 @@ RATIONALE = (
 )
 REMEDIATION = "Write the value with the type the field expects (see the message and docs/rules.md)."
 EXAMPLES = {
-    "pass": [
-        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictPerNode: 5\nprofiles: []\n"
-    ],
+    "pass": ["apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictPerNode: 5\nprofiles: []\n"],
     "fail": [
         "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nmaxNoOfPodsToEvictPerNode: -1\nprofiles: []\n",
         "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n  name: p\n",

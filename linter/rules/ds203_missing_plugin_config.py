@@ -14,7 +14,7 @@ SCOPE = "profile"
 SUMMARY = "Enabled plugin without a pluginConfig entry"
 RATIONALE = (
     "Every enabled plugin needs a `pluginConfig` entry, even one without args; upstream only finds out when it "
-    "builds the profile at start-up and then exits (`unable to find \"<n>\" plugin config`). DefaultEvictor is the "
+    'builds the profile at start-up and then exits (`unable to find "<n>" plugin config`). DefaultEvictor is the '
     "exception: its entry is added automatically."
 )
 REMEDIATION = "Add `- name: <Plugin>` (with the args it needs) to the profile's pluginConfig."

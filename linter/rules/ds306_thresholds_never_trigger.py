@@ -40,24 +40,34 @@ def check(ctx: Context) -> Iterator[Hit]:
         values = thresholds.values()
         if entry.plugin == "HighNodeUtilization":
             if all(value == 0 for value in values):
-                yield Hit("every HighNodeUtilization threshold is 0: no node is ever underutilized",
-                          entry.path("thresholds"))
+                yield Hit(
+                    "every HighNodeUtilization threshold is 0: no node is ever underutilized", entry.path("thresholds")
+                )
             elif all(value == 100 for value in values):
-                yield Hit("every HighNodeUtilization threshold is 100: no node is left to pack pods onto",
-                          entry.path("thresholds"))
+                yield Hit(
+                    "every HighNodeUtilization threshold is 100: no node is left to pack pods onto",
+                    entry.path("thresholds"),
+                )
             continue
         targets = numbers(entry.args.get("targetThresholds"))
         if entry.deviation:
             if all(value >= 100 for value in values):
-                yield Hit("every deviation threshold is 100 or more: no node is ever below the mean by that much",
-                          entry.path("thresholds"))
+                yield Hit(
+                    "every deviation threshold is 100 or more: no node is ever below the mean by that much",
+                    entry.path("thresholds"),
+                )
             if targets and all(value >= 100 for value in targets.values()):
-                yield Hit("every deviation target is 100 or more: no node is ever above the mean by that much",
-                          entry.path("targetThresholds"))
+                yield Hit(
+                    "every deviation target is 100 or more: no node is ever above the mean by that much",
+                    entry.path("targetThresholds"),
+                )
             continue
         if all(value == 0 for value in values):
-            yield Hit("every threshold is 0: no node is ever underutilized, so nothing is evicted",
-                      entry.path("thresholds"))
+            yield Hit(
+                "every threshold is 0: no node is ever underutilized, so nothing is evicted", entry.path("thresholds")
+            )
         if targets and all(value >= 100 for value in targets.values()):
-            yield Hit("every target is 100 or more: no node is ever overutilized, so nothing is evicted",
-                      entry.path("targetThresholds"))
+            yield Hit(
+                "every target is 100 or more: no node is ever overutilized, so nothing is evicted",
+                entry.path("targetThresholds"),
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..policy.structure import closest
+from ..validation import vocab
 from ._base import Context, Hit
 
 ID = "DS307"
@@ -33,8 +34,8 @@ EXAMPLES = {
     ],
 }
 
-NODE_AFFINITY_TYPES = ["requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"]
-METRICS_SOURCES = ["KubernetesMetrics", "Prometheus"]
+NODE_AFFINITY_TYPES = list(vocab.NODE_AFFINITY_TYPES)
+METRICS_SOURCES = list(vocab.METRICS_SOURCES)
 
 
 def _bad(value: object, allowed: list[str], what: str) -> str | None:

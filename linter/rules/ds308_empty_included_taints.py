@@ -12,8 +12,8 @@ SEVERITY = "warning"
 SCOPE = "pluginConfig"
 SUMMARY = "includedTaints: [] matches no taint"
 RATIONALE = (
-    "RemovePodsViolatingNodeTaints treats a present-but-empty `includedTaints` list as \"consider only these "
-    "taints\" with no taint in it: the plugin never evicts anything. Omitting the key considers every taint."
+    'RemovePodsViolatingNodeTaints treats a present-but-empty `includedTaints` list as "consider only these '
+    'taints" with no taint in it: the plugin never evicts anything. Omitting the key considers every taint.'
 )
 REMEDIATION = "Remove `includedTaints`, or list the taints (key or key=value) to consider."
 EXAMPLES = {

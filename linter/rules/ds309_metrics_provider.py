@@ -7,6 +7,7 @@ from typing import Any
 
 from ._base import Context, Hit
 from ._thresholds import utilization_args
+from ._validation import arg_errors
 
 ID = "DS309"
 NAME = "metrics-provider"
@@ -80,15 +81,8 @@ def check(ctx: Context) -> Iterator[Hit]:
                     'exists: every cycle fails with "prometheus client not initialized"',
                     where,
                 )
-            for key in ("thresholds", "targetThresholds"):
-                resources = entry.args.get(key)
-                if isinstance(resources, dict) and list(resources) != ["MetricResource"]:
-                    yield Hit(
-                        f'{key} are expected to specify a single instance of "MetricResource" resource, got '
-                        f"[{' '.join(sorted(resources))}] instead",
-                        entry.path(key),
-                    )
         elif source in (None, ""):
-            yield Hit(
-                'metricsUtilization sets no source: every cycle fails with "metrics source is empty"', where
-            )
+            yield Hit('metricsUtilization sets no source: every cycle fails with "metrics source is empty"', where)
+    for error in arg_errors(ctx):
+        if error.code == "metrics":
+            yield Hit(error.message, error.path)

@@ -31,7 +31,11 @@ def test_pre_commit_try_repo_runs_the_hook(tmp_path):
     def run(*files: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             ["pre-commit", "try-repo", ROOT, "desched-lint", "--files", *files],
-            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1200,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=1200,
         )
 
     failed = run("broken.yaml", "good.yaml", "notes.txt")

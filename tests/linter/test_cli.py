@@ -12,8 +12,10 @@ import pytest
 from linter.cli import main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-GOOD = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n" \
-       "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
+GOOD = (
+    "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+    "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
+)
 BAD = GOOD.replace("RemoveDuplicates]", "RemoveDuplicatez]")
 WARN = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
 
@@ -191,7 +193,10 @@ def test_broken_config_is_exit_2_with_one_line(tree):
 def test_examples_run_as_documented():
     proc = subprocess.run(
         [sys.executable, "-m", "linter", "lint", "--format", "json", "examples"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     data = json.loads(proc.stdout)
     files = {f["file"].replace(os.sep, "/") for f in data["findings"] if f["severity"] == "error"}

@@ -22,9 +22,7 @@ print(code, ",".join(heavy))
 
 
 def test_lint_imports_no_heavy_library():
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *HEAVY], capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
+    proc = subprocess.run([sys.executable, "-c", PROBE, *HEAVY], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     code, heavy = proc.stdout.split(" ", 1)
     assert code == "1"
