@@ -108,11 +108,6 @@ def _to_int(text: str) -> int:
         return sign * int(value[2:], 8)
     if value.startswith("0"):
         return sign * int(value, 8)
-    if ":" in value:
-        total = 0
-        for part in value.split(":"):
-            total = total * 60 + int(part)
-        return sign * total
     return sign * int(value)
 
 
@@ -124,11 +119,6 @@ def _to_float(text: str) -> float:
         return sign * float("inf")
     if value == ".nan":
         return float("nan")
-    if ":" in value:
-        total = 0.0
-        for part in value.split(":"):
-            total = total * 60 + float(part)
-        return sign * total
     return sign * float(value)
 
 
@@ -138,6 +128,8 @@ def _resolve_plain(text: str) -> Any:
         if not pattern.match(text):
             continue
         kind = tag[len(_TAG) :]
+        if ":" in text:
+            return text  # YAML 1.1 base-60 numbers; go-yaml, which upstream uses, reads them as strings
         if kind == "null":
             return None
         if kind == "bool":

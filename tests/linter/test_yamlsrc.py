@@ -25,7 +25,7 @@ def test_positions_of_keys_values_and_items():
     [
         ("1", 1), ("0x1f", 31), ("017", 15), ("1_000", 1000), ("-3", -3), ("1.5", 1.5), ("1e3", 1000.0),
         ("yes", True), ("Off", False), ("~", None), ("null", None), ("'1'", "1"), ('"yes"', "yes"),
-        ("!!str 12", "12"), ("!!int '7'", 7), ("2024-01-01", "2024-01-01"), ("abc", "abc"),
+        ("!!str 12", "12"), ("!!int '7'", 7), ("2024-01-01", "2024-01-01"), ("abc", "abc"), ("1:30", "1:30"),
     ],
 )  # fmt: skip
 def test_scalar_resolution_matches_yaml_1_1(text, expected):
