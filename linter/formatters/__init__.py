@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from ..finding import Finding, RuleInfo
 
 __all__ = ["FORMATTERS", "Report", "get"]
 
 
-@dataclass(slots=True)
 class Report:
     """Everything a formatter may show.
 
@@ -22,13 +20,25 @@ class Report:
     given to its text, for showing the offending line; ``base_dir`` anchors relative SARIF URIs.
     """
 
-    findings: list[Finding]
-    files: int
-    rules: dict[str, RuleInfo]
-    sources: dict[str, str] = field(default_factory=dict)
-    version: str = "0"
-    color: bool = False
-    base_dir: str = field(default_factory=os.getcwd)
+    __slots__ = ("base_dir", "color", "files", "findings", "rules", "sources", "version")
+
+    def __init__(
+        self,
+        findings: list[Finding],
+        files: int,
+        rules: dict[str, RuleInfo],
+        sources: dict[str, str] | None = None,
+        version: str = "0",
+        color: bool = False,
+        base_dir: str | None = None,
+    ) -> None:
+        self.findings = findings
+        self.files = files
+        self.rules = rules
+        self.sources = sources if sources is not None else {}
+        self.version = version
+        self.color = color
+        self.base_dir = base_dir if base_dir is not None else os.getcwd()
 
     @property
     def active(self) -> list[Finding]:
