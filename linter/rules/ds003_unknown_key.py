@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ._base import Context, Hit
+from ._shapes import foreign_key, lost_key
 
 ID = "DS003"
 NAME = "unknown-key"
@@ -35,5 +36,5 @@ EXAMPLES = {
 
 def check(ctx: Context) -> Iterator[Hit]:
     for problem in ctx.structure:
-        if problem.code == "unknown-key":
+        if problem.code == "unknown-key" and not foreign_key(ctx, problem.path) and not lost_key(ctx, problem.path):
             yield Hit(problem.message, problem.path, key=True)

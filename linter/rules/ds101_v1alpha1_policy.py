@@ -1,0 +1,52 @@
+"""DS101: a descheduler/v1alpha1 policy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .. import versions
+from ._base import Context, Hit
+
+ID = "DS101"
+NAME = "v1alpha1-policy"
+SEVERITY = "error"
+SCOPE = "policy"
+SUMMARY = "v1alpha1 policy (removed in descheduler v0.31)"
+RATIONALE = (
+    "Descheduler v0.31.0 removed `descheduler/v1alpha1`: from that release on, a v1alpha1 policy fails to decode "
+    "and the descheduler crash-loops, or, through a chart that mixes the shapes, silently evicts nothing "
+    "(upstream issues #1124, #1402, #1411). v0.30 still reads it with a deprecation warning. This is an error "
+    "when the target release is v0.31 or later and a warning before."
+)
+REMEDIATION = "Run `desched migrate --in-place FILE` to rewrite the policy as descheduler/v1alpha2."
+EXAMPLES = {
+    "pass": ["apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"],
+    "fail": [
+        "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nstrategies:\n  RemoveDuplicates:\n"
+        "    enabled: true\n",
+        (
+            "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nstrategies:\n  RemoveDuplicates:\n"
+            "    enabled: true\n",
+            "v0.30",
+        ),
+    ],
+}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    if not ctx.is_v1alpha1:
+        return
+    fix = f"run `desched migrate --in-place {ctx.doc.file}` to convert it to descheduler/v1alpha2"
+    removed = versions.render(versions.V1ALPHA1_REMOVED)
+    if ctx.target >= versions.V1ALPHA1_REMOVED:
+        yield Hit(
+            f"descheduler/v1alpha1 was removed in descheduler {removed}.0: the target release "
+            f"{versions.render(ctx.target)} fails to decode this policy; {fix}",
+            ("apiVersion",),
+        )
+    else:
+        yield Hit(
+            f"descheduler/v1alpha1 is deprecated and removed in descheduler {removed}.0; {fix}",
+            ("apiVersion",),
+            severity="warning",
+        )

@@ -1,0 +1,59 @@
+"""DS102: v1alpha1 keys in a v1alpha2 policy, or v1alpha2 keys in a v1alpha1 policy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import Context, Hit
+from ._shapes import foreign_key
+
+ID = "DS102"
+NAME = "mixed-shapes"
+SEVERITY = "error"
+SCOPE = "policy"
+SUMMARY = "Mixed v1alpha1 and v1alpha2 shapes"
+RATIONALE = (
+    "Blog posts and charts still mix the two policy shapes: `strategies` under `descheduler/v1alpha2`, "
+    "`profiles` under `descheduler/v1alpha1`, or v1alpha1's top-level evictor flags (`evictLocalStoragePods`, "
+    "...) in a v1alpha2 policy. Upstream's decoder drops the foreign keys without a word, so the policy runs "
+    "without the strategies or settings it appears to have."
+)
+REMEDIATION = (
+    "Write the policy in one shape: run `desched migrate` for v1alpha1 content, and move evictor flags into "
+    "DefaultEvictor args."
+)
+EXAMPLES = {
+    "pass": ["apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nstrategies:\n  RemoveDuplicates:\n"
+        "    enabled: true\n",
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nevictLocalStoragePods: true\nprofiles: []\n",
+        "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nprofiles: []\n",
+    ],
+}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    for key in ctx.policy:
+        if not foreign_key(ctx, (key,)):
+            continue
+        if ctx.is_v1alpha1:
+            yield Hit(
+                f'"{key}" is a descheduler/v1alpha2 field in a v1alpha1 policy: upstream silently ignores it',
+                (key,),
+                key=True,
+            )
+        elif key == "strategies":
+            yield Hit(
+                '"strategies" is the v1alpha1 shape: a v1alpha2 policy ignores it silently, so none of these '
+                "strategies runs; convert them to profiles with `desched migrate`",
+                (key,),
+                key=True,
+            )
+        else:
+            yield Hit(
+                f'"{key}" is a v1alpha1 top-level flag: v1alpha2 ignores it silently; set it in the DefaultEvictor '
+                "args of each profile",
+                (key,),
+                key=True,
+            )

@@ -1,0 +1,65 @@
+"""DS103: deprecated DefaultEvictor booleans where podProtections is the current form."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import Context, Hit
+
+ID = "DS103"
+NAME = "deprecated-evictor-flags"
+SEVERITY = "warning"
+SCOPE = "pluginConfig"
+SUMMARY = "Deprecated DefaultEvictor booleans (use podProtections)"
+RATIONALE = (
+    "From descheduler v0.34 DefaultEvictor's protections are configured with `podProtections` "
+    "(`defaultDisabled`, `extraEnabled`); the six booleans (`evictLocalStoragePods`, `ignorePvcPods`, ...) are "
+    "deprecated. Mixing both forms is rejected at load time, so new settings cannot be added next to old ones."
+)
+REMEDIATION = "Replace each boolean with its podProtections entry, as the message says."
+EXAMPLES = {
+    "pass": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: DefaultEvictor\n    args:\n      podProtections: {defaultDisabled: [PodsWithLocalStorage]}\n",
+        (
+            "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+            "  - name: DefaultEvictor\n    args: {evictLocalStoragePods: true}\n",
+            "v0.33",
+        ),
+    ],
+    "fail": [
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: DefaultEvictor\n    args: {evictLocalStoragePods: true}\n"
+    ],
+}
+
+REPLACEMENTS = {
+    "evictLocalStoragePods": ("defaultDisabled", "PodsWithLocalStorage"),
+    "evictDaemonSetPods": ("defaultDisabled", "DaemonSetPods"),
+    "evictSystemCriticalPods": ("defaultDisabled", "SystemCriticalPods"),
+    "evictFailedBarePods": ("defaultDisabled", "FailedBarePods"),
+    "ignorePvcPods": ("extraEnabled", "PodsWithPVC"),
+    "ignorePodsWithoutPDB": ("extraEnabled", "PodsWithoutPDB"),
+}
+_SINCE = 34
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    if ctx.target < _SINCE or not ctx.is_v1alpha2:
+        return
+    for index, profile in ctx.profiles():
+        for entry, name, args in ctx.plugin_configs(profile):
+            if name != "DefaultEvictor" or not isinstance(args, dict):
+                continue
+            for flag, (where, protection) in REPLACEMENTS.items():
+                if flag not in args:
+                    continue
+                if args[flag] is True:
+                    advice = f"use podProtections.{where}: [{protection}]"
+                else:
+                    advice = "remove it (false is the default)"
+                yield Hit(
+                    f"{flag} is deprecated since descheduler v0.34; {advice}",
+                    ctx.args_path(index, entry, flag),
+                    key=True,
+                )

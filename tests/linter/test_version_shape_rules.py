@@ -1,0 +1,44 @@
+"""DS101-DS104 and how they share keys with DS003."""
+
+from __future__ import annotations
+
+from tests.conftest import lint
+
+V1 = "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\n"
+V2 = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"
+
+
+def rules(text, target=None):
+    return sorted((f.rule, f.severity, f.line) for f in lint(text, target))
+
+
+def test_v1alpha1_is_an_error_from_v0_31_and_a_warning_before():
+    text = V1 + "strategies:\n  RemoveDuplicates:\n    enabled: true\n"
+    assert ("DS101", "error", 1) in rules(text, "v0.31")
+    assert ("DS101", "warning", 1) in rules(text, "v0.30")
+
+
+def test_strategies_in_v1alpha2_are_mixed_shapes_not_unknown_keys():
+    found = rules(V2 + "strategies:\n  RemoveDuplicates:\n    enabled: true\nevictLocalStoragePods: true\n")
+    assert [r for r in found if r[0] in ("DS003", "DS102")] == [("DS102", "error", 3), ("DS102", "error", 6)]
+
+
+def test_profiles_in_v1alpha1_are_mixed_shapes():
+    found = rules(V1 + "profiles: []\n", "v0.30")
+    assert ("DS102", "error", 3) in found and not [r for r in found if r[0] == "DS003"]
+
+
+def test_deprecated_flags_from_v0_34_only():
+    text = V2 + "profiles:\n- name: p\n  pluginConfig:\n  - name: DefaultEvictor\n    args: {ignorePvcPods: true}\n"
+    [finding] = [f for f in lint(text, "v0.34") if f.rule == "DS103"]
+    assert "podProtections.extraEnabled: [PodsWithPVC]" in finding.message
+    assert not [f for f in lint(text, "v0.33") if f.rule == "DS103"]
+
+
+def test_lost_content_and_unknown_strategy():
+    text = V1 + (
+        "maxNoOfPodsToEvictTotal: 5\nstrategies:\n  RemoveDuplicates:\n    enabled: true\n    weight: 3\n"
+        "    params:\n      labelSelector: {matchLabels: {a: b}}\n  Bogus:\n    enabled: false\n"
+    )
+    found = [(f.rule, f.line) for f in lint(text, "v0.30") if f.rule in ("DS003", "DS104")]
+    assert found == [("DS104", 3), ("DS104", 7), ("DS104", 9), ("DS104", 10)]
