@@ -85,6 +85,10 @@ class PolicyDoc:
         pos = locate(self.root, path, key=key) or (self.root.line, self.root.column)
         return pos[0] + self.line_offset, pos[1] + self.column_offset
 
+    def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
+        """The path of ``path`` in the document as written (the identity, except for converted documents)."""
+        return tuple(path)
+
 
 class EmbeddedError(NamedTuple):
     """A ConfigMap key that should hold a policy but does not parse: reported as DS001."""
@@ -172,10 +176,13 @@ def _visit(file: str, text: str, doc: Any, result: Extraction) -> None:
 def _helm_doc(file: str, values: YMap) -> PolicyDoc:
     image = values.get("image")
     hint = image.get("tag") if isinstance(image, dict) else None
+    policy = values[_HELM_KEY]
+    # Charts before v0.30 defaulted deschedulerPolicyAPIVersion to v1alpha1, later ones to v1alpha2.
+    default = f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"
     return PolicyDoc(
         file,
-        values[_HELM_KEY],
-        values.get(_HELM_VERSION_KEY, f"{POLICY_GROUP}/v1alpha2"),
+        policy,
+        values.get(_HELM_VERSION_KEY, default),
         "DeschedulerPolicy",
         "helm",
         "Helm values deschedulerPolicy",

@@ -107,16 +107,41 @@ def lint_text(file: str, text: str, settings: Settings, modules: Iterable[Module
     active = list(modules) if modules is not None else settings.enabled_rules()
     for doc in extraction.policies:
         ctx = Context(doc, target_for(doc, settings), settings.options)
-        for module in active:
-            for hit in module.check(ctx):
-                line, column = doc.position(hit.path, key=hit.key)
-                level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
-                result.findings.append(
-                    Finding(module.ID, level, file, line, column, hit.message, doc.object, pointer(hit.path))
-                )
+        _run(ctx, active, settings, result)
+        if ctx.is_v1alpha1:
+            _run_converted(ctx, active, settings, result)
     if result.findings:
         result.findings = _suppress(text, sorted(set(result.findings), key=Finding.sort_key))
     return result
+
+
+def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str = "") -> None:
+    doc = ctx.doc
+    for module in modules:
+        for hit in module.check(ctx):
+            line, column = doc.position(hit.path, key=hit.key)
+            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+            path = pointer(doc.source_path(hit.path))
+            result.findings.append(
+                Finding(module.ID, level, result.file, line, column, prefix + hit.message, doc.object, path)
+            )
+
+
+# Rules about the meaning of a v1alpha2 policy; structure and version rules already ran on the v1alpha1 source.
+_AFTER_CONVERSION = ("DS2", "DS3")
+
+
+def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
+    """Lint what a v1alpha1 policy becomes once converted, with findings placed on the v1alpha1 lines."""
+    from .migrate.convert import convert
+    from .migrate.lintview import ConvertedDoc
+
+    # Up to v0.30 the descheduler converts (upstream semantics); later releases run what `desched migrate` writes.
+    upstream = ctx.target < versions.V1ALPHA1_REMOVED
+    conversion = convert(ctx.policy, target=ctx.target, strict=False, upstream_compatible=upstream)
+    converted = ConvertedDoc(ctx.doc, conversion.policy, conversion.origins)
+    after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
+    _run(Context(converted, ctx.target, settings.options), after, settings, result, "after conversion to v1alpha2: ")
 
 
 def _suppress(text: str, findings: list[Finding]) -> list[Finding]:

@@ -42,3 +42,33 @@ def test_lost_content_and_unknown_strategy():
     )
     found = [(f.rule, f.line) for f in lint(text, "v0.30") if f.rule in ("DS003", "DS104")]
     assert found == [("DS104", 3), ("DS104", 7), ("DS104", 9), ("DS104", 10)]
+
+
+CONVERTED = V1 + """\
+strategies:
+  LowNodeUtilization:
+    enabled: true
+    params:
+      thresholdPriority: 100
+      thresholdPriorityClassName: high
+      nodeResourceUtilizationThresholds:
+        thresholds: {cpu: 60, memory: 20}
+        targetThresholds: {cpu: 50, memory: 25}
+  HighNodeUtilization:
+    enabled: true
+    params:
+      nodeResourceUtilizationThresholds:
+        thresholds: {cpu: 20}
+"""
+
+
+def test_v1alpha1_is_linted_as_converted_with_findings_on_source_lines():
+    found = {(f.rule, f.line, f.column): f for f in lint(CONVERTED, "v0.30")}
+    assert ("DS303", 10, 27) in found  # thresholds.cpu of the v1alpha1 source
+    assert ("DS305", 11, 45) in found
+    assert ("DS310", 7, 7) in found  # thresholdPriority
+    assert any(rule == "DS205" for rule, _, _ in found)
+    assert found[("DS303", 10, 27)].message.startswith("after conversion to v1alpha2: ")
+    assert found[("DS303", 10, 27)].path == (
+        "/strategies/LowNodeUtilization/params/nodeResourceUtilizationThresholds/thresholds/cpu"
+    )

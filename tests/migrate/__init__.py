@@ -1,0 +1,1 @@
+"""Tests of linter.migrate: upstream conversion tables, documented differences, and property tests."""
