@@ -1,8 +1,9 @@
 """The ``desched`` command line.
 
-Exit codes (all subcommands): 0 success (lint: no errors; warnings allowed), 1 lint errors found (or warnings
-with ``--strict``), 2 usage error, unreadable input, invalid configuration or internal error. Every exit 2 prints
-one line starting with ``desched:`` on stderr; tracebacks are shown only with ``DESCHED_DEBUG=1``.
+Exit codes (all subcommands): 0 success (lint: no errors, warnings allowed; migrate: nothing to do, or done),
+1 findings (lint: errors, or warnings with ``--strict``; migrate ``--check``/``--diff``: files would change), 2 usage
+error, unreadable input, invalid configuration, a policy migrate refuses, or internal error. Every exit 2 prints one
+line starting with ``desched:`` on stderr; tracebacks are shown only with ``DESCHED_DEBUG=1``.
 
 Subcommands import what they need when they run, so ``desched lint`` never loads the executor or webhook stacks.
 """
@@ -103,6 +104,60 @@ def _parser() -> argparse.ArgumentParser:
 
     explain = commands.add_parser("explain", help="explain one rule")
     explain.add_argument("rule", metavar="RULE", help="rule ID (DS302) or name (threshold-range)")
+
+    migrate = commands.add_parser(
+        "migrate",
+        help="rewrite descheduler/v1alpha1 policies as v1alpha2, keeping everything else as written",
+        description=(
+            "Convert every descheduler/v1alpha1 DeschedulerPolicy (raw, in a ConfigMap, in Helm values) to "
+            "descheduler/v1alpha2 with upstream v0.30's algorithm, keeping comments, key order and quoting of "
+            "everything else. What upstream refuses is an error and the file is left untouched. Prints the result "
+            "by default (several inputs: each changed file after a '# ==> FILE <==' line). Conversion notes go to "
+            "stderr as FILE:LINE: note: ... and into the file as '# desched migrate:' comments. See "
+            "docs/migration.md."
+        ),
+        epilog=(
+            "Exit codes: 0 nothing to migrate, or migrated; 1 --check or --diff found files to migrate; 2 a file "
+            "could not be read or migrated (it is left untouched; the other files are still processed)."
+        ),
+    )
+    migrate.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
+    # The last of --in-place/--check/--diff wins, so that a pre-commit hook's `args: [--in-place]` overrides its
+    # `entry: desched migrate --check`.
+    migrate.set_defaults(mode="print")
+    migrate.add_argument(
+        "-i",
+        "--in-place",
+        dest="mode",
+        action="store_const",
+        const="in-place",
+        help="rewrite changed files (atomically)",
+    )
+    migrate.add_argument(
+        "--check", dest="mode", action="store_const", const="check", help="list files that would change; exit 1 if any"
+    )
+    migrate.add_argument(
+        "--diff",
+        dest="mode",
+        action="store_const",
+        const="diff",
+        help="print a unified diff; exit 1 if anything would change (the last of --in-place/--check/--diff wins)",
+    )
+    migrate.add_argument(
+        "--target-version",
+        metavar="v0.NN",
+        help="descheduler release the output is for (default: Helm values' image.tag or Chart.yaml appVersion, "
+        "else newest); v0.34+ writes DefaultEvictor podProtections instead of the deprecated booleans",
+    )
+    migrate.add_argument(
+        "--upstream-compatible",
+        action="store_true",
+        help="reproduce upstream's conversion exactly, including what it loses (includedTaints, ...)",
+    )
+    migrate.add_argument(
+        "--merge-profiles", action="store_true", help="fold the one-profile-per-strategy output into one profile"
+    )
+    migrate.add_argument("-q", "--quiet", action="store_true", help="no notes or 'migrated FILE' lines on stderr")
     return parser
 
 
@@ -123,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             sys.stdout.write(explain(args.rule))
             return EXIT_OK
+        if args.command == "migrate":
+            return _migrate(args)
     except (UsageError, KeyError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         print(f"desched: {message}", file=sys.stderr)
@@ -221,6 +278,27 @@ def _lint(args: argparse.Namespace) -> int:
     counts = report.counts()
     failed = counts["errors"] > 0 or (strict and counts["warnings"] > 0)
     return EXIT_FINDINGS if failed and not args.exit_zero else EXIT_OK
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """``desched migrate``; the converter and file rewriting load only here."""
+    from . import versions
+    from .migrate.command import run
+
+    target = None
+    if args.target_version:
+        try:
+            target = versions.parse(args.target_version)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return run(
+        args.paths or ["."],
+        mode=args.mode,
+        target=target,
+        upstream_compatible=args.upstream_compatible,
+        merge_profiles=args.merge_profiles,
+        quiet=args.quiet,
+    )
 
 
 def _report(findings: list[Any], files: int, sources: dict[str, str], color: str) -> Any:

@@ -210,6 +210,12 @@ class _Run:
         kind = source.get("kind")
         if kind is not None and kind != KIND:
             self.refuse(f'no kind "{kind}" is registered for version "{V1ALPHA1}"', ("kind",))
+        if "profiles" in source and self.strict:
+            self.refuse(
+                '"profiles" is a v1alpha2 field in this v1alpha1 policy (upstream ignores it) and converting would '
+                f"lose it: if the policy already has the v1alpha2 shape, set apiVersion: {V1ALPHA2} by hand",
+                ("profiles",),
+            )
         if self.target < versions.OLDEST:
             self.refuse(
                 f"{V1ALPHA2} does not exist in {versions.render(self.target)}: target "

@@ -44,7 +44,9 @@ def test_lost_content_and_unknown_strategy():
     assert found == [("DS104", 3), ("DS104", 7), ("DS104", 9), ("DS104", 10)]
 
 
-CONVERTED = V1 + """\
+CONVERTED = (
+    V1
+    + """\
 strategies:
   LowNodeUtilization:
     enabled: true
@@ -60,6 +62,7 @@ strategies:
       nodeResourceUtilizationThresholds:
         thresholds: {cpu: 20}
 """
+)
 
 
 def test_v1alpha1_is_linted_as_converted_with_findings_on_source_lines():

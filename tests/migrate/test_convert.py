@@ -532,3 +532,16 @@ def test_docstring_examples() -> None:
     for name in ("linter.migrate.convert", "linter.migrate._decode", "linter.migrate._strategies"):
         failed, _ = doctest.testmod(sys.modules[name])
         assert failed == 0
+
+
+def test_v1alpha1_document_holding_profiles_is_refused_not_emptied():
+    import pytest
+
+    from linter.migrate import ConversionError, convert
+
+    source = {"apiVersion": "descheduler/v1alpha1", "kind": "DeschedulerPolicy", "profiles": [{"name": "p"}]}
+    with pytest.raises(ConversionError) as info:
+        convert(source)
+    assert info.value.path == ("profiles",)
+    assert "would lose it" in info.value.message
+    assert convert(source, strict=False).policy["apiVersion"] == "descheduler/v1alpha2"
