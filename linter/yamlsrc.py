@@ -26,14 +26,19 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 __all__ = [
+    "BOOLEANS",
+    "GO_FLOAT",
     "MAX_DEPTH",
     "MAX_EXPANDED_NODES",
     "Position",
     "YMap",
     "YSeq",
     "YamlError",
+    "key_text",
     "load_all",
     "locate",
+    "to_float",
+    "to_int",
 ]
 
 MAX_DEPTH = 256
@@ -82,7 +87,7 @@ class YSeq(list[Any]):
         self.styles: list[str] = []
 
 
-_BOOL = {
+BOOLEANS = {
     "yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
     "on": True, "On": True, "ON": True,
     "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
@@ -91,10 +96,11 @@ _BOOL = {
 _NULL = {"", "~", "null", "Null", "NULL"}
 _RESOLVERS = Resolver.yaml_implicit_resolvers
 # go-yaml (which upstream uses) also reads exponent forms without a dot, such as 1e3, as floats.
-_GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
+GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 
 
-def _to_int(text: str) -> int:
+def to_int(text: str) -> int:
+    """A YAML 1.1 integer (``0x1f``, ``017``, ``1_000``); raises ``ValueError``."""
     value = text.replace("_", "")
     sign = -1 if value.startswith("-") else 1
     value = value.lstrip("+-")
@@ -111,7 +117,8 @@ def _to_int(text: str) -> int:
     return sign * int(value)
 
 
-def _to_float(text: str) -> float:
+def to_float(text: str) -> float:
+    """A YAML float (``.inf``, ``1.5e3``); raises ``ValueError``."""
     value = text.replace("_", "").lower()
     sign = -1.0 if value.startswith("-") else 1.0
     value = value.lstrip("+-")
@@ -133,19 +140,19 @@ def _resolve_plain(text: str) -> Any:
         if kind == "null":
             return None
         if kind == "bool":
-            return _BOOL[text]
+            return BOOLEANS[text]
         if kind == "int":
             try:
-                return _to_int(text)
+                return to_int(text)
             except ValueError:
                 return text
         if kind == "float":
             try:
-                return _to_float(text)
+                return to_float(text)
             except ValueError:
                 return text
         return text  # timestamps, merge keys and values stay strings, as in a JSON round trip
-    if _GO_FLOAT.match(text):
+    if GO_FLOAT.match(text):
         return float(text)
     return None if text in _NULL else text
 
@@ -158,13 +165,13 @@ def _scalar(event: Any) -> Any:
     text = event.value
     try:
         if kind == "int":
-            return _to_int(text)
+            return to_int(text)
         if kind == "float":
-            return _to_float(text)
+            return to_float(text)
     except ValueError as exc:
         raise YamlError(f"cannot read {text!r} as !!{kind}", *_mark(event)) from exc
-    if kind == "bool" and text in _BOOL:
-        return _BOOL[text]
+    if kind == "bool" and text in BOOLEANS:
+        return BOOLEANS[text]
     if kind == "null":
         return None
     return text
@@ -175,7 +182,7 @@ def _mark(event: Any) -> Position:
     return mark.line + 1, mark.column + 1
 
 
-def _key_text(value: Any) -> str:
+def key_text(value: Any) -> str:
     """Map keys become strings, as in Kubernetes' YAML-to-JSON conversion."""
     if isinstance(value, str):
         return value
@@ -226,7 +233,7 @@ def _compose(events: Iterator[Any], max_depth: int, max_nodes: int) -> Iterator[
         if frame.key is None:
             if isinstance(value, (YMap, YSeq)):
                 raise YamlError("a mapping key must be a scalar", *pos)
-            frame.key = _key_text(value)
+            frame.key = key_text(value)
             frame.key_pos = pos
             frame.merge_pending = frame.key == "<<" and style == ""
             return

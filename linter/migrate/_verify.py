@@ -9,42 +9,18 @@ be the old node (same tags, values and order).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
+from ..yamlsrc import BOOLEANS, GO_FLOAT, key_text, to_float, to_int
 from ._emit import Path
 
 __all__ = ["matches", "scalar_value"]
 
 _TAG = "tag:yaml.org,2002:"
 _STR = _TAG + "str"
-_TRUE = frozenset({"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})
-_FALSE = frozenset({"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})
-_GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
-
-
-def _int(text: str) -> int:
-    value = text.replace("_", "")
-    sign = -1 if value.startswith("-") else 1
-    value = value.lstrip("+-")
-    for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
-        if value.startswith(prefix):
-            return sign * int(value[2:], base)
-    if value.startswith("0") and value != "0":
-        return sign * int(value, 8)
-    return sign * int(value)
-
-
-def _float(text: str) -> float:
-    value = text.replace("_", "").lower()
-    sign = -1.0 if value.startswith("-") else 1.0
-    value = value.lstrip("+-")
-    if value == ".nan":
-        return math.nan
-    return sign * (math.inf if value == ".inf" else float(value))
 
 
 def scalar_value(node: Any) -> Any:
@@ -54,14 +30,14 @@ def scalar_value(node: Any) -> Any:
     kind = tag[len(_TAG) :] if tag.startswith(_TAG) else ""
     plain = not node.style
     if kind == "str":
-        return float(text) if plain and _GO_FLOAT.match(text) else text
+        return float(text) if plain and GO_FLOAT.match(text) else text
     if kind == "null":
         return None
     if kind == "bool":
-        return True if text in _TRUE else False if text in _FALSE else text
+        return BOOLEANS.get(text, text)
     if kind in ("int", "float") and not (plain and ":" in text):
         try:
-            return _int(text) if kind == "int" else _float(text)
+            return to_int(text) if kind == "int" else to_float(text)
         except ValueError:
             return text
     return text
@@ -70,14 +46,7 @@ def scalar_value(node: Any) -> Any:
 def _key(node: Any) -> str | None:
     if not isinstance(node, yaml.ScalarNode):
         return None
-    value = scalar_value(node)
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return repr(value)
+    return key_text(scalar_value(node))
 
 
 def _same_data(left: Any, right: Any) -> bool:
@@ -96,7 +65,7 @@ def _reads_as(node: Any, value: Any) -> bool:
         seen: set[str] = set()
         for key_node, item in node.value:
             plain_str = (
-                key_node.tag == _STR and isinstance(key_node, yaml.ScalarNode) and not _GO_FLOAT.match(key_node.value)
+                key_node.tag == _STR and isinstance(key_node, yaml.ScalarNode) and not GO_FLOAT.match(key_node.value)
             )
             key = key_node.value if plain_str else _key(key_node)
             if key is None or key in seen or key not in value or not _reads_as(item, value[key]):
@@ -111,7 +80,7 @@ def _reads_as(node: Any, value: Any) -> bool:
         )
     if not isinstance(node, yaml.ScalarNode):
         return False
-    if node.tag == _STR and isinstance(value, str) and (node.style or not _GO_FLOAT.match(value)):
+    if node.tag == _STR and isinstance(value, str) and (node.style or not GO_FLOAT.match(value)):
         return bool(node.value == value)
     return _same_data(scalar_value(node), value)
 
