@@ -158,7 +158,50 @@ def _parser() -> argparse.ArgumentParser:
         "--merge-profiles", action="store_true", help="fold the one-profile-per-strategy output into one profile"
     )
     migrate.add_argument("-q", "--quiet", action="store_true", help="no notes or 'migrated FILE' lines on stderr")
+    _add_scope_parser(commands)
     return parser
+
+
+def _add_scope_parser(subparsers: Any) -> None:
+    """Register ``scope`` on the ``add_subparsers()`` object of the ``desched`` parser."""
+    scope = subparsers.add_parser(
+        "scope",
+        help="report which workloads each policy may evict, and why not",
+        description=(
+            "Evaluate every descheduler policy against the workloads of the inputs (Deployments, StatefulSets, "
+            "DaemonSets, Jobs, Pods, ... with their PDBs, HPAs, Namespaces, PriorityClasses and PVCs) and report, "
+            "per workload, whether an enabled deschedule/balance plugin may evict its pods, by which "
+            "profile/plugin, the reasons when out of scope and the PodDisruptionBudgets covering it."
+        ),
+        epilog="Exit codes: 0 success; 2 usage error, unreadable input or no policy found.",
+    )
+    scope.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or directories with policies and manifests (default: . unless --cluster is given); - reads stdin",
+    )
+    scope.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="SNAPSHOT",
+        help="output of 'kubectl get <kinds> -A -o yaml' (a kind: List) to read workloads from; repeatable",
+    )
+    scope.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="take the policies only from this file (repeatable) instead of from PATH and the snapshots",
+    )
+    scope.add_argument(
+        "--target-version",
+        metavar="v0.NN",
+        help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)",
+    )
+    scope.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    scope.add_argument("--all", action="store_true", help="also list every profile/plugin verdict with its notes")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "migrate":
             return _migrate(args)
+        if args.command == "scope":
+            from .workloads.command import run as scope
+
+            return scope(args)
     except (UsageError, KeyError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         print(f"desched: {message}", file=sys.stderr)
