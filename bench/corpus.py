@@ -81,12 +81,12 @@ PDB = """\
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
-  name: app-{n}
+  name: app-{app}
   namespace: team-{team}
 spec:
   maxUnavailable: 1
   selector:
-    matchLabels: {{app: app-{n}}}
+    matchLabels: {{app: app-{app}}}
 """
 
 
@@ -94,6 +94,7 @@ def render(kind: int, n: int, rng: random.Random) -> str:
     values = {
         "n": n, "team": n % 17, "limit": rng.randint(1, 20), "low": rng.randint(5, 30), "high": rng.randint(40, 90),
         "restarts": rng.randint(5, 200), "lifetime": rng.randint(3600, 864000), "replicas": rng.randint(1, 6),
+        "app": n - 1,  # a PDB file covers the Deployment written just before it
     }  # fmt: skip
     if kind == 0:
         return POLICY.format(**values)
@@ -102,7 +103,7 @@ def render(kind: int, n: int, rng: random.Random) -> str:
         return CONFIGMAP_HEAD.format(**values) + "".join("    " + line + "\n" for line in body.splitlines())
     if kind == 2:
         return DEPLOYMENT.format(**values)
-    return PDB.format(**values)
+    return PDB.format(**{**values, "team": (n - 1) % 17})
 
 
 def write_tree(root: str, count: int, seed: int = 7) -> list[str]:

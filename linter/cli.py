@@ -278,7 +278,7 @@ def _settings(args: argparse.Namespace) -> tuple[Any, list[str], bool]:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    from .engine import lint_file, lint_text
+    from .engine import FileResult, lint_file, lint_repository, lint_text
     from .finding import Finding
     from .sources import SourceError, iter_paths
 
@@ -294,6 +294,7 @@ def _lint(args: argparse.Namespace) -> int:
 
     findings: list[Finding] = []
     sources: dict[str, str] = {}
+    kept: list[FileResult] = []  # files with policies or other documents, for the repository rules
     files = 0
     for path in iter_paths(args.paths or ["."], ignore, on_error):
         try:
@@ -316,6 +317,12 @@ def _lint(args: argparse.Namespace) -> int:
         if result.findings:
             findings.extend(result.findings)
             sources[result.file] = result.text
+        if result.policies or result.others:
+            kept.append(result)
+    texts = {result.file: result.text for result in kept}
+    for finding in lint_repository(kept, settings):
+        findings.append(finding)
+        sources.setdefault(finding.file, texts.get(finding.file, ""))
     report = _report(findings, files, sources, args.color)
     _write(report, formats)
     for line in unreadable:

@@ -21,7 +21,7 @@ from .sources import SourceError, read_text
 from .suppress import parse as parse_suppressions
 from .yamlsrc import YamlError
 
-__all__ = ["FileResult", "Settings", "lint_file", "lint_text", "target_for"]
+__all__ = ["FileResult", "Settings", "lint_file", "lint_repository", "lint_text", "target_for"]
 
 _SYNTAX = "DS001"
 
@@ -43,8 +43,13 @@ class Settings:
         self.severities = severities if severities is not None else {}
         self.options = options if options is not None else {}
 
-    def enabled_rules(self) -> list[ModuleType]:
-        return [module for module in rule_registry.all_rules() if module.ID not in self.disabled]
+    def enabled_rules(self, scope: str = "document") -> list[ModuleType]:
+        """Enabled rules that check one document (``document``) or the whole run (``repository``)."""
+        return [
+            module
+            for module in rule_registry.all_rules()
+            if module.ID not in self.disabled and (module.SCOPE == "repository") == (scope == "repository")
+        ]
 
 
 class FileResult:
@@ -142,6 +147,31 @@ def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, 
     converted = ConvertedDoc(ctx.doc, conversion.policy, conversion.origins)
     after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
     _run(Context(converted, ctx.target, settings.options), after, settings, result, "after conversion to v1alpha2: ")
+
+
+def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
+    """Findings of the rules that need every file at once (policies meet workloads and PDBs); suppression applies
+    in the file each finding points at."""
+    modules = settings.enabled_rules("repository")
+    if not modules or not any(result.policies for result in results):
+        return []
+    if not any(result.others for result in results):
+        return []
+    from .rules._repository import Repository
+
+    policies = [(doc, target_for(doc, settings)) for result in results for doc in result.policies]
+    repo = Repository(policies, ((result.file, doc) for result in results for doc in result.others))
+    found: list[Finding] = []
+    for module in modules:
+        for hit in module.check(repo):
+            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
+    texts = {result.file: result.text for result in results}
+    placed: list[Finding] = []
+    for file in sorted({finding.file for finding in found}):
+        mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
+        placed.extend(_suppress(texts.get(file, ""), mine))
+    return placed
 
 
 def _suppress(text: str, findings: list[Finding]) -> list[Finding]:

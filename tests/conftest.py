@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from linter import versions
-from linter.engine import Settings, lint_text
+from linter.engine import Settings, lint_repository, lint_text
 from linter.finding import Finding
 
 
@@ -14,7 +14,8 @@ def lint(text: str, target: str | None = None, file: str = "policy.yaml", **sett
     chosen = Settings(target=versions.parse(target) if target else versions.DEFAULT)
     for key, value in settings.items():
         setattr(chosen, key, value)
-    return lint_text(file, text, chosen).findings
+    result = lint_text(file, text, chosen)
+    return result.findings + lint_repository([result], chosen)
 
 
 @pytest.fixture

@@ -44,6 +44,13 @@ _MODULES = (
     "ds309_metrics_provider",
     "ds310_priority_threshold",
     "ds311_short_pod_lifetime",
+    "ds401_workload_without_pdb",
+    "ds402_pdb_blocks_eviction",
+    "ds403_several_pdbs",
+    "ds404_single_replica",
+    "ds405_evictable_storage",
+    "ds406_system_critical_evictable",
+    "ds407_never_rebalanced",
 )
 
 RETIRED: tuple[str, ...] = ()

@@ -95,12 +95,17 @@ class Context:
         return name if isinstance(name, str) else ""
 
     def plugin_configs(self, profile: dict[str, Any]) -> Iterator[tuple[int, str, Any]]:
-        """``(index, name, args)`` of each well-formed pluginConfig entry."""
-        entries = profile.get("pluginConfig")
-        if isinstance(entries, list):
-            for index, entry in enumerate(entries):
-                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                    yield index, entry["name"], entry.get("args")
+        """``(index, name, args)`` of each well-formed pluginConfig entry (computed once per profile)."""
+        table: dict[int, list[tuple[int, str, Any]]] = self.cache.setdefault("plugin_configs", {})
+        found = table.get(id(profile))
+        if found is None:
+            found = table[id(profile)] = []
+            entries = profile.get("pluginConfig")
+            if isinstance(entries, list):
+                for index, entry in enumerate(entries):
+                    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                        found.append((index, entry["name"], entry.get("args")))
+        return iter(found)
 
     def plugin_args(self, profile: dict[str, Any], plugin: str) -> tuple[int, dict[str, Any]] | None:
         """Index and args of the first pluginConfig entry for ``plugin`` (upstream uses the first), if any."""

@@ -40,6 +40,9 @@ __all__ = [
     "Verdict",
     "active_protections",
     "evaluate",
+    "local_storage",
+    "pod_priority",
+    "pvc_claims",
     "summarize",
 ]
 
@@ -173,7 +176,7 @@ def _volume_name(volume: dict[str, Any]) -> str:
     return name if isinstance(name, str) else "?"
 
 
-def _pod_priority(workload: Workload, inventory: Inventory) -> tuple[int | None, str]:
+def pod_priority(workload: Workload, inventory: Inventory) -> tuple[int | None, str]:
     """The priority admission would give the pods, and where it comes from; ``None`` when the class is unknown."""
     name = workload.priority_class
     if name is None:
@@ -183,7 +186,7 @@ def _pod_priority(workload: Workload, inventory: Inventory) -> tuple[int | None,
     return _priority_of(name, inventory), f"class {name}"
 
 
-def _local_storage(workload: Workload) -> str | None:
+def local_storage(workload: Workload) -> str | None:
     for volume in _volumes(workload):
         for source in ("emptyDir", "hostPath"):
             if volume.get(source) is not None:
@@ -191,7 +194,7 @@ def _local_storage(workload: Workload) -> str | None:
     return None
 
 
-def _claims(workload: Workload) -> list[tuple[str, str | None, bool]]:
+def pvc_claims(workload: Workload) -> list[tuple[str, str | None, bool]]:
     """``(claim, storage class, known)`` of each PVC volume; StatefulSet claim templates count (known class)."""
     claims: list[tuple[str, str | None, bool]] = []
     for volume in _volumes(workload):
@@ -222,7 +225,7 @@ def _claim_class(claim: tuple[str, str | None, bool], workload: Workload, invent
 def _check_system_critical(ev: _Evictor, workload: Workload, inventory: Inventory, notes: list[str]) -> str | None:
     if "SystemCriticalPods" not in ev.protections:
         return None
-    priority, source = _pod_priority(workload, inventory)
+    priority, source = pod_priority(workload, inventory)
     if priority is None:
         notes.append(f"priority of {source} unknown: assumed not system-critical and below the threshold")
         return None
@@ -243,10 +246,10 @@ def _check_bare(ev: _Evictor, workload: Workload) -> str | None:
     return "bare pod: evictable only once Failed (FailedBarePods disabled), and a manifest is not Failed"
 
 
-def _check_local_storage(ev: _Evictor, workload: Workload) -> str | None:
+def _checklocal_storage(ev: _Evictor, workload: Workload) -> str | None:
     if "PodsWithLocalStorage" not in ev.protections:
         return None
-    found = _local_storage(workload)
+    found = local_storage(workload)
     return f"protected: PodsWithLocalStorage ({found})" if found else None
 
 
@@ -259,7 +262,7 @@ def _check_daemonset(ev: _Evictor, workload: Workload) -> str | None:
 def _check_pvc(ev: _Evictor, workload: Workload, inventory: Inventory) -> str | None:
     if "PodsWithPVC" not in ev.protections:
         return None
-    for claim in _claims(workload):
+    for claim in pvc_claims(workload):
         if ev.protected_classes is None:
             return f"protected: PodsWithPVC (claim {claim[0]})"
         found, storage_class = _claim_class(claim, workload, inventory)
@@ -281,7 +284,7 @@ def _check_pdb(ev: _Evictor, workload: Workload, index: PDBIndex, cache: dict[in
     return None if covered else "protected: PodsWithoutPDB (no PodDisruptionBudget selects its pods)"
 
 
-def _check_resource_claims(ev: _Evictor, workload: Workload) -> str | None:
+def _check_resourcepvc_claims(ev: _Evictor, workload: Workload) -> str | None:
     claims = workload.pod_spec.get("resourceClaims")
     if "PodsWithResourceClaims" in ev.protections and isinstance(claims, list) and claims:
         return "protected: PodsWithResourceClaims (spec.resourceClaims)"
@@ -331,11 +334,11 @@ def _evictor_reasons(
         checks = (
             _check_system_critical(ev, workload, inventory, notes),
             _check_bare(ev, workload),
-            _check_local_storage(ev, workload),
+            _checklocal_storage(ev, workload),
             _check_daemonset(ev, workload),
             _check_pvc(ev, workload, inventory),
             _check_pdb(ev, workload, index, cache),
-            _check_resource_claims(ev, workload),
+            _check_resourcepvc_claims(ev, workload),
             _check_label_selector(ev, workload),
             _check_min_replicas(ev, workload),
         )

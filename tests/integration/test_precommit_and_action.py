@@ -59,6 +59,14 @@ def test_hook_definition_matches_pre_commit_expectations():
     assert hook.get("pass_filenames", True) is True
 
 
+def test_whole_repository_hook_lints_everything_in_one_run():
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as handle:
+        hooks = yaml.safe_load(handle)
+    [hook] = [h for h in hooks if h["id"] == "desched-lint-repository"]
+    assert hook["pass_filenames"] is False and hook["always_run"] is True
+    assert hook["entry"] == "desched lint ."
+
+
 def test_action_is_composite_and_uploads_sarif():
     with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as handle:
         action = yaml.safe_load(handle)

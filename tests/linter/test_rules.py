@@ -44,7 +44,7 @@ def test_metadata_is_complete(module):
     assert module.SUMMARY and not module.SUMMARY.endswith(".")
     assert len(module.RATIONALE) > 60
     assert module.REMEDIATION.endswith(".")
-    assert module.SCOPE in ("file", "policy", "profile", "pluginConfig")
+    assert module.SCOPE in ("file", "policy", "profile", "pluginConfig", "repository")
     assert module.EXAMPLES.get("pass") and module.EXAMPLES.get("fail")
     assert module.__doc__ and module.__doc__.startswith(module.ID)
     assert callable(module.check)

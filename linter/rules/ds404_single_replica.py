@@ -1,0 +1,36 @@
+"""DS404: an evictable workload with a single replica."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._repository import RepoHit, Repository
+from ._workload_examples import POLICY, deployment
+
+ID = "DS404"
+NAME = "single-replica"
+SEVERITY = "warning"
+SCOPE = "repository"
+SUMMARY = "Evictable single-replica workload"
+RATIONALE = (
+    "Every eviction of a one-replica workload is an outage until the replacement pod is ready, and a PDB cannot "
+    "both protect it and let the descheduler move it. DefaultEvictor `minReplicas: 2` skips such workloads."
+)
+REMEDIATION = "Run at least two replicas with a PDB, or set DefaultEvictor minReplicas: 2 to leave it alone."
+EXAMPLES = {
+    "pass": [POLICY + deployment("web", 2)],
+    "fail": [POLICY + deployment("web", 1)],
+}
+
+
+def check(repo: Repository) -> Iterator[RepoHit]:
+    for target in repo.targeted():
+        workload = target.workload
+        if workload.replicas != 1:
+            continue
+        yield RepoHit(
+            *workload.where(("metadata", "name")),
+            f"single replica evictable by {target.who()}: every eviction is an outage; add replicas and a "
+            "PodDisruptionBudget, or set DefaultEvictor minReplicas: 2",
+            f"{workload.kind} {workload.namespace}/{workload.name}",
+        )

@@ -1,0 +1,68 @@
+"""DS406: system-critical pods made evictable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..workloads.scope import SYSTEM_CRITICAL, pod_priority
+from ._repository import RepoHit, Repository, Targeted
+from ._workload_examples import deployment
+
+ID = "DS406"
+NAME = "system-critical-evictable"
+SEVERITY = "warning"
+SCOPE = "repository"
+SUMMARY = "System-critical pods made evictable"
+RATIONALE = (
+    "By default DefaultEvictor never evicts system-critical pods (priority 2000000000 and above). Turning the "
+    "SystemCriticalPods protection off (or `evictSystemCriticalPods: true`) also turns off the priority threshold, "
+    "and a plugin whose namespaces explicitly include kube-system reaches the control plane's add-ons. Merely not "
+    "excluding kube-system is not flagged: the protection still holds there."
+)
+REMEDIATION = "Keep the SystemCriticalPods protection on, and do not include kube-system in plugin namespaces."
+_OFF = (
+    "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: default\n  pluginConfig:\n"
+    "  - name: DefaultEvictor\n    args: {podProtections: {defaultDisabled: [SystemCriticalPods]}}\n"
+    "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
+)
+EXAMPLES = {
+    "pass": [_OFF.replace("SystemCriticalPods", "PodsWithLocalStorage") + deployment("dns", 2, "", "x")],
+    "fail": [_OFF + deployment("dns", 2, "", "system-cluster-critical", "kube-system")],
+}
+
+
+def _includes_kube_system(target: Targeted) -> bool:
+    """Whether a plugin that may evict the workload names kube-system in its namespaces.include."""
+    root = target.analysis.policy
+    if not isinstance(root, dict) or not isinstance(root.get("profiles"), list):
+        return False
+    wanted = {tuple(label.split("/", 1)) for label in target.summary.targeted_by}
+    for profile in root["profiles"]:
+        if not isinstance(profile, dict) or not isinstance(profile.get("pluginConfig"), list):
+            continue
+        for entry in profile["pluginConfig"]:
+            if not isinstance(entry, dict) or (profile.get("name"), entry.get("name")) not in wanted:
+                continue
+            args = entry.get("args")
+            namespaces = args.get("namespaces") if isinstance(args, dict) else None
+            include = namespaces.get("include") if isinstance(namespaces, dict) else None
+            if isinstance(include, list) and "kube-system" in include:
+                return True
+    return False
+
+
+def check(repo: Repository) -> Iterator[RepoHit]:
+    for target in repo.targeted():
+        workload = target.workload
+        priority, source = pod_priority(workload, repo.inventory)
+        if priority is not None and priority >= SYSTEM_CRITICAL:
+            why = f"system-critical (priority {priority} from {source})"
+        elif workload.namespace == "kube-system" and _includes_kube_system(target):
+            why = "in kube-system, which a plugin's namespaces.include names explicitly"
+        else:
+            continue
+        yield RepoHit(
+            *workload.where(("metadata", "name")),
+            f"{why}, yet evictable by {target.who()}",
+            f"{workload.kind} {workload.namespace}/{workload.name}",
+        )
