@@ -34,6 +34,17 @@ class Hit(NamedTuple):
     severity: str | None = None
 
 
+class RepoHit(NamedTuple):
+    """A repository rule's finding (DS4xx): it points at a workload or PDB in any file, so it carries its position."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+    object: str
+    severity: str | None = None
+
+
 class PluginRef(NamedTuple):
     """One name in a ``plugins.<point>.enabled`` list."""
 

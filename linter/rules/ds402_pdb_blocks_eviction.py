@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ..workloads import allowed_disruptions
-from ._repository import RepoHit, Repository
+from ._base import RepoHit
+
+if TYPE_CHECKING:
+    from ._repository import Repository
 from ._workload_examples import POLICY, deployment, pdb
 
 ID = "DS402"
@@ -26,6 +29,8 @@ EXAMPLES = {
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:
+    from ..workloads import allowed_disruptions
+
     for target in repo.targeted():
         workload = target.workload
         for budget in repo.pdbs(workload):

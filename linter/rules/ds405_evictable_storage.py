@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ..workloads.scope import local_storage, pvc_claims
-from ._repository import RepoHit, Repository
+from ._base import RepoHit
+
+if TYPE_CHECKING:
+    from ._repository import Repository
 from ._workload_examples import POLICY, deployment
 
 ID = "DS405"
@@ -26,6 +29,8 @@ EXAMPLES = {
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:
+    from ..workloads.scope import local_storage, pvc_claims
+
     for target in repo.targeted():
         workload = target.workload
         claims = [claim for claim, _, _ in pvc_claims(workload)]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ..workloads.scope import SYSTEM_CRITICAL, pod_priority
-from ._repository import RepoHit, Repository, Targeted
+from ._base import RepoHit
+
+if TYPE_CHECKING:
+    from ._repository import Repository, Targeted
 from ._workload_examples import deployment
 
 ID = "DS406"
@@ -52,6 +55,8 @@ def _includes_kube_system(target: Targeted) -> bool:
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:
+    from ..workloads.scope import SYSTEM_CRITICAL, pod_priority
+
     for target in repo.targeted():
         workload = target.workload
         priority, source = pod_priority(workload, repo.inventory)

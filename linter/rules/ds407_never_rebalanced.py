@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ._repository import RepoHit, Repository
+from ._base import RepoHit
+
+if TYPE_CHECKING:
+    from ._repository import Repository
 from ._workload_examples import deployment, pdb
 
 ID = "DS407"
