@@ -159,6 +159,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     migrate.add_argument("-q", "--quiet", action="store_true", help="no notes or 'migrated FILE' lines on stderr")
     _add_scope_parser(commands)
+    render = commands.add_parser(
+        "render",
+        help="print the DeschedulerPolicy the OpenShift operator generates for a KubeDescheduler",
+        description=(
+            "Render every KubeDescheduler (operator.openshift.io/v1) of FILE the way the Kube Descheduler Operator "
+            "does, and print the DeschedulerPolicy it writes into ConfigMap cluster, key policy.yaml."
+        ),
+        epilog="Exit codes: 0 rendered; 2 unreadable input, no KubeDescheduler, or a CR the operator refuses.",
+    )
+    render.add_argument("file", metavar="FILE", help="file with a KubeDescheduler; - reads stdin")
+    render.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="a namespace that exists when the operator starts (repeatable; openshift-* ones are protected; "
+        "the operator's own namespace is always there)",
+    )
+    render.add_argument(
+        "--prometheus-host", metavar="HOST", help="host of route openshift-monitoring/prometheus-k8s (for KubeVirt)"
+    )
     return parser
 
 
@@ -223,6 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "migrate":
             return _migrate(args)
+        if args.command == "render":
+            from .openshift.command import RenderFailure
+            from .openshift.command import run as render
+
+            try:
+                return render(args.file, args.namespace, args.prometheus_host)
+            except RenderFailure as exc:
+                raise UsageError(str(exc)) from None
         if args.command == "scope":
             from .workloads.command import run as scope
 

@@ -3,9 +3,10 @@
 :func:`extract` walks the documents of one file and returns a :class:`PolicyDoc` for every DeschedulerPolicy it
 finds: a raw policy document, a policy held in any ``data`` key of a ConfigMap (the chart's default key is
 ``policy.yaml``), or the descheduler Helm chart's values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``),
-also inside ``kind: List``. Everything else is returned as ``others`` untouched (later analyses read workloads
-from it). A :class:`PolicyDoc` maps a JSON-pointer path inside the policy to a line and column of the *outer*
-file, including inside a ConfigMap's block scalar.
+also inside ``kind: List``. OpenShift's ``KubeDescheduler`` (operator.openshift.io/v1) is returned as a
+:class:`PolicyDoc` of shape ``kubedescheduler`` whose ``root`` is the whole object. Everything else is returned as
+``others`` untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a JSON-pointer path inside
+the policy to a line and column of the *outer* file, including inside a ConfigMap's block scalar.
 """
 
 from __future__ import annotations
@@ -16,9 +17,18 @@ from typing import Any, NamedTuple
 
 from .yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
 
-__all__ = ["POLICY_GROUP", "EmbeddedError", "Extraction", "PolicyDoc", "extract", "looks_like_policy"]
+__all__ = [
+    "KUBEDESCHEDULER",
+    "POLICY_GROUP",
+    "EmbeddedError",
+    "Extraction",
+    "PolicyDoc",
+    "extract",
+    "looks_like_policy",
+]
 
 POLICY_GROUP = "descheduler"
+KUBEDESCHEDULER = "KubeDescheduler"
 _HELM_KEY = "deschedulerPolicy"
 _HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
@@ -28,7 +38,8 @@ class PolicyDoc:
     """One descheduler policy found in a file.
 
     ``root`` is the policy mapping, ``api_version``/``kind`` are its envelope values (``None`` when absent),
-    ``shape`` is ``policy``, ``configmap`` or ``helm``. :meth:`position` answers outer-file positions.
+    ``shape`` is ``policy``, ``configmap``, ``helm`` or ``kubedescheduler`` (``root`` is then the whole
+    KubeDescheduler object, not a policy). :meth:`position` answers outer-file positions.
     """
 
     __slots__ = (
@@ -165,6 +176,10 @@ def _visit(file: str, text: str, doc: Any, result: Extraction) -> None:
         found = _configmap_docs(file, text, doc, result)
         if not found:
             result.others.append(doc)
+        return
+    if kind == KUBEDESCHEDULER:
+        label = _object_name(doc, KUBEDESCHEDULER)
+        result.policies.append(PolicyDoc(file, doc, doc.get("apiVersion"), kind, "kubedescheduler", label, doc))
         return
     if looks_like_policy(doc):
         label = _object_name(doc, "DeschedulerPolicy")

@@ -112,6 +112,10 @@ def lint_text(file: str, text: str, settings: Settings, modules: Iterable[Module
     active = list(modules) if modules is not None else settings.enabled_rules()
     for doc in extraction.policies:
         ctx = Context(doc, target_for(doc, settings), settings.options)
+        if ctx.is_kubedescheduler:
+            _run(ctx, [module for module in active if module.ID in _ON_KUBEDESCHEDULER], settings, result)
+            _run_rendered(ctx, active, settings, result)
+            continue
         _run(ctx, active, settings, result)
         if ctx.is_v1alpha1:
             _run_converted(ctx, active, settings, result)
@@ -147,6 +151,26 @@ def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, 
     converted = ConvertedDoc(ctx.doc, conversion.policy, conversion.origins)
     after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
     _run(Context(converted, ctx.target, settings.options), after, settings, result, "after conversion to v1alpha2: ")
+
+
+# On a KubeDescheduler itself only its own rules and the generic YAML ones run; the policy rules see the rendering.
+_ON_KUBEDESCHEDULER = ("DS210", "DS501", "DS502", "DS503", "DS504")
+
+
+def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
+    """Lint the policy the OpenShift operator renders from a KubeDescheduler, with findings on the CR's lines."""
+    from .openshift import RenderError, render
+    from .openshift.view import RenderedDoc
+
+    try:
+        rendering = render(ctx.policy)
+    except RenderError:
+        return  # DS501/DS502 report why the operator refuses it
+    rendered = RenderedDoc(ctx.doc, rendering.policy, rendering.origins)
+    after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
+    _run(
+        Context(rendered, ctx.target, settings.options), after, settings, result, "in the policy the operator renders: "
+    )
 
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:

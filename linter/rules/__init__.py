@@ -51,6 +51,10 @@ _MODULES = (
     "ds405_evictable_storage",
     "ds406_system_critical_evictable",
     "ds407_never_rebalanced",
+    "ds501_openshift_profile_conflict",
+    "ds502_openshift_invalid_spec",
+    "ds503_openshift_ignored_setting",
+    "ds504_openshift_predictive_mode",
 )
 
 RETIRED: tuple[str, ...] = ()

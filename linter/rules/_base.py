@@ -83,8 +83,15 @@ class Context:
         return bool(self.doc.api_version == V1ALPHA1)
 
     @property
+    def is_kubedescheduler(self) -> bool:
+        """True for OpenShift's KubeDescheduler resource (``policy`` is then the whole CR, not a policy)."""
+        return self.doc.shape == "kubedescheduler"
+
+    @property
     def is_v1alpha2(self) -> bool:
         """True for a v1alpha2 document, and for one without apiVersion that has v1alpha2's shape."""
+        if self.is_kubedescheduler:
+            return False
         if self.doc.api_version == V1ALPHA2:
             return True
         return self.doc.api_version is None and "strategies" not in self.doc.root

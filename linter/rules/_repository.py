@@ -11,20 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from .. import versions
 from ..documents import PolicyDoc
+from ..policy.effective import effective_policy
 from ..workloads import PDB, Inventory, PDBIndex, Summary, Verdict, Workload, collect, evaluate, summarize
+from ._base import RepoHit
 
 __all__ = ["Analysis", "RepoHit", "Repository", "Targeted"]
-
-
-class RepoHit(NamedTuple):
-    file: str
-    line: int
-    column: int
-    message: str
-    object: str
-    severity: str | None = None
 
 
 class Analysis(NamedTuple):
@@ -77,7 +69,7 @@ class Repository:
             groups: dict[str, tuple[Any, int, list[PolicyDoc]]] = {}
             if self.inventory.workloads:
                 for doc, target in self.policies:
-                    policy = _v1alpha2(doc, target)
+                    policy, _ = effective_policy(doc, target)
                     key = _signature(policy, target)
                     groups.setdefault(key, (policy, target, []))[2].append(doc)
             self._analyses = []
@@ -131,12 +123,3 @@ def _signature(policy: Any, target: int) -> str:
             configs.append((entry.get("name"), args))
         reduced.append((points, configs))  # profile names do not change who is evicted
     return json.dumps([target, reduced], sort_keys=True, default=str)
-
-
-def _v1alpha2(doc: PolicyDoc, target: int) -> Any:
-    if doc.api_version != "descheduler/v1alpha1":
-        return doc.root
-    from ..migrate.convert import convert
-
-    upstream = target < versions.V1ALPHA1_REMOVED
-    return convert(doc.root, target=target, strict=False, upstream_compatible=upstream).policy

@@ -39,6 +39,7 @@ from typing import Any
 from .. import versions
 from ..documents import PolicyDoc
 from ..engine import FileResult, Settings, lint_file, target_for
+from ..policy.effective import effective_policy
 from ..sources import iter_paths
 from .model import PDB, Inventory, Workload, collect
 from .pdb import PDBIndex, allowed_disruptions
@@ -48,7 +49,6 @@ __all__ = ["run"]
 
 EXIT_OK, EXIT_ERROR = 0, 2
 _SYNTAX = "DS001"
-_V1ALPHA1 = "descheduler/v1alpha1"
 _NO_PLUGIN = "no deschedule or balance plugin is enabled"
 
 
@@ -179,21 +179,12 @@ def _analyse(paths: list[str], cluster: list[str], policy_paths: list[str], targ
     return {"policies": reports, "summary": summary}
 
 
-def _policy_root(doc: PolicyDoc, target: int) -> tuple[Any, bool]:
-    if doc.api_version != _V1ALPHA1:
-        return doc.root, False
-    from ..migrate.convert import convert
-
-    upstream = target < versions.V1ALPHA1_REMOVED
-    return convert(doc.root, strict=False, target=target, upstream_compatible=upstream).policy, True
-
-
 def _policy_report(
     doc: PolicyDoc, inventory: Inventory, index: PDBIndex, settings: Settings, full: bool, evictable: set[int]
 ) -> dict[str, Any]:
     """The report of one policy; adds the ``id`` of each workload it may evict to ``evictable``."""
     target = target_for(doc, settings)
-    root, converted = _policy_root(doc, target)
+    root, converted = effective_policy(doc, target)
     by_workload: dict[int, list[Verdict]] = {}
     for verdict in evaluate(root, inventory, target, index):
         by_workload.setdefault(id(verdict.workload), []).append(verdict)
@@ -319,7 +310,8 @@ def _render_text(report: dict[str, Any]) -> str:
     for policy in report["policies"]:
         details = [policy["api_version"] or "no apiVersion", f"target {policy['target']}"]
         if policy["converted"]:
-            details.append("converted to v1alpha2")
+            rendered = str(policy["object"]).startswith("KubeDescheduler")
+            details.append("as the operator renders it" if rendered else "converted to v1alpha2")
         lines.append(f"{policy['file']}:{policy['line']}: {policy['object']} ({', '.join(details)})")
         if not policy["workloads"]:
             lines.append("  no workloads in the inputs")

@@ -254,3 +254,23 @@ def test_scope_never_imports_heavy_stacks():
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "0 []"
+
+
+def test_scope_judges_a_kubedescheduler_by_the_policy_the_operator_renders(tmp_path, capsys):
+    import shutil
+
+    golden = os.path.join(os.path.dirname(__file__), "..", "openshift", "golden", "example1.input.yaml")
+    shutil.copy(golden, tmp_path / "kubedescheduler.yaml")
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n"
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec: {containers: [{name: c, image: i}]}\n"
+    )
+    from linter.cli import main
+
+    assert main(["scope", "--format", "json", str(tmp_path)]) == 0
+    [policy] = json.loads(capsys.readouterr().out)["policies"]
+    assert policy["converted"] is True and policy["object"].startswith("KubeDescheduler")
+    [workload] = policy["workloads"]
+    assert workload["evictable"] is True
+    assert {entry["plugin"] for entry in workload["targeted_by"]} >= {"PodLifeTime", "LowNodeUtilization"}

@@ -1,0 +1,30 @@
+"""Shared by DS501-DS504: the problems of a KubeDescheduler, computed once per document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..openshift.validate import Problem, problems
+from ._base import Context, Hit
+
+__all__ = ["example", "hits"]
+
+_KD = "apiVersion: operator.openshift.io/v1\nkind: KubeDescheduler\nmetadata:\n  name: cluster\n"
+_KD += "  namespace: openshift-kube-descheduler-operator\nspec:\n"
+
+
+def example(spec: str) -> str:
+    """A KubeDescheduler example with ``spec`` (indented two spaces) under the usual envelope."""
+    return _KD + spec
+
+
+def hits(ctx: Context, rule: str) -> Iterator[Hit]:
+    """The hits of ``rule`` on a KubeDescheduler document (nothing on any other document)."""
+    if not ctx.is_kubedescheduler:
+        return
+    found: list[Problem] = ctx.cache.get("openshift")  # type: ignore[assignment]
+    if found is None:
+        found = ctx.cache["openshift"] = problems(ctx.policy)
+    for problem in found:
+        if problem.rule == rule:
+            yield Hit(problem.message, problem.path, key=problem.key)

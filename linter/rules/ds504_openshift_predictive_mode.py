@@ -1,0 +1,31 @@
+"""DS504: a KubeDescheduler in Predictive mode (the default) evicts nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._base import Context, Hit
+from ._openshift import example, hits
+
+ID = "DS504"
+NAME = "openshift-predictive-mode"
+SEVERITY = "info"
+SCOPE = "policy"
+SUMMARY = "KubeDescheduler in Predictive mode evicts nothing"
+RATIONALE = (
+    "`spec.mode` defaults to `Predictive`, which runs the descheduler with `--dry-run=true`: it computes and logs "
+    "evictions and exports metrics, but evicts no pod (and the KubeVirt soft-tainter applies no taint). A CR "
+    "without `mode` therefore looks active and does nothing."
+)
+REMEDIATION = "Set `mode: Automatic` once the predicted evictions look right, or set `mode: Predictive` explicitly."
+EXAMPLES = {
+    "pass": [example("  mode: Automatic\n  deschedulingIntervalSeconds: 3600\n  profiles: [AffinityAndTaints]\n")],
+    "fail": [
+        example("  deschedulingIntervalSeconds: 3600\n  profiles: [AffinityAndTaints]\n"),
+        example("  mode: Predictive\n  deschedulingIntervalSeconds: 3600\n  profiles: [AffinityAndTaints]\n"),
+    ],
+}
+
+
+def check(ctx: Context) -> Iterator[Hit]:
+    yield from hits(ctx, ID)
