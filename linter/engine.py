@@ -29,7 +29,7 @@ _SYNTAX = "DS001"
 class Settings:
     """What to check: ``target`` is the release (``None``: from the chart, else the newest)."""
 
-    __slots__ = ("disabled", "options", "severities", "target")
+    __slots__ = ("_enabled", "disabled", "options", "severities", "target")
 
     def __init__(
         self,
@@ -42,14 +42,19 @@ class Settings:
         self.disabled = disabled if disabled is not None else set()
         self.severities = severities if severities is not None else {}
         self.options = options if options is not None else {}
+        self._enabled: dict[tuple[str, frozenset[str]], list[ModuleType]] = {}
 
     def enabled_rules(self, scope: str = "document") -> list[ModuleType]:
         """Enabled rules that check one document (``document``) or the whole run (``repository``)."""
-        return [
-            module
-            for module in rule_registry.all_rules()
-            if module.ID not in self.disabled and (module.SCOPE == "repository") == (scope == "repository")
-        ]
+        key = (scope, frozenset(self.disabled))
+        found = self._enabled.get(key)
+        if found is None:
+            found = self._enabled[key] = [
+                module
+                for module in rule_registry.all_rules()
+                if module.ID not in self.disabled and (module.SCOPE == "repository") == (scope == "repository")
+            ]
+        return found
 
 
 class FileResult:

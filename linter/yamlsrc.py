@@ -47,6 +47,14 @@ MAX_EXPANDED_NODES = 2_000_000
 Position = tuple[int, int]
 
 _TAG = "tag:yaml.org,2002:"
+_ScalarEvent = yaml.events.ScalarEvent
+_MappingStartEvent = yaml.events.MappingStartEvent
+_SequenceStartEvent = yaml.events.SequenceStartEvent
+_MappingEndEvent = yaml.events.MappingEndEvent
+_SequenceEndEvent = yaml.events.SequenceEndEvent
+_AliasEvent = yaml.events.AliasEvent
+_DocumentEndEvent = yaml.events.DocumentEndEvent
+_StreamEndEvent = yaml.events.StreamEndEvent
 
 
 class YamlError(Exception):
@@ -62,7 +70,7 @@ class YamlError(Exception):
 class YMap(dict[str, Any]):
     """A mapping that knows where it, its keys and its values stand in the source."""
 
-    __slots__ = ("column", "duplicates", "key_pos", "line", "styles", "value_pos")
+    __slots__ = ("column", "duplicates", "key_pos", "line", "nested_duplicates", "styles", "value_pos")
 
     def __init__(self, line: int, column: int) -> None:
         super().__init__()
@@ -72,6 +80,8 @@ class YMap(dict[str, Any]):
         self.value_pos: dict[str, Position] = {}
         self.styles: dict[str, str] = {}
         self.duplicates: list[tuple[str, Position]] = []
+        # On a document's root: how many duplicate keys the whole document holds; -1 elsewhere (unknown).
+        self.nested_duplicates = -1
 
 
 class YSeq(list[Any]):
@@ -157,10 +167,23 @@ def _resolve_plain(text: str) -> Any:
     return None if text in _NULL else text
 
 
+_PLAIN: dict[str, Any] = {}  # resolved plain scalars; keys and small values repeat across files
+_PLAIN_LIMIT = 50_000
+
+
 def _scalar(event: Any) -> Any:
     tag = event.tag
     if tag is None or tag == "!":
-        return _resolve_plain(event.value) if event.implicit[0] else event.value
+        if not event.implicit[0]:
+            return event.value
+        text = event.value
+        try:
+            return _PLAIN[text]
+        except KeyError:
+            value = _resolve_plain(text)
+            if len(_PLAIN) < _PLAIN_LIMIT and len(text) < 64:
+                _PLAIN[text] = value
+            return value
     kind = tag[len(_TAG) :] if tag.startswith(_TAG) else ""
     text = event.value
     try:
@@ -208,14 +231,15 @@ class _Frame:
         self.merge_pending = False
 
 
-def _compose(events: Iterator[Any], max_depth: int, max_nodes: int) -> Iterator[Any]:
+def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
     anchors: dict[str, tuple[Any, int]] = {}
     stack: list[_Frame] = []
     expanded = 0
+    duplicates = 0
     document: Any = None
 
     def attach(value: Any, pos: Position, style: str, weight: int) -> None:
-        nonlocal document, expanded
+        nonlocal document, expanded, duplicates
         expanded += weight
         if expanded > max_nodes:
             raise YamlError(f"document expands to more than {max_nodes} nodes through aliases (alias bomb?)", *pos)
@@ -244,44 +268,53 @@ def _compose(events: Iterator[Any], max_depth: int, max_nodes: int) -> Iterator[
             return
         if key in node:
             node.duplicates.append((key, frame.key_pos))
+            duplicates += 1
         node[key] = value
         node.key_pos[key] = frame.key_pos
         node.value_pos[key] = pos
         node.styles[key] = style
 
-    for event in events:
-        name = type(event).__name__
-        if name == "ScalarEvent":
+    get = parser.get_event
+    while True:
+        event = get()
+        cls = event.__class__
+        if cls is _ScalarEvent:
             value = _scalar(event)
             if event.anchor:
                 anchors[event.anchor] = (value, 1)
-            attach(value, _mark(event), event.style or "", 1)
-        elif name in ("MappingStartEvent", "SequenceStartEvent"):
+            mark = event.start_mark
+            attach(value, (mark.line + 1, mark.column + 1), event.style or "", 1)
+        elif cls is _MappingStartEvent or cls is _SequenceStartEvent:
             if len(stack) >= max_depth:
                 raise YamlError(f"nesting deeper than {max_depth} levels", *_mark(event))
             line, column = _mark(event)
-            node: YMap | YSeq = YMap(line, column) if name == "MappingStartEvent" else YSeq(line, column)
+            node: YMap | YSeq = YMap(line, column) if cls is _MappingStartEvent else YSeq(line, column)
             frame = _Frame(node)
             stack.append(frame)
             if event.anchor:
                 anchors[event.anchor] = (node, 0)  # weight filled in when the collection closes
-        elif name in ("MappingEndEvent", "SequenceEndEvent"):
+        elif cls is _MappingEndEvent or cls is _SequenceEndEvent:
             frame = stack.pop()
-            for anchor, (anchored, _) in anchors.items():
-                if anchored is frame.node:
-                    anchors[anchor] = (anchored, frame.weight)
+            if anchors:
+                for anchor, (anchored, _) in anchors.items():
+                    if anchored is frame.node:
+                        anchors[anchor] = (anchored, frame.weight)
             expanded -= frame.weight - 1  # children were counted as they attached
             attach(frame.node, (frame.node.line, frame.node.column), "", frame.weight)
-        elif name == "AliasEvent":
+        elif cls is _AliasEvent:
             if event.anchor not in anchors:
                 raise YamlError(f"found undefined alias {event.anchor!r}", *_mark(event))
             value, weight = anchors[event.anchor]
             attach(value, _mark(event), "", max(weight, 1))
-        elif name == "DocumentEndEvent":
+        elif cls is _DocumentEndEvent:
+            if isinstance(document, YMap):
+                document.nested_duplicates = duplicates
             yield document
             document = None
             anchors.clear()
-            expanded = 0
+            expanded = duplicates = 0
+        elif cls is _StreamEndEvent:
+            return
 
 
 def _merge(node: YMap, value: Any, pos: Position) -> None:
@@ -301,7 +334,11 @@ def _merge(node: YMap, value: Any, pos: Position) -> None:
 def load_all(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_EXPANDED_NODES) -> list[Any]:
     """Parse every document of ``text``; raises :class:`YamlError` with the position of the first problem."""
     try:
-        return list(_compose(yaml.parse(text, Loader=_Loader), max_depth, max_nodes))
+        parser = _Loader(text)
+        try:
+            return list(_compose(parser, max_depth, max_nodes))
+        finally:
+            parser.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)

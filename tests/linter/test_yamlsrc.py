@@ -122,3 +122,10 @@ def test_arbitrary_text_either_loads_or_raises_yaml_error(text):
 def test_ymap_is_a_dict():
     doc = load_all("a: 1\n")[0]
     assert isinstance(doc, YMap) and isinstance(doc, dict) and dict(doc) == {"a": 1}
+
+
+def test_document_root_counts_nested_duplicates():
+    [clean, dirty] = load_all("a: {b: 1}\n---\na: {b: 1, b: 2}\nc: [{d: 1, d: 2}]\n")
+    assert clean.nested_duplicates == 0
+    assert dirty.nested_duplicates == 2
+    assert dirty["a"].nested_duplicates == -1  # only roots know
