@@ -101,11 +101,16 @@ class Context:
         return check_structure(self.policy, self.target, v1alpha1=self.is_v1alpha1)
 
     def profiles(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        profiles = self.policy.get("profiles")
-        if isinstance(profiles, list):
-            for index, profile in enumerate(profiles):
-                if isinstance(profile, dict):
-                    yield index, profile
+        """``(index, profile)`` of each profile that is a mapping (computed once)."""
+        found: list[tuple[int, dict[str, Any]]] | None = self.cache.get("profiles")
+        if found is None:
+            profiles = self.policy.get("profiles")
+            found = self.cache["profiles"] = [
+                (index, profile)
+                for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
+                if isinstance(profile, dict)
+            ]
+        return iter(found)
 
     def profile_name(self, index: int) -> str:
         profiles = self.policy.get("profiles")
@@ -135,26 +140,38 @@ class Context:
     def enabled(
         self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
     ) -> Iterator[PluginRef]:
-        plugins = profile.get("plugins")
-        if not isinstance(plugins, dict):
-            return
-        for point in points:
-            plugin_set = plugins.get(point)
-            enabled = plugin_set.get("enabled") if isinstance(plugin_set, dict) else None
-            if isinstance(enabled, list):
-                for index, name in enumerate(enabled):
-                    if isinstance(name, str):
-                        yield PluginRef(profile_index, point, index, name)
+        """Names listed under ``points`` (in that order) of one profile (computed once per profile and points)."""
+        table: dict[tuple[int, tuple[str, ...]], list[PluginRef]] = self.cache.setdefault("enabled", {})
+        found = table.get((id(profile), points))
+        if found is None:
+            found = table[(id(profile), points)] = []
+            plugins = profile.get("plugins")
+            if not isinstance(plugins, dict):
+                plugins = {}
+            for point in points:
+                plugin_set = plugins.get(point)
+                enabled = plugin_set.get("enabled") if isinstance(plugin_set, dict) else None
+                if isinstance(enabled, list):
+                    found.extend(
+                        PluginRef(profile_index, point, index, name)
+                        for index, name in enumerate(enabled)
+                        if isinstance(name, str)
+                    )
+        return iter(found)
 
     def evicting_plugins(self) -> Iterator[tuple[PluginRef, dict[str, Any]]]:
         """Registered deschedule/balance plugins enabled at a point they implement, with their args (``{}`` if none)."""
-        for index, profile in self.profiles():
-            for ref in self.enabled(index, profile, EVICTING_POINTS):
-                info = PLUGINS.get(ref.name)
-                if info is None or ref.point not in info.extension_points:
-                    continue
-                found = self.plugin_args(profile, ref.name)
-                yield ref, found[1] if found else {}
+        found: list[tuple[PluginRef, dict[str, Any]]] | None = self.cache.get("evicting")
+        if found is None:
+            found = self.cache["evicting"] = []
+            for index, profile in self.profiles():
+                for ref in self.enabled(index, profile, EVICTING_POINTS):
+                    info = PLUGINS.get(ref.name)
+                    if info is None or ref.point not in info.extension_points:
+                        continue
+                    entry = self.plugin_args(profile, ref.name)
+                    found.append((ref, entry[1] if entry else {}))
+        return iter(found)
 
     def args_path(self, profile_index: int, entry_index: int, *rest: str | int) -> Path:
         return ("profiles", profile_index, "pluginConfig", entry_index, "args", *rest)
