@@ -41,8 +41,8 @@ def check(ctx: Context) -> Iterator[Hit]:
             if name != "PodLifeTime" or not isinstance(args, dict):
                 continue
             seconds = args.get("maxPodLifeTimeSeconds")
-            if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds >= minimum:
-                continue
+            if not isinstance(seconds, int) or isinstance(seconds, bool) or not 0 <= seconds < minimum:
+                continue  # absent, ill-typed or negative (DS004), or long enough
             if any(args.get(key) for key in _FILTERS):
                 continue
             yield Hit(

@@ -75,3 +75,11 @@ def test_v1alpha1_is_linted_as_converted_with_findings_on_source_lines():
     assert found[("DS303", 10, 27)].path == (
         "/strategies/LowNodeUtilization/params/nodeResourceUtilizationThresholds/thresholds/cpu"
     )
+
+
+def test_short_lifetime_warning_skips_negative_values_that_ds004_reports():
+    text = V2 + (
+        "profiles:\n- name: p\n  pluginConfig:\n  - name: PodLifeTime\n    args: {maxPodLifeTimeSeconds: -5}\n"
+    )
+    rules = {f.rule for f in lint(text)}
+    assert "DS004" in rules and "DS311" not in rules
