@@ -100,3 +100,17 @@ def test_configmap_with_broken_embedded_policy_reports_ds001_at_outer_position()
     assert finding.rule == "DS001"
     assert finding.line == 8 or finding.line == 7
     assert finding.object == "ConfigMap d (key policy.yaml)"
+
+
+def test_chart_app_version_beside_the_values_sets_the_target(tmp_path):
+    from linter.engine import Settings, lint_file
+
+    (tmp_path / "Chart.yaml").write_text('apiVersion: v2\nname: descheduler\nappVersion: "0.32.1"\n')
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        "deschedulerPolicyAPIVersion: descheduler/v1alpha2\ndeschedulerPolicy:\n  gracePeriodSeconds: 10\n"
+        "  profiles: []\n"
+    )
+    gated = [f for f in lint_file(str(values), Settings()).findings if f.rule == "DS006"]
+    assert [(f.line, "v0.32" in f.message) for f in gated] == [(3, True)]
+    assert not [f for f in lint_file(str(values), Settings(target=36)).findings if f.rule == "DS006"]
