@@ -27,6 +27,8 @@ from typing import Any
 
 from . import versions
 from .policy.spec import ARGS, PLUGINS, POLICY_V1ALPHA1, POLICY_V1ALPHA2, Field, Kind, Type
+from .validation import vocab
+from .validation.vocab import podlifetime_states
 
 __all__ = [
     "API_VERSIONS",
@@ -53,48 +55,11 @@ GO_DURATION_PATTERN = "^[-+]?(?:0|(?:(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:ns|us|
 
 JSON = dict[str, Any]
 
-# --- vocabularies that upstream validators check (reference §4; per-release lists from the upstream tags) ---------
+# --- vocabularies that upstream validators check: the same lists the validators use (linter.validation.vocab) ------
 
-# PodLifeTime states (podlifetime/validation.go). Reference §4.11 gives v0.30 (15 values), v0.34 (+Succeeded, Failed)
-# and v0.36 (+7 terminated reasons); v0.27-v0.28 accepted 4 values and v0.29 added ImagePullBackOff.
-_PODLIFETIME_STATES: tuple[tuple[int, tuple[str, ...]], ...] = (
-    (27, ("Running", "Pending", "PodInitializing", "ContainerCreating")),
-    (29, ("ImagePullBackOff",)),
-    (
-        30,
-        (
-            "Unknown",
-            "NodeAffinity",
-            "NodeLost",
-            "Shutdown",
-            "UnexpectedAdmissionError",
-            "CrashLoopBackOff",
-            "CreateContainerConfigError",
-            "ErrImagePull",
-            "CreateContainerError",
-            "InvalidImageName",
-        ),
-    ),
-    (34, ("Succeeded", "Failed")),
-    (36, ("OOMKilled", "Error", "Completed", "DeadlineExceeded", "Evicted", "ContainerCannotRun", "StartError")),
-)
-_TOPOLOGY_CONSTRAINTS = ("DoNotSchedule", "ScheduleAnyway")  # §4.9
-_RESTART_STATES = ("Running", "CrashLoopBackOff")  # §4.10
-_EVICTION_MODES = ("OnlyThresholdingResources",)  # §4.4
-_NO_EVICTION_POLICIES = ("", "Preferred", "Mandatory")  # §4.2 rule 2
-_EXTRA_PROTECTIONS = ("PodsWithPVC", "PodsWithoutPDB", "PodsWithResourceClaims")  # §4.2 rule 4
-_DEFAULT_PROTECTIONS = ("PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods")  # rule 5
-_NODE_AFFINITY_TYPES = (  # §4.7: not validated upstream, only understood at run time
-    "requiredDuringSchedulingIgnoredDuringExecution",
-    "preferredDuringSchedulingIgnoredDuringExecution",
-)
+_NO_EVICTION_POLICIES = ("", *vocab.NO_EVICTION_POLICIES)  # §4.2 rule 2: "" is the default
 _SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # §3.3: a resolved priority threshold above this fails the load
 _PERCENT: JSON = {"minimum": 0, "maximum": 100}  # §4.1 ResourceThresholds
-
-
-def podlifetime_states(target: int) -> list[str]:
-    """The PodLifeTime ``states`` values that descheduler ``v0.<target>`` accepts, sorted as upstream prints them."""
-    return sorted(state for since, added in _PODLIFETIME_STATES if since <= target for state in added)
 
 
 def _enum(values: Iterable[str]) -> list[str | None]:
@@ -115,24 +80,34 @@ _SEMANTIC: tuple[tuple[str, str, str, Callable[[int], JSON]], ...] = (
         "RemovePodsViolatingTopologySpreadConstraintArgs",
         "constraints",
         "items",
-        lambda t: {"enum": _enum(_TOPOLOGY_CONSTRAINTS)},
+        lambda t: {"enum": _enum(vocab.TOPOLOGY_CONSTRAINTS)},
     ),
-    ("RemovePodsHavingTooManyRestartsArgs", "states", "items", lambda t: {"enum": _enum(_RESTART_STATES)}),
+    (
+        "RemovePodsHavingTooManyRestartsArgs",
+        "states",
+        "items",
+        lambda t: {"enum": _enum(vocab.TOO_MANY_RESTARTS_STATES)},
+    ),
     ("RemovePodsHavingTooManyRestartsArgs", "podRestartThreshold", "self", lambda t: {"minimum": 1}),
     ("PodsHavingTooManyRestarts", "podRestartThreshold", "self", lambda t: {"minimum": 1}),  # v1alpha1
-    ("HighNodeUtilizationArgs", "evictionModes", "items", lambda t: {"enum": _enum(_EVICTION_MODES)}),
+    ("HighNodeUtilizationArgs", "evictionModes", "items", lambda t: {"enum": _enum(vocab.EVICTION_MODES)}),
     ("DefaultEvictorArgs", "noEvictionPolicy", "self", lambda t: {"enum": _enum(_NO_EVICTION_POLICIES)}),
-    ("PodProtections", "extraEnabled", "items", lambda t: {"enum": _enum(_EXTRA_PROTECTIONS)}),
+    ("PodProtections", "extraEnabled", "items", lambda t: {"enum": _enum(vocab.EXTRA_POD_PROTECTIONS)}),
     ("PodProtections", "extraEnabled", "self", lambda t: {"uniqueItems": True}),  # rule 7
-    ("PodProtections", "defaultDisabled", "items", lambda t: {"enum": _enum(_DEFAULT_PROTECTIONS)}),
+    ("PodProtections", "defaultDisabled", "items", lambda t: {"enum": _enum(vocab.DEFAULT_POD_PROTECTIONS)}),
     ("PodProtections", "defaultDisabled", "self", lambda t: {"uniqueItems": True}),  # rule 6
     (
         "RemovePodsViolatingNodeAffinityArgs",
         "nodeAffinityType",
         "items",
-        lambda t: {"enum": _enum(_NODE_AFFINITY_TYPES)},
+        lambda t: {"enum": _enum(vocab.NODE_AFFINITY_TYPES)},
     ),
-    ("StrategyParameters", "nodeAffinityType", "items", lambda t: {"enum": _enum(_NODE_AFFINITY_TYPES)}),  # v1alpha1
+    (
+        "StrategyParameters",
+        "nodeAffinityType",
+        "items",
+        lambda t: {"enum": _enum(vocab.NODE_AFFINITY_TYPES)},
+    ),  # v1alpha1
     ("PriorityThreshold", "value", "self", lambda t: {"maximum": _SYSTEM_CRITICAL_PRIORITY}),
     ("StrategyParameters", "thresholdPriority", "self", lambda t: {"maximum": _SYSTEM_CRITICAL_PRIORITY}),  # v1alpha1
     ("LowNodeUtilizationArgs", "thresholds", "values", lambda t: dict(_PERCENT)),
