@@ -12,7 +12,7 @@ the policy to a line and column of the *outer* file, including inside a ConfigMa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
@@ -99,6 +99,44 @@ class PolicyDoc:
     def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
         """The path of ``path`` in the document as written (the identity, except for converted documents)."""
         return tuple(path)
+
+
+Path = tuple[str | int, ...]
+
+
+def origin_of(origins: Mapping[Path, Path], path: Path) -> Path:
+    """The source path of derived ``path``, or of its nearest ancestor that has one (``()`` if none)."""
+    for end in range(len(path), -1, -1):
+        found = origins.get(path[:end])
+        if found is not None:
+            return found
+    return ()
+
+
+class DerivedDoc(PolicyDoc):
+    """A v1alpha2 policy derived from another document: a v1alpha1 policy's conversion, or the policy the OpenShift
+    operator renders from a KubeDescheduler.
+
+    Rules see the derived ``root``; ``origins`` maps its paths to the source paths they were made from, so every
+    position and path is reported on the lines the user wrote.
+    """
+
+    __slots__ = ("origins", "source")
+
+    def __init__(self, source: PolicyDoc, derived: Any, origins: dict[Path, Path], shape: str) -> None:
+        super().__init__(
+            source.file, derived, "descheduler/v1alpha2", "DeschedulerPolicy", shape, source.object,
+            source.envelope, version_hint=source.version_hint, extra=source.extra,
+        )  # fmt: skip
+        self.source = source
+        self.origins = origins
+
+    def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
+        return origin_of(self.origins, tuple(path))
+
+    def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
+        exact = tuple(path) in self.origins
+        return self.source.position(self.source_path(path), key=key and exact)
 
 
 class EmbeddedError(NamedTuple):

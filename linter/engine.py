@@ -14,7 +14,7 @@ from typing import Any
 
 from . import rules as rule_registry
 from . import versions
-from .documents import PolicyDoc, extract
+from .documents import DerivedDoc, PolicyDoc, extract
 from .finding import Finding, pointer
 from .rules._base import Context
 from .sources import SourceError, read_text
@@ -148,14 +148,12 @@ _AFTER_CONVERSION = ("DS2", "DS3")
 def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
     """Lint what a v1alpha1 policy becomes once converted, with findings placed on the v1alpha1 lines."""
     from .migrate.convert import convert
-    from .migrate.lintview import ConvertedDoc
 
     # Up to v0.30 the descheduler converts (upstream semantics); later releases run what `desched migrate` writes.
     upstream = ctx.target < versions.V1ALPHA1_REMOVED
     conversion = convert(ctx.policy, target=ctx.target, strict=False, upstream_compatible=upstream)
-    converted = ConvertedDoc(ctx.doc, conversion.policy, conversion.origins)
-    after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
-    _run(Context(converted, ctx.target, settings.options), after, settings, result, "after conversion to v1alpha2: ")
+    derived = DerivedDoc(ctx.doc, conversion.policy, conversion.origins, ctx.doc.shape)
+    _run_derived(ctx, derived, modules, settings, result, "after conversion to v1alpha2: ")
 
 
 # On a KubeDescheduler itself only its own rules and the generic YAML ones run; the policy rules see the rendering.
@@ -165,17 +163,20 @@ _ON_KUBEDESCHEDULER = ("DS210", "DS501", "DS502", "DS503", "DS504")
 def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
     """Lint the policy the OpenShift operator renders from a KubeDescheduler, with findings on the CR's lines."""
     from .openshift import RenderError, render
-    from .openshift.view import RenderedDoc
 
     try:
         rendering = render(ctx.policy)
     except RenderError:
         return  # DS501/DS502 report why the operator refuses it
-    rendered = RenderedDoc(ctx.doc, rendering.policy, rendering.origins)
+    derived = DerivedDoc(ctx.doc, rendering.policy, rendering.origins, "rendered")
+    _run_derived(ctx, derived, modules, settings, result, "in the policy the operator renders: ")
+
+
+def _run_derived(
+    ctx: Context, derived: DerivedDoc, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str
+) -> None:
     after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
-    _run(
-        Context(rendered, ctx.target, settings.options), after, settings, result, "in the policy the operator renders: "
-    )
+    _run(Context(derived, ctx.target, settings.options), after, settings, result, prefix)
 
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:

@@ -63,9 +63,11 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .. import versions
+from ..documents import origin_of as locate
 from ..policy.spec import ARGS, PLUGINS
 from ..validation import aggregate, validate_args
 from ..validation.core import go_key, path_key
+from ..validation.vocab import LEGACY_FLAG_PROTECTIONS
 from ._decode import POLICY, Decoder, dotted
 from ._merge import Profile, merge
 from ._strategies import BUILDERS, EXTENSION_POINT, USES, Args, copy_value, is_zero
@@ -82,14 +84,8 @@ SYSTEM_CRITICAL = 2_000_000_000
 #: The release whose converter and validators this mirrors (the last one that read v1alpha1).
 UPSTREAM_RELEASE = 30
 
-#: Global flag -> (podProtections list, protection) in upstream's DefaultEvictorArgs literal order.
-_FLAGS: dict[str, tuple[str, str]] = {
-    "evictLocalStoragePods": ("defaultDisabled", "PodsWithLocalStorage"),
-    "evictDaemonSetPods": ("defaultDisabled", "DaemonSetPods"),
-    "evictSystemCriticalPods": ("defaultDisabled", "SystemCriticalPods"),
-    "ignorePvcPods": ("extraEnabled", "PodsWithPVC"),
-    "evictFailedBarePods": ("defaultDisabled", "FailedBarePods"),
-}
+#: v1alpha1 global flag -> (podProtections list, protection), in upstream's DefaultEvictorArgs literal order.
+_FLAGS = {flag: entry for flag, entry in LEGACY_FLAG_PROTECTIONS.items() if flag != "ignorePodsWithoutPDB"}
 _PROTECTIONS_SINCE = 34
 _LIMITS = ("maxNoOfPodsToEvictPerNode", "maxNoOfPodsToEvictPerNamespace")
 _TOTAL = "maxNoOfPodsToEvictTotal"
@@ -124,15 +120,6 @@ class Conversion(NamedTuple):
 def is_v1alpha1(doc: Mapping[str, Any]) -> bool:
     """True when ``doc`` declares ``apiVersion: descheduler/v1alpha1``."""
     return isinstance(doc, Mapping) and doc.get("apiVersion") == V1ALPHA1
-
-
-def locate(origins: Mapping[Path, Path], path: Path) -> Path:
-    """The source path of output ``path``, or of its nearest ancestor that has one (``()`` if none)."""
-    for end in range(len(path), -1, -1):
-        found = origins.get(path[:end])
-        if found is not None:
-            return found
-    return ()
 
 
 def convert(
