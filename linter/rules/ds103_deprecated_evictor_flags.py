@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..validation.vocab import LEGACY_FLAG_PROTECTIONS
 from ._base import Context, Hit
 
 ID = "DS103"
@@ -33,14 +34,7 @@ EXAMPLES = {
     ],
 }
 
-REPLACEMENTS = {
-    "evictLocalStoragePods": ("defaultDisabled", "PodsWithLocalStorage"),
-    "evictDaemonSetPods": ("defaultDisabled", "DaemonSetPods"),
-    "evictSystemCriticalPods": ("defaultDisabled", "SystemCriticalPods"),
-    "evictFailedBarePods": ("defaultDisabled", "FailedBarePods"),
-    "ignorePvcPods": ("extraEnabled", "PodsWithPVC"),
-    "ignorePodsWithoutPDB": ("extraEnabled", "PodsWithoutPDB"),
-}
+REPLACEMENTS = LEGACY_FLAG_PROTECTIONS
 _SINCE = 34
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from ..yamlsrc import key_text
+
 __all__ = [
     "CODES",
     "ArgError",
@@ -119,13 +121,10 @@ def number(value: Any) -> float | None:
 
 def go_key(key: Any) -> str:
     """A YAML mapping key as the JSON object key sigs.k8s.io/yaml turns it into."""
-    if isinstance(key, str):
-        return key
-    if key is None:
-        return "null"
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return str(key)
+    try:
+        return key_text(key)
+    except TypeError:
+        return str(key)
 
 
 def path_key(key: Any) -> str | int:

@@ -124,24 +124,19 @@ def _pod_protection_errors(args: dict[Any, Any], target: int) -> list[ArgError]:
         )
     if not uses_new_model:
         return errors
-    for index, policy in strings(extra):
-        if policy not in EXTRA_POD_PROTECTIONS:
-            errors.append(
-                ArgError(
-                    f"invalid pod protection policy in ExtraEnabled: {go_quote(policy)}. "
-                    f"Valid options are: {go_list(EXTRA_POD_PROTECTIONS)}",
-                    ("podProtections", "extraEnabled", index),
+    for values, field, label, valid in (
+        (extra, "extraEnabled", "ExtraEnabled", EXTRA_POD_PROTECTIONS),
+        (disabled, "defaultDisabled", "DefaultDisabled", DEFAULT_POD_PROTECTIONS),
+    ):
+        for index, policy in strings(values):
+            if policy not in valid:
+                errors.append(
+                    ArgError(
+                        f"invalid pod protection policy in {label}: {go_quote(policy)}. "
+                        f"Valid options are: {go_list(valid)}",
+                        ("podProtections", field, index),
+                    )
                 )
-            )
-    for index, policy in strings(disabled):
-        if policy not in DEFAULT_POD_PROTECTIONS:
-            errors.append(
-                ArgError(
-                    f"invalid pod protection policy in DefaultDisabled: {go_quote(policy)}. "
-                    f"Valid options are: {go_list(DEFAULT_POD_PROTECTIONS)}",
-                    ("podProtections", "defaultDisabled", index),
-                )
-            )
     duplicate = _first_duplicate(disabled)
     if duplicate is not None:
         errors.append(

@@ -11,6 +11,7 @@ __all__ = [
     "EVICTION_MODES",
     "EXTRA_POD_PROTECTIONS",
     "LABEL_SELECTOR_OPERATORS",
+    "LEGACY_FLAG_PROTECTIONS",
     "METRICS_SOURCES",
     "METRIC_RESOURCE",
     "NODE_AFFINITY_TYPES",
@@ -86,6 +87,17 @@ NODE_AFFINITY_TYPES = (
     "requiredDuringSchedulingIgnoredDuringExecution",
     "preferredDuringSchedulingIgnoredDuringExecution",
 )
+
+#: Deprecated DefaultEvictor boolean -> the podProtections list and entry that means the same when it is true
+#: (reference §4.2), in upstream's DefaultEvictorArgs literal order.
+LEGACY_FLAG_PROTECTIONS: dict[str, tuple[str, str]] = {
+    "evictLocalStoragePods": ("defaultDisabled", "PodsWithLocalStorage"),
+    "evictDaemonSetPods": ("defaultDisabled", "DaemonSetPods"),
+    "evictSystemCriticalPods": ("defaultDisabled", "SystemCriticalPods"),
+    "ignorePvcPods": ("extraEnabled", "PodsWithPVC"),
+    "evictFailedBarePods": ("defaultDisabled", "FailedBarePods"),
+    "ignorePodsWithoutPDB": ("extraEnabled", "PodsWithoutPDB"),
+}
 
 #: DefaultEvictor ``podProtections.defaultDisabled`` values (v0.34+), in upstream's order.
 DEFAULT_POD_PROTECTIONS = ("PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods")
