@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..policy.namespaces import scope_of
-from ..policy.spec import PLUGINS
-from ..validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS
+from ..policy.spec import ARGS, PLUGINS
+from ..validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS, LEGACY_FLAG_PROTECTIONS
 from .model import SYSTEM_PRIORITY_CLASSES, Inventory, Workload
 from .pdb import PDBIndex
 from .selectors import Selector, compile_selector
@@ -98,19 +98,10 @@ def active_protections(args: dict[str, Any], target: int = _NEWEST) -> frozenset
         active = set(DEFAULT_POD_PROTECTIONS) - set(disabled)
         return frozenset(active | (set(extra) & set(EXTRA_POD_PROTECTIONS)))
     active = set(DEFAULT_POD_PROTECTIONS)
-    legacy = (
-        ("evictLocalStoragePods", "PodsWithLocalStorage", 0),
-        ("evictSystemCriticalPods", "SystemCriticalPods", 0),
-        ("evictFailedBarePods", "FailedBarePods", 0),
-        ("evictDaemonSetPods", "DaemonSetPods", 30),
-    )
-    for key, protection, since in legacy:
-        if target >= since and args.get(key) is True:
-            active.discard(protection)
-    if args.get("ignorePvcPods") is True:
-        active.add("PodsWithPVC")
-    if target >= 32 and args.get("ignorePodsWithoutPDB") is True:
-        active.add("PodsWithoutPDB")
+    fields = ARGS["DefaultEvictor"].fields
+    for flag, (kind, protection) in LEGACY_FLAG_PROTECTIONS.items():
+        if args.get(flag) is True and fields[flag].exists_in(target):
+            (active.discard if kind == "defaultDisabled" else active.add)(protection)
     return frozenset(active)
 
 
