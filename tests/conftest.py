@@ -8,6 +8,8 @@ from linter import versions
 from linter.engine import Settings, lint_repository, lint_text
 from linter.finding import Finding
 
+pytest_plugins = ["tests.kcp.fixtures"]
+
 
 def lint(text: str, target: str | None = None, file: str = "policy.yaml", **settings: object) -> list[Finding]:
     """Findings of ``text`` linted as ``file`` for ``target`` (default: newest release)."""
