@@ -200,7 +200,8 @@ def _add_scope_parser(subparsers: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="files or directories with policies and manifests (default: . unless --cluster is given); - reads stdin",
+        help="files or directories with policies and manifests (default: . unless --cluster or --kubeconfig is "
+        "given); - reads stdin",
     )
     scope.add_argument(
         "--cluster",
@@ -209,6 +210,14 @@ def _add_scope_parser(subparsers: Any) -> None:
         metavar="SNAPSHOT",
         help="output of 'kubectl get <kinds> -A -o yaml' (a kind: List) to read workloads from; repeatable",
     )
+    scope.add_argument(
+        "--kubeconfig",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="also read workloads from the live cluster, read-only (without PATH: KUBECONFIG or ~/.kube/config)",
+    )
+    scope.add_argument("--context", metavar="NAME", help="kubeconfig context for --kubeconfig (default: current)")
     scope.add_argument(
         "--policy",
         action="append",

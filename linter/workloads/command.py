@@ -2,12 +2,15 @@
 
 Inputs:
 
-* ``PATH`` (files, directories, ``-`` for stdin; default ``.`` unless ``--cluster`` is given, so pass ``.``
-  explicitly to combine a repository with a snapshot): every YAML file goes through the lint pipeline
+* ``PATH`` (files, directories, ``-`` for stdin; default ``.`` unless ``--cluster`` or ``--kubeconfig`` is given,
+  so pass ``.`` explicitly to combine a repository with a snapshot): every YAML file goes through the lint pipeline
   (:func:`~linter.engine.lint_file`, with every rule but DS001 disabled: scope does not lint); its policies and its
   other documents (workloads, PDBs, HPAs, Namespaces, PriorityClasses, PVCs, StorageClasses) are used.
 * ``--cluster SNAPSHOT`` (repeatable): the output of ``kubectl get <kinds> -A -o yaml`` (a ``kind: List``), read the
   same way; policies in ConfigMaps of the snapshot count too.
+* ``--kubeconfig [PATH]`` (``--context NAME``): the live cluster, read-only (``get``/``list`` only) with the official
+  client's configuration loading (``KUBECONFIG`` or ``~/.kube/config`` without PATH); kinds the credentials may not
+  list are skipped with a warning on stderr. The ``kubernetes`` package is imported only on this path.
 * ``--policy PATH`` (repeatable): when given, the policies come only from these files (their other documents are
   not read as workloads).
 
@@ -25,7 +28,8 @@ policy.
 
 Exit codes: 0 success (whatever the verdicts), 2 usage error, unreadable input or no policy found (one ``desched:``
 line on stderr). Files that fail to parse are reported on stderr as ``desched: warning:`` lines and skipped, except
-``--cluster``/``--policy`` files, which must be readable YAML (exit 2).
+``--cluster``/``--policy`` files, which must be readable YAML (exit 2). A cluster that cannot be reached or read is
+exit 2 too.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             list(getattr(args, "policy", None) or []),
             target,
             bool(getattr(args, "all", False)),
+            _live(args),
         )
     except _Failure as exc:
         print(f"desched: {exc.args[0]}", file=sys.stderr)
@@ -80,6 +85,35 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --- reading ------------------------------------------------------------------------------------------------------
+
+
+_DEFAULT_KUBECONFIG = ""  # ``--kubeconfig`` without a path: the client's default (KUBECONFIG, ~/.kube/config)
+
+
+def _live(args: argparse.Namespace) -> tuple[str | None, str | None] | None:
+    """``(kubeconfig path or None for the default, context)`` when the live cluster is asked for, else ``None``."""
+    kubeconfig = getattr(args, "kubeconfig", None)
+    if kubeconfig is None:
+        if getattr(args, "context", None):
+            raise _Failure("--context needs --kubeconfig")
+        return None
+    return (kubeconfig or None), getattr(args, "context", None)
+
+
+def _read_live(kubeconfig: str | None, context: str | None) -> list[tuple[str, Any]]:
+    """The live cluster's objects as (pseudo-file, document) pairs; warnings go to stderr."""
+    from ..kube import Cluster, KubeError
+    from .live import read_cluster
+
+    try:
+        cluster = Cluster(kubeconfig, context)
+        inputs = read_cluster(cluster)
+    except KubeError as exc:
+        raise _Failure(str(exc)) from None
+    for warning in inputs.warnings:
+        print(f"desched: warning: {warning}", file=sys.stderr)
+    source = f"cluster:{cluster.context}"
+    return [(source, obj) for obj in inputs.objects]
 
 
 def _target(text: str | None) -> int | None:
@@ -153,16 +187,25 @@ def _unique(paths: list[str]) -> list[str]:
 # --- analysis -----------------------------------------------------------------------------------------------------
 
 
-def _analyse(paths: list[str], cluster: list[str], policy_paths: list[str], target: int | None, full: bool) -> Any:
+def _analyse(
+    paths: list[str],
+    cluster: list[str],
+    policy_paths: list[str],
+    target: int | None,
+    full: bool,
+    live: tuple[str | None, str | None] | None = None,
+) -> Any:
     if paths.count("-") + cluster.count("-") + policy_paths.count("-") > 1:
         raise _Failure("- (stdin) can be given only once")
     reader = _Reader(_settings(target))
-    if not paths and not cluster:
+    if not paths and not cluster and live is None:
         paths = ["."]
     sources = _unique(reader.files(paths) + reader.files(cluster))
     named = {os.path.normpath(path) for path in cluster}
     results = [reader.read(path, required=os.path.normpath(path) in named) for path in sources]
     documents = [(result.file, doc) for result in results for doc in result.others]
+    if live is not None:
+        documents += _read_live(*live)
     if policy_paths:
         policy_files = _unique(reader.files(policy_paths))
         policies = [doc for path in policy_files for doc in reader.read(path, required=True).policies]

@@ -1,0 +1,134 @@
+"""Read-only access to a live cluster: the official ``kubernetes`` client loads the configuration, we GET JSON.
+
+Contract: :class:`Cluster` connects with a kubeconfig file (``KUBECONFIG`` or ``~/.kube/config`` when no path is
+given; ``context`` picks one) or, with ``in_cluster=True``, with the pod's service account. The ``kubernetes`` package
+is imported only when a :class:`Cluster` is created, never on the lint path. :meth:`Cluster.get` returns the decoded
+JSON of a 2xx answer; everything else (configuration problems, TLS and connection errors, non-2xx answers) raises
+:class:`KubeError` with a one-line message and, for HTTP answers, the status. :meth:`Cluster.list` follows
+pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`Cluster.served` says which resource a
+group/version serves, from discovery.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+from urllib.parse import quote, urlencode
+
+Json = dict[str, Any]
+PAGE_SIZE = 500
+
+
+class KubeError(Exception):
+    """A failed request or an unusable configuration; ``status`` is the HTTP status when the server answered."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Served(NamedTuple):
+    """One resource of a group/version: its plural path segment, kind and whether it is namespaced."""
+
+    plural: str
+    kind: str
+    namespaced: bool
+
+
+class Cluster:
+    """GET requests to one API server with the credentials of one kubeconfig context (see the module contract)."""
+
+    def __init__(
+        self, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False, timeout: float = 30
+    ) -> None:
+        import yaml
+        from kubernetes import config
+        from kubernetes.client import Configuration, rest
+
+        configuration = Configuration()
+        try:
+            if in_cluster:
+                config.load_incluster_config(client_configuration=configuration)
+            else:
+                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+        except (config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, LookupError) as exc:
+            where = "the in-cluster service account" if in_cluster else (kubeconfig or "the default kubeconfig")
+            raise KubeError(f"cannot load {where}: {_first_line(exc)}") from None
+        self.server = configuration.host.rstrip("/")
+        self.context = "in-cluster" if in_cluster else (context or _current_context(kubeconfig))
+        self._configuration = configuration
+        self._rest = rest.RESTClientObject(configuration)
+        self._timeout = timeout
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Json:
+        """The JSON document at ``path`` (see the module contract for errors)."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        headers = {"Accept": "application/json"}
+        for setting in self._configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        try:
+            response = self._rest.request("GET", url, headers=headers, _request_timeout=self._timeout)
+            status, body = int(response.status), response.read() if hasattr(response, "read") else response.data
+        except ApiException as error:  # older clients raise for non-2xx answers
+            status, body = int(error.status or 0), (error.body or b"")
+        except (HTTPError, OSError) as error:
+            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}") from None
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+        try:
+            document = json.loads(text) if text else {}
+        except ValueError:
+            document = {}
+        if 200 <= status < 300 and isinstance(document, dict):
+            return document
+        message = document.get("message") if isinstance(document, dict) else None
+        raise KubeError(f"GET {path}: {status} {message or text[:200] or 'no answer'}", status)
+
+    def served(self, api_version: str) -> dict[str, Served]:
+        """The resources ``api_version`` serves, by kind (empty when the server does not serve that version)."""
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        try:
+            document = self.get(prefix)
+        except KubeError as error:
+            if error.status == 404:
+                return {}
+            raise
+        return {
+            entry["kind"]: Served(entry["name"], entry["kind"], bool(entry.get("namespaced")))
+            for entry in document.get("resources", [])
+            if "/" not in entry.get("name", "/")
+        }
+
+    def list(self, api_version: str, resource: Served) -> Iterator[Json]:
+        """Every object of ``resource`` in every namespace, page by page, with ``apiVersion`` and ``kind`` set."""
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        path = f"{prefix}/{quote(resource.plural, safe='')}"
+        params: dict[str, Any] = {"limit": PAGE_SIZE}
+        while True:
+            page = self.get(path, params)
+            for item in page.get("items") or []:
+                if isinstance(item, dict):
+                    yield {"apiVersion": api_version, "kind": resource.kind, **item}
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return
+            params["continue"] = token
+
+
+def _current_context(kubeconfig: str | None) -> str:
+    from kubernetes import config
+
+    try:
+        _, active = config.list_kube_config_contexts(config_file=kubeconfig)
+    except (config.ConfigException, OSError, ValueError, TypeError, LookupError):
+        return "current"
+    return str(active.get("name", "current"))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
