@@ -70,15 +70,14 @@ DEVIATION_THRESHOLDS = {
 }
 HIGH_THRESHOLDS = {"": 20, "Minimal": 10, "Modest": 20, "Moderate": 30}
 
-# Queries of utilizationProfileToPrometheusQuery. The recording rules are verbatim; the PSI queries follow the
-# reference's description of them (see docs: README "OpenShift").
+# Queries of the operator's utilizationProfileToPrometheusQuery, verbatim (spacing and quoting included).
 PROMETHEUS_PROFILES = {
     "PrometheusCPUUsage": "instance:node_cpu:rate:sum",
     "PrometheusCPUPSIPressure": "rate(node_pressure_cpu_waiting_seconds_total[1m])",
     "PrometheusCPUPSIPressureByUtilization": (
-        "avg by (instance) (rate(node_pressure_cpu_waiting_seconds_total[1m])) and "
-        "(1 - avg by (instance) (rate(node_cpu_seconds_total{mode='idle'}[1m]))) > 0.7 or "
-        "avg by (instance) (rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0"
+        "avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) and "
+        '(1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[1m]))) > 0.7 or '
+        "avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0"
     ),
     "PrometheusMemoryPSIPressure": "rate(node_pressure_memory_waiting_seconds_total[1m])",
     "PrometheusIOPSIPressure": "rate(node_pressure_io_waiting_seconds_total[1m])",

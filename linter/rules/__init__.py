@@ -55,6 +55,7 @@ _MODULES = (
     "ds502_openshift_invalid_spec",
     "ds503_openshift_ignored_setting",
     "ds504_openshift_predictive_mode",
+    "ds505_openshift_cluster_conflict",
 )
 
 RETIRED: tuple[str, ...] = ()

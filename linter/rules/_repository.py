@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from ..documents import PolicyDoc
 from ..policy.effective import effective_policy
 from ..workloads import PDB, Inventory, PDBIndex, Summary, Verdict, Workload, collect, evaluate, summarize
+from ..workloads.model import objects
 from ._base import RepoHit
 
 __all__ = ["Analysis", "RepoHit", "Repository", "Targeted"]
@@ -58,7 +59,8 @@ class Repository:
 
     def __init__(self, policies: Iterable[tuple[PolicyDoc, int]], documents: Iterable[tuple[str, Any]]) -> None:
         self.policies = list(policies)
-        self.inventory: Inventory = collect(documents)
+        self.documents = list(objects(documents))  # (file, object), lists flattened: for rules beyond workloads
+        self.inventory: Inventory = collect(self.documents)
         self.index = PDBIndex(self.inventory.pdbs)
         self._analyses: list[Analysis] | None = None
         self._targeted: list[Targeted] | None = None

@@ -199,7 +199,8 @@ def _position(doc: Any) -> tuple[int, int]:
     return 1, 1
 
 
-def _documents(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+def objects(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each mapping of ``documents`` as (file, object), the items of ``kind: *List`` documents flattened."""
     for file, doc in documents:
         if not isinstance(doc, dict):
             continue
@@ -327,7 +328,7 @@ def collect(documents: Iterable[tuple[str, Any]]) -> Inventory:
     ('Deployment/default/web', 2, 'ReplicaSet')
     """
     inventory = Inventory()
-    for file, doc in _documents(documents):
+    for file, doc in objects(documents):
         try:
             _read(file, doc, inventory)
         except (TypeError, ValueError, AttributeError, KeyError, RecursionError):  # pragma: no cover - defensive

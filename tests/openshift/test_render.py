@@ -196,3 +196,25 @@ def test_origins_point_into_the_cr():
     assert origins[("profiles", 0, "pluginConfig", 0, "args", "maxPodLifeTimeSeconds")] == (
         "spec", "profileCustomizations", "podLifetime"
     )  # fmt: skip
+
+
+# utilizationProfileToPrometheusQuery in pkg/operator/target_config_reconciler.go, verbatim.
+OPERATOR_QUERIES = [
+    ("PrometheusCPUUsage", "instance:node_cpu:rate:sum"),
+    ("PrometheusCPUPSIPressure", "rate(node_pressure_cpu_waiting_seconds_total[1m])"),
+    ("PrometheusCPUPSIPressureByUtilization",
+     'avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) and (1 - avg by (instance) '
+     '(rate(node_cpu_seconds_total{mode="idle"}[1m]))) > 0.7 or avg by (instance) '
+     '( rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0'),
+    ("PrometheusMemoryPSIPressure", "rate(node_pressure_memory_waiting_seconds_total[1m])"),
+    ("PrometheusIOPSIPressure", "rate(node_pressure_io_waiting_seconds_total[1m])"),
+    ("PrometheusCPUCombined", "descheduler:combined_utilization_and_pressure:avg1m"),
+    ("PrometheusCPUMemoryCombinedProfile", "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"),
+    ("query:sum(up)", "sum(up)"),
+]
+
+
+@pytest.mark.parametrize(("profile", "query"), OPERATOR_QUERIES, ids=[p for p, _ in OPERATOR_QUERIES])
+def test_actual_utilization_profiles_render_the_operators_exact_query(profile, query):
+    lnu = args(render(kd(["LongLifecycle"], {"devActualUtilizationProfile": profile})).policy, "LowNodeUtilization")
+    assert lnu["metricsUtilization"]["prometheus"]["query"] == query
