@@ -1,12 +1,14 @@
-"""Read-only access to a live cluster: the official ``kubernetes`` client loads the configuration, we GET JSON.
+"""Access to a live cluster: the official ``kubernetes`` client loads the configuration, we exchange JSON.
 
 Contract: :class:`Cluster` connects with a kubeconfig file (``KUBECONFIG`` or ``~/.kube/config`` when no path is
 given; ``context`` picks one) or, with ``in_cluster=True``, with the pod's service account. The ``kubernetes`` package
-is imported only when a :class:`Cluster` is created, never on the lint path. :meth:`Cluster.get` returns the decoded
-JSON of a 2xx answer; everything else (configuration problems, TLS and connection errors, non-2xx answers) raises
-:class:`KubeError` with a one-line message and, for HTTP answers, the status. :meth:`Cluster.list` follows
+is imported only when a :class:`Cluster` is created, never on the lint path. :meth:`Cluster.request` (and
+:meth:`Cluster.get`) returns the decoded JSON of a 2xx answer; everything else (configuration problems, TLS and
+connection errors, non-2xx answers) raises :class:`KubeError` with a one-line message and, for HTTP answers, the
+status. :meth:`Cluster.list` follows
 pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`Cluster.served` says which resource a
-group/version serves, from discovery.
+group/version serves, from discovery. The linter only ever sends GET requests; the executor also posts
+evictions and events.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class Served(NamedTuple):
 
 
 class Cluster:
-    """GET requests to one API server with the credentials of one kubeconfig context (see the module contract)."""
+    """Requests to one API server with the credentials of one kubeconfig context (see the module contract)."""
 
     def __init__(
         self, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False, timeout: float = 30
@@ -63,22 +65,28 @@ class Cluster:
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Json:
         """The JSON document at ``path`` (see the module contract for errors)."""
+        return self.request("GET", path, params)
+
+    def request(self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None) -> Json:
+        """Send ``body`` (JSON) with ``method`` to ``path``; the decoded 2xx answer, else :class:`KubeError`."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         url = self.server + path + ("?" + urlencode(params) if params else "")
         headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         for setting in self._configuration.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[setting["key"]] = setting["value"]
         try:
-            response = self._rest.request("GET", url, headers=headers, _request_timeout=self._timeout)
-            status, body = int(response.status), response.read() if hasattr(response, "read") else response.data
+            response = self._rest.request(method, url, headers=headers, body=body, _request_timeout=self._timeout)
+            status, data = int(response.status), response.read() if hasattr(response, "read") else response.data
         except ApiException as error:  # older clients raise for non-2xx answers
-            status, body = int(error.status or 0), (error.body or b"")
+            status, data = int(error.status or 0), (error.body or b"")
         except (HTTPError, OSError) as error:
             raise KubeError(f"cannot reach {self.server}: {_first_line(error)}") from None
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
         try:
             document = json.loads(text) if text else {}
         except ValueError:
@@ -86,7 +94,7 @@ class Cluster:
         if 200 <= status < 300 and isinstance(document, dict):
             return document
         message = document.get("message") if isinstance(document, dict) else None
-        raise KubeError(f"GET {path}: {status} {message or text[:200] or 'no answer'}", status)
+        raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status)
 
     def served(self, api_version: str) -> dict[str, Served]:
         """The resources ``api_version`` serves, by kind (empty when the server does not serve that version)."""

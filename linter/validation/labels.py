@@ -349,6 +349,7 @@ class _Parser:
     def __init__(self, text: str, target: int) -> None:
         self.target = target
         self.items: list[tuple[int, str]] = []
+        self.requirements: list[tuple[str, str, list[str]]] = []
         lexer = _Lexer(text)
         while True:
             token, literal = lexer.lex()
@@ -403,6 +404,7 @@ class _Parser:
         errors = _new_requirement(key, operator, values, self.target)
         if errors:
             raise _SyntaxError(_render_error_list(errors))
+        self.requirements.append((key, operator, values))
 
     def parse_key_and_infer_operator(self) -> tuple[str, str]:
         operator = ""
@@ -491,3 +493,15 @@ def parse_label_selector_string(text: str, target: int = _NEWEST) -> str | None:
     except _SyntaxError as error:
         return str(error.args[0])
     return None
+
+
+def label_selector_requirements(text: str, target: int = _NEWEST) -> list[tuple[str, str, list[str]]]:
+    """The requirements ``labels.Parse(text)`` builds, as ``(key, operator, values)`` with ``operator`` one of
+    ``=``, ``==``, ``!=``, ``in``, ``notin``, ``exists``, ``!``, ``gt``, ``lt``; ValueError with upstream's message
+    when the string does not parse."""
+    parser = _Parser(text, target)
+    try:
+        parser.parse()
+    except _SyntaxError as error:
+        raise ValueError(str(error.args[0])) from None
+    return parser.requirements
