@@ -82,6 +82,7 @@ class Workload(NamedTuple):
     pod_path: Path = ()
     claim_templates: dict[str, str | None] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
     document: Any = None
+    owner_uid: str | None = None  # a Pod's controlling owner (snapshots and live clusters): its replicas are counted
 
     @property
     def key(self) -> str:
@@ -236,6 +237,9 @@ def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: s
                 claims[claim_name] = storage_class if isinstance(storage_class, str) else None
     priority_class = spec.get("priorityClassName")
     line, column = _position(doc)
+    owner_kind, owner_uid = OWNER_KINDS[kind], None
+    if kind == "Pod":
+        owner_kind, owner_uid = _pod_owner(meta.get("ownerReferences"))
     return Workload(
         kind=kind,
         namespace=namespace,
@@ -244,7 +248,7 @@ def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: s
         pod_spec=spec,
         annotations=label_map(meta.get("annotations")),
         replicas=replicas,
-        owner_kind=OWNER_KINDS[kind],
+        owner_kind=owner_kind,
         priority_class=priority_class if isinstance(priority_class, str) and priority_class else None,
         file=file,
         line=line,
@@ -252,7 +256,32 @@ def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: s
         pod_path=template_path,
         claim_templates=claims,
         document=doc,
+        owner_uid=owner_uid,
     )
+
+
+def _pod_owner(references: Any) -> tuple[str | None, str | None]:
+    """A pod's owner kind and UID: its controller reference, else its first reference; ``(None, None)`` if bare."""
+    listed = [ref for ref in references if isinstance(ref, dict)] if isinstance(references, list) else []
+    if not listed:
+        return None, None
+    chosen = next((ref for ref in listed if ref.get("controller") is True), listed[0])
+    kind, uid = chosen.get("kind"), chosen.get("uid")
+    return (kind if isinstance(kind, str) else ""), (uid if isinstance(uid, str) else "")
+
+
+def _count_owned_pods(inventory: Inventory) -> None:
+    """A snapshot pod's replicas are the pods sharing its owner (as the DefaultEvictor's minReplicas counts them)."""
+    counts: dict[str, int] = {}
+    for workload in inventory.workloads:
+        if workload.kind == "Pod" and workload.owner_uid is not None:
+            counts[workload.owner_uid] = counts.get(workload.owner_uid, 0) + 1
+    if counts:
+        inventory.workloads[:] = [
+            workload._replace(replicas=counts[workload.owner_uid])
+            if workload.kind == "Pod" and workload.owner_uid is not None else workload
+            for workload in inventory.workloads
+        ]
 
 
 def _read(file: str, doc: dict[str, Any], inventory: Inventory) -> None:
@@ -333,5 +362,6 @@ def collect(documents: Iterable[tuple[str, Any]]) -> Inventory:
             _read(file, doc, inventory)
         except (TypeError, ValueError, AttributeError, KeyError, RecursionError):  # pragma: no cover - defensive
             continue
+    _count_owned_pods(inventory)
     _apply_hpas(inventory)
     return inventory

@@ -9,8 +9,9 @@ Checks, in upstream order (reference "executor semantics" §2 and §3):
 1. DefaultEvictor ``Filter``: the ``descheduler.alpha.kubernetes.io/evict`` template annotation passes it at once;
    else ``noEvictionPolicy: Mandatory`` with the ``prefer-no-eviction`` annotation fails it at once; else every pod
    protection active in the profile (``podProtections`` or the legacy booleans), the priority threshold (only while
-   SystemCriticalPods is active), ``labelSelector`` and ``minReplicas``. Mirror/static/terminating pods and
-   ``minPodAge`` do not apply to templates.
+   SystemCriticalPods is active), ``labelSelector``, ``minReplicas`` and, for pods with a status (snapshots, live
+   clusters), ``minPodAge`` against ``status.startTime`` at ``now``. Pods are also refused when mirror, static or
+   terminating, and their priority is ``spec.priority`` when admission has set it. None of this applies to templates.
 2. DefaultEvictor ``PreEvictionFilter``: ``namespaceLabelSelector`` against the inventory's Namespace labels
    (``nodeFit`` needs nodes and is not modelled).
 3. Plugin filters: ``namespaces`` (``evictableNamespaces`` for the node-utilization plugins), ``labelSelector``,
@@ -24,8 +25,10 @@ short sentences naming the setting; informational notes may accompany an evictab
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
+from ..goduration import parse_duration
 from ..policy.namespaces import scope_of
 from ..policy.spec import ARGS, PLUGINS
 from ..validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS, LEGACY_FLAG_PROTECTIONS
@@ -48,6 +51,8 @@ __all__ = [
 
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
 PREFER_NO_EVICTION_ANNOTATION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+SOURCE_ANNOTATION = "kubernetes.io/config.source"
 SYSTEM_CRITICAL = 2000000000
 _NEWEST = 36
 _EVICTING_POINTS = ("deschedule", "balance")
@@ -111,6 +116,7 @@ class _Evictor:
     __slots__ = (
         "label_selector",
         "mandatory",
+        "min_pod_age",
         "min_replicas",
         "namespace_selector",
         "protected_classes",
@@ -142,6 +148,13 @@ class _Evictor:
         self.namespace_selector = namespace_selector
         min_replicas = args.get("minReplicas")
         self.min_replicas = min_replicas if target >= 30 and isinstance(min_replicas, int) else 0
+        self.min_pod_age: timedelta | None = None
+        min_age = args.get("minPodAge")
+        if target >= 31 and isinstance(min_age, str) and min_age:
+            try:
+                self.min_pod_age = timedelta(microseconds=parse_duration(min_age) // 1000)
+            except ValueError:
+                self.min_pod_age = None
         self.mandatory = target >= 34 and args.get("noEvictionPolicy") == "Mandatory"
         classes = None
         if target >= 35:
@@ -169,6 +182,9 @@ def _volume_name(volume: dict[str, Any]) -> str:
 
 def pod_priority(workload: Workload, inventory: Inventory) -> tuple[int | None, str]:
     """The priority admission would give the pods, and where it comes from; ``None`` when the class is unknown."""
+    admitted = workload.pod_spec.get("priority") if workload.kind == "Pod" else None
+    if _is_int(admitted):
+        return admitted, "spec.priority"
     name = workload.priority_class
     if name is None:
         if inventory.default_priority is not None:
@@ -229,11 +245,46 @@ def _check_system_critical(ev: _Evictor, workload: Workload, inventory: Inventor
     return None
 
 
+def _check_pod_state(workload: Workload) -> str | None:
+    """A pod (snapshot or live) that is a mirror, static or terminating pod: never evicted."""
+    if workload.kind != "Pod":
+        return None
+    if MIRROR_ANNOTATION in workload.annotations:
+        return "mirror pod"
+    source = workload.annotations.get(SOURCE_ANNOTATION)
+    if source is not None and source != "api":
+        return f"static pod ({SOURCE_ANNOTATION}: {source})"
+    if _map(_map(workload.document).get("metadata")).get("deletionTimestamp"):
+        return "terminating pod"
+    return None
+
+
+def _check_min_pod_age(ev: _Evictor, workload: Workload, now: datetime) -> str | None:
+    """``minPodAge`` for a pod with a status: its ``startTime`` must be at least that old (none: refused)."""
+    if ev.min_pod_age is None or workload.kind != "Pod":
+        return None
+    status = _map(workload.document).get("status")
+    if not isinstance(status, dict):
+        return None
+    started = status.get("startTime")
+    try:
+        since = datetime.fromisoformat(str(started).replace("Z", "+00:00")) if started else None
+    except ValueError:
+        since = None
+    if since is None:
+        return "pod has no status.startTime: younger than minPodAge"
+    if now - since < ev.min_pod_age:
+        return f"pod started at {started}: younger than minPodAge"
+    return None
+
+
 def _check_bare(ev: _Evictor, workload: Workload) -> str | None:
     if workload.owner_kind is not None:
         return None
     if "FailedBarePods" in ev.protections:
         return "protected: FailedBarePods (bare pod without an owner)"
+    if workload.kind == "Pod" and _map(_map(workload.document).get("status")).get("phase") == "Failed":
+        return None
     return "bare pod: evictable only once Failed (FailedBarePods disabled), and a manifest is not Failed"
 
 
@@ -312,7 +363,7 @@ def _check_namespace_selector(ev: _Evictor, workload: Workload, inventory: Inven
 
 
 def _evictor_reasons(
-    ev: _Evictor, workload: Workload, inventory: Inventory, index: PDBIndex, cache: dict[int, bool]
+    ev: _Evictor, workload: Workload, inventory: Inventory, index: PDBIndex, cache: dict[int, bool], now: datetime
 ) -> tuple[list[str], list[str]]:
     """``(failures, notes)`` of DefaultEvictor Filter then PreEvictionFilter."""
     failures: list[str] = []
@@ -323,6 +374,7 @@ def _evictor_reasons(
         failures.append(f"noEvictionPolicy Mandatory and annotation {PREFER_NO_EVICTION_ANNOTATION}")
     else:
         checks = (
+            _check_pod_state(workload),
             _check_system_critical(ev, workload, inventory, notes),
             _check_bare(ev, workload),
             _checklocal_storage(ev, workload),
@@ -332,6 +384,7 @@ def _evictor_reasons(
             _check_resourcepvc_claims(ev, workload),
             _check_label_selector(ev, workload),
             _check_min_replicas(ev, workload),
+            _check_min_pod_age(ev, workload, now),
         )
         failures.extend(reason for reason in checks if reason)
     namespace_reason = _check_namespace_selector(ev, workload, inventory)
@@ -411,12 +464,17 @@ def _evicting_plugins(profile: dict[str, Any]) -> list[str]:
     return found
 
 
-def evaluate(policy: Any, inventory: Inventory, target: int = _NEWEST, index: PDBIndex | None = None) -> list[Verdict]:
+def evaluate(
+    policy: Any, inventory: Inventory, target: int = _NEWEST, index: PDBIndex | None = None,
+    now: datetime | None = None,
+) -> list[Verdict]:
     """One :class:`Verdict` per (profile, enabled deschedule/balance plugin, workload), in profile, plugin and
     inventory order. ``policy`` is the decoded v1alpha2 policy mapping, or an object with a ``.policy`` mapping (a
     rule :class:`~linter.rules._base.Context`). ``target`` is the descheduler minor release (36 for v0.36): args a
-    release does not know are ignored. Never raises on malformed policies.
+    release does not know are ignored. ``now`` (default: the current time) is the clock for ``minPodAge``. Never
+    raises on malformed policies.
     """
+    moment = now if now is not None else datetime.now(timezone.utc)
     root = getattr(policy, "policy", policy)
     profiles = root.get("profiles") if isinstance(root, dict) else None
     if not isinstance(profiles, list):
@@ -435,7 +493,7 @@ def evaluate(policy: Any, inventory: Inventory, target: int = _NEWEST, index: PD
         profile_name = name if isinstance(name, str) and name else f"profiles[{position}]"
         evictor = _Evictor(_first_args(profile, "DefaultEvictor"), inventory, target)
         for workload in inventory.workloads:
-            failures, notes = _evictor_reasons(evictor, workload, inventory, index, pdb_cache)
+            failures, notes = _evictor_reasons(evictor, workload, inventory, index, pdb_cache, moment)
             for plugin in plugins:
                 plugin_failures, plugin_notes = plugin.reasons(workload)
                 all_failures = failures + plugin_failures

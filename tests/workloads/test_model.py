@@ -256,3 +256,20 @@ def test_malformed_documents_are_skipped():
     assert [(w.key, w.replicas, w.labels, w.pod_spec) for w in inv.workloads] == [("Deployment/default/ok", 1, {}, {})]
     assert inv.priority_classes == {}
     assert inv.hpas == []
+
+
+def test_snapshot_pods_keep_their_owner_and_count_their_siblings():
+    def pod(name, refs):
+        return ("s.yaml", {"kind": "Pod", "metadata": {"name": name, "namespace": "a", "ownerReferences": refs}})
+
+    rs = [{"kind": "ReplicaSet", "name": "web-1", "uid": "u1", "controller": True}]
+    both = [{"kind": "Node", "name": "n", "uid": "u9"}, {"kind": "DaemonSet", "name": "agent", "uid": "u2",
+                                                         "controller": True}]
+    inventory = collect([pod("web-a", rs), pod("web-b", rs), pod("agent-x", both), pod("bare", None)])
+    found = {w.name: (w.owner_kind, w.owner_uid, w.replicas) for w in inventory.workloads}
+    assert found == {
+        "web-a": ("ReplicaSet", "u1", 2),
+        "web-b": ("ReplicaSet", "u1", 2),
+        "agent-x": ("DaemonSet", "u2", 1),
+        "bare": (None, None, 1),
+    }
