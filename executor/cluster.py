@@ -1,0 +1,143 @@
+"""The cluster state one descheduling cycle works on: nodes, pods, namespaces, PDBs, PVCs and PriorityClasses.
+
+Contract: :meth:`Cluster.from_objects` builds it from decoded objects (a snapshot's ``kind: List`` items, or what the
+live driver listed), keeping the listing order of nodes and of each node's pods (upstream iterates informer order,
+which the tests treat as unspecified). Pods without ``metadata.uid`` get ``<namespace>/<name>`` as their UID.
+Listing primitives follow upstream (semantics §2): :meth:`Cluster.pods_on_node` (every phase) and
+:meth:`Cluster.active_pods_on_node` (not Succeeded/Failed); pods without ``spec.nodeName`` are never listed.
+:meth:`Cluster.remove` makes an evicted pod disappear for the rest of the cycle, as upstream's dry-run sandbox does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from linter.workloads.selectors import Selector, compile_selector, label_map
+
+Json = dict[str, Any]
+TERMINAL = ("Succeeded", "Failed")
+
+
+def key(obj: Json) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+
+
+def is_terminal(pod: Json) -> bool:
+    return (pod.get("status") or {}).get("phase") in TERMINAL
+
+
+class Cluster:
+    """Objects of one cycle, indexed the ways the plugins and the DefaultEvictor look them up."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Json] = []
+        self.node_by_name: dict[str, Json] = {}
+        self.pods: dict[str, Json] = {}  # uid -> pod, listing order
+        self._by_node: dict[str, dict[str, Json]] = {}
+        self.namespaces: dict[str, Json] = {}
+        self.priority_classes: dict[str, Json] = {}
+        self.pvcs: dict[tuple[str, str], Json] = {}
+        self.pdbs: dict[str, list[tuple[Json, Selector]]] = {}
+        self._owner_counts: dict[str, int] = {}
+        self._requested: dict[str, dict[str, int]] = {}
+        self.skipped: dict[str, int] = {}
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Json]) -> Cluster:
+        cluster = cls()
+        for obj in objects:
+            cluster.add(obj)
+        return cluster
+
+    def add(self, obj: Json) -> None:
+        """Index one object; kinds the executor does not use are counted in :attr:`skipped`."""
+        kind = obj.get("kind")
+        metadata = obj.get("metadata") or {}
+        name = metadata.get("name")
+        if kind == "Pod":
+            self.add_pod(obj)
+        elif kind == "Node" and isinstance(name, str):
+            if name not in self.node_by_name:
+                self.nodes.append(obj)
+            self.node_by_name[name] = obj
+        elif kind == "Namespace" and isinstance(name, str):
+            self.namespaces[name] = obj
+        elif kind == "PriorityClass" and isinstance(name, str):
+            self.priority_classes[name] = obj
+        elif kind == "PersistentVolumeClaim":
+            self.pvcs[key(obj)] = obj
+        elif kind == "PodDisruptionBudget":
+            selector = (obj.get("spec") or {}).get("selector")
+            # policy/v1: an empty selector selects every pod of the namespace; nil selects none (semantics §3.2, 11).
+            # policy/v1beta1 (served alone by old API servers): an empty selector selects none.
+            compiled = compile_selector(selector, nil_matches=False)
+            if compiled.kind == "empty" and obj.get("apiVersion") == "policy/v1beta1":
+                compiled = compile_selector(None, nil_matches=False)
+            self.pdbs.setdefault(key(obj)[0], []).append((obj, compiled))
+        else:
+            self.skipped[str(kind)] = self.skipped.get(str(kind), 0) + 1
+
+    def add_pod(self, pod: Json) -> None:
+        metadata = pod.setdefault("metadata", {})
+        if not metadata.get("uid"):
+            metadata["uid"] = "/".join(key(pod))
+        uid = metadata["uid"]
+        self.pods[uid] = pod
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            self._by_node.setdefault(node, {})[uid] = pod
+            self._requested.pop(node, None)
+        for owner in _owner_uids(pod):
+            self._owner_counts[owner] = self._owner_counts.get(owner, 0) + 1
+
+    def remove(self, pod: Json) -> bool:
+        """Forget ``pod`` for the rest of the cycle; False when it was already gone."""
+        uid = (pod.get("metadata") or {}).get("uid")
+        if uid not in self.pods:
+            return False
+        gone = self.pods.pop(uid)
+        node = (gone.get("spec") or {}).get("nodeName")
+        if node:
+            self._by_node.get(node, {}).pop(uid, None)
+            self._requested.pop(node, None)
+        for owner in _owner_uids(gone):
+            self._owner_counts[owner] -= 1
+        return True
+
+    def present(self, pod: Json) -> bool:
+        return (pod.get("metadata") or {}).get("uid") in self.pods
+
+    def pods_on_node(self, node: str) -> list[Json]:
+        """Every pod bound to ``node``, whatever its phase, in listing order."""
+        return list(self._by_node.get(node, {}).values())
+
+    def active_pods_on_node(self, node: str) -> list[Json]:
+        """The non-terminal pods bound to ``node`` (an empty phase counts as non-terminal)."""
+        return [pod for pod in self._by_node.get(node, {}).values() if not is_terminal(pod)]
+
+    def requested(self, node: str) -> dict[str, int]:
+        """Σ requests of the node's non-terminal pods plus their count (``pods``); cached until its pods change."""
+        found = self._requested.get(node)
+        if found is None:
+            from .nodeutil import node_requested
+
+            found = self._requested[node] = node_requested(self._by_node.get(node, {}).values())
+        return found
+
+    def owner_count(self, owner_uid: str) -> int:
+        """How many pods of the cluster (any phase, node or namespace) list ``owner_uid`` among their owners."""
+        return self._owner_counts.get(owner_uid, 0)
+
+    def has_pdb(self, pod: Json) -> bool:
+        """Whether some PDB of the pod's namespace selects the pod (budgets are not evaluated)."""
+        budgets = self.pdbs.get(key(pod)[0])
+        if not budgets:
+            return False
+        labels = label_map((pod.get("metadata") or {}).get("labels"))
+        return any(selector.matches(labels) for _, selector in budgets)
+
+
+def _owner_uids(pod: Json) -> list[str]:
+    return sorted({str(ref.get("uid") or "") for ref in (pod.get("metadata") or {}).get("ownerReferences") or []})

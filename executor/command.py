@@ -1,0 +1,229 @@
+"""``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`executor.framework`).
+
+* ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain]`` runs one cycle
+  offline on a snapshot (``kind: List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it),
+  with upstream's dry-run semantics: every eviction of a pod still present succeeds, PDBs are not simulated.
+* ``run --policy POLICY [--dry-run] [--kubeconfig PATH] [--context NAME] [--interval DURATION]`` runs against the live
+  cluster (see :mod:`executor.live`).
+
+``POLICY`` is a raw policy, a ConfigMap holding one, Helm chart values, a v1alpha1 policy (converted) or a
+KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings go to stderr and the exit code is 2.
+JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "summary": {evicted, byPlugin, byNode,
+byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``.
+
+Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error, unreadable policy or snapshot, a policy with lint
+errors, a policy that cannot run in this cluster (a missing PriorityClass, ...), or an unreachable cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+from linter.cli import UsageError
+
+from .cluster import Json
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+def load_policy(path: str, target_text: str | None) -> Json:
+    """The v1alpha2 policy ``path`` stands for, after the lint gate (see the module docstring)."""
+    from linter import versions
+    from linter.cli import findings_report
+    from linter.engine import Settings, lint_file, target_for
+    from linter.formatters import get
+    from linter.policy.effective import effective_policy
+
+    try:
+        target = versions.parse(target_text) if target_text else None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    settings = Settings(target=target)
+    try:
+        result = lint_file(path, settings)
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    errors = [finding for finding in result.findings if finding.severity == "error" and not finding.suppressed]
+    if errors:
+        sys.stderr.write(get("text")(findings_report(errors, 1, {result.file: result.text}, "never")))
+        raise UsageError(f"{path}: the policy has lint errors ({len(errors)}); fix them before running it")
+    if not result.policies:
+        raise UsageError(f"no descheduler policy in {path}")
+    if len(result.policies) > 1:
+        raise UsageError(f"{path} holds {len(result.policies)} policies; give a file with exactly one")
+    doc = result.policies[0]
+    policy, _ = effective_policy(doc, target if target is not None else target_for(doc, settings))
+    return dict(policy)
+
+
+def read_snapshot(path: str) -> list[Json]:
+    """The objects of a snapshot file (``-`` for stdin): JSON or YAML, ``*List`` documents flattened."""
+    import yaml
+
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read {path}: not UTF-8 text") from None
+    try:
+        if text.lstrip().startswith("{"):
+            documents: list[Any] = [json.loads(text)]
+        else:
+            documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except (ValueError, yaml.YAMLError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"cannot read {path}: {first}") from None
+    objects: list[Json] = []
+    for document in documents:
+        if isinstance(document, dict) and str(document.get("kind", "")).endswith("List") \
+                and isinstance(document.get("items"), list):
+            objects.extend(item for item in document["items"] if isinstance(item, dict))
+        elif isinstance(document, dict):
+            objects.append(document)
+    return objects
+
+
+def parse_now(text: str | None) -> datetime:
+    if not text:
+        return datetime.now(timezone.utc)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--now {text!r} is not an RFC 3339 time (2026-11-22T10:00:00Z)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def report(result: Any, evictions: list[Any], explain: bool) -> Json:
+    """The JSON output contract (module docstring)."""
+    from .evictions import summary
+
+    document: Json = {
+        "evictions": [eviction._asdict() for eviction in evictions],
+        "summary": {**summary(evictions), "skippedCycle": result.skipped},
+    }
+    if explain:
+        document["pods"] = [
+            {"namespace": v.namespace, "pod": v.pod, "node": v.node, "evictable": v.evictable, "reason": v.reason}
+            for v in result.verdicts
+        ]
+    return document
+
+
+def render_text(document: Json, errors: list[str], failures: list[Any]) -> str:
+    """A readable table of the evictions, the failures and the summary."""
+    rows = [("NAMESPACE", "POD", "NODE", "PROFILE", "PLUGIN")] + [
+        (e["namespace"], e["pod"], e["node"], e["profile"], e["plugin"]) for e in document["evictions"]
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(5)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    summary = document["summary"]
+    if summary["skippedCycle"]:
+        lines = ["cycle skipped: fewer than 2 ready nodes match the policy's nodeSelector"]
+    for failure in failures:
+        lines.append(f"failed: {failure.namespace}/{failure.pod} ({failure.profile}/{failure.plugin}): "
+                     f"{failure.message}")
+    for error in errors:
+        lines.append(f"plugin error: {error}")
+    by_plugin = ", ".join(f"{name} {count}" for name, count in summary["byPlugin"].items())
+    lines.append(f"{summary['evicted']} pod{'s' if summary['evicted'] != 1 else ''} evicted"
+                 + (f" ({by_plugin})" if by_plugin else ""))
+    for pod in document.get("pods", []):
+        verdict = "evictable" if pod["evictable"] else f"protected: {pod['reason']}"
+        lines.append(f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def _progress(total_plugins: int) -> Any:
+    """A stderr progress line per plugin on a terminal (large clusters); nothing otherwise."""
+    done = [0]
+
+    def observe(profile: str, plugin: str, seconds: float) -> None:
+        done[0] += 1
+        sys.stderr.write(f"\r[{done[0]}/{total_plugins}] {profile}/{plugin} ({seconds:.1f} s)\033[K")
+        if done[0] == total_plugins:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return observe
+
+
+def _enabled_count(policy: Json) -> int:
+    return sum(
+        len(((profile.get("plugins") or {}).get(point) or {}).get("enabled") or [])
+        for profile in policy.get("profiles") or [] for point in ("deschedule", "balance")
+    )
+
+
+class Simulate:
+    help = "predict the evictions of one cycle offline, from a cluster snapshot"
+    description = (
+        "Run one descheduling cycle of POLICY on a cluster snapshot (kubectl get nodes,pods,pdb,namespaces,"
+        "priorityclasses,pvc -A -o yaml) with upstream's decisions and dry-run semantics, and print the evictions."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--policy", required=True, metavar="POLICY", help="policy file (raw, ConfigMap, chart "
+                            "values, v1alpha1 or KubeDescheduler)")
+        parser.add_argument("--cluster", required=True, metavar="SNAPSHOT", help="cluster snapshot; - reads stdin")
+        parser.add_argument("--now", metavar="RFC3339", help="the clock for age-based plugins (default: now)")
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument("--explain", action="store_true", help="also say, per pod, why it is (not) evictable")
+        parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
+        parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
+
+    def run(self, args: argparse.Namespace) -> int:
+        from .cluster import Cluster
+        from .defaultevictor import ConfigError
+        from .evictions import Limits, PodEvictor
+        from .framework import prepare_policy, run_cycle
+
+        policy = load_policy(args.policy, args.target_version)
+        now = parse_now(args.now)
+        cluster = Cluster.from_objects(read_snapshot(args.cluster))
+        try:
+            prepared = prepare_policy(policy)
+            evictor = PodEvictor(cluster, Limits.from_policy(prepared))
+            observe = _progress(_enabled_count(prepared)) if sys.stderr.isatty() and len(cluster.pods) > 5000 \
+                else None
+            result = run_cycle(prepared, cluster, now, evictor, explain=args.explain, observe=observe)
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+        document = report(result, evictor.evictions, args.explain)
+        if args.format == "json":
+            sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        else:
+            sys.stdout.write(render_text(document, result.errors, evictor.failures))
+        for problem in result.errors:
+            print(f"desched: warning: {problem}", file=sys.stderr)
+        return EXIT_OK
+
+
+class Run:
+    help = "run the policy against the live cluster (one cycle, or every --interval)"
+    description = (
+        "Evict through the Eviction API what the policy selects, with upstream's decisions; --dry-run evicts "
+        "nothing. In a pod, the service account is used; otherwise the kubeconfig."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from .live import add_arguments
+
+        add_arguments(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        from .live import run
+
+        return run(args)
+
+
+SIMULATE = Simulate()
+RUN = Run()

@@ -1,0 +1,158 @@
+"""The PodEvictor: per-cycle limits, the eviction call, and the record of what happened (semantics §5).
+
+Contract: :meth:`PodEvictor.evict` checks the limits in upstream's order (total, node, namespace), then asks the
+backend to evict. A limit refusal returns the matching :class:`Outcome` and counts only in :attr:`PodEvictor.refusals`.
+A backend failure (HTTP 429 from a PDB, 404, anything else) returns ``Outcome.FAILED`` and is recorded in
+:attr:`PodEvictor.failures`; nothing is counted toward the limits. A success is counted per node, per namespace and in
+total, recorded in :attr:`PodEvictor.evictions`, and the pod disappears from the cluster state for the rest of the
+cycle (upstream's dry-run sandbox; the live driver does the same so both drivers decide alike). Counters reset with
+:meth:`PodEvictor.new_cycle`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
+
+from .cluster import Cluster, Json, key
+
+TOTAL_LIMIT_TEXT = "maximum number of evicted pods per a descheduling cycle reached"
+NODE_LIMIT_TEXT = "maximum number of evicted pods per node reached"
+NAMESPACE_LIMIT_TEXT = "maximum number of evicted pods per namespace reached"
+
+
+class Outcome(enum.Enum):
+    SUCCESS = "success"
+    TOTAL_LIMIT = TOTAL_LIMIT_TEXT
+    NODE_LIMIT = NODE_LIMIT_TEXT
+    NAMESPACE_LIMIT = NAMESPACE_LIMIT_TEXT
+    FAILED = "error"
+
+
+class Limits(NamedTuple):
+    """The policy's top-level ``maxNoOfPodsToEvict*`` (``None``: unlimited; 0 blocks every eviction)."""
+
+    per_node: int | None = None
+    per_namespace: int | None = None
+    total: int | None = None
+
+    @classmethod
+    def from_policy(cls, policy: Json) -> Limits:
+        def value(name: str) -> int | None:
+            raw = policy.get(name)
+            return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
+
+        return cls(value("maxNoOfPodsToEvictPerNode"), value("maxNoOfPodsToEvictPerNamespace"),
+                   value("maxNoOfPodsToEvictTotal"))
+
+
+class Eviction(NamedTuple):
+    namespace: str
+    pod: str
+    node: str
+    profile: str
+    plugin: str
+
+
+class Failure(NamedTuple):
+    namespace: str
+    pod: str
+    node: str
+    profile: str
+    plugin: str
+    status: int | None
+    message: str
+
+
+class Backend(Protocol):
+    """How an eviction is carried out: ``None`` on success, else ``(HTTP status or None, message)``."""
+
+    def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None: ...
+
+
+class DryRun:
+    """Every eviction of a pod still present succeeds (PDBs are not simulated, as upstream's dry run)."""
+
+    def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None:
+        return None
+
+
+Listener = Callable[[Outcome, Json, str, str], None]
+
+
+class PodEvictor:
+    """Shared by every profile and plugin of a cycle (see the module contract)."""
+
+    def __init__(self, cluster: Cluster, limits: Limits, backend: Backend | None = None) -> None:
+        self.cluster = cluster
+        self.limits = limits
+        self.backend: Backend = backend or DryRun()
+        self.listeners: list[Listener] = []
+        self.new_cycle()
+
+    def new_cycle(self, cluster: Cluster | None = None) -> None:
+        if cluster is not None:
+            self.cluster = cluster
+        self.by_node: dict[str, int] = {}
+        self.by_namespace: dict[str, int] = {}
+        self.total = 0
+        self.evictions: list[Eviction] = []
+        self.failures: list[Failure] = []
+        self.refusals: dict[str, int] = {}
+
+    def evict(self, pod: Json, profile: str, plugin: str) -> Outcome:
+        namespace, name = key(pod)
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        outcome = self._limit(namespace, node)
+        if outcome is None:
+            if not self.cluster.present(pod):
+                outcome = Outcome.FAILED
+                self.failures.append(Failure(namespace, name, node, profile, plugin, 404,
+                                             f'pods "{name}" not found'))
+            else:
+                error = self.backend.evict(pod, profile, plugin)
+                if error is None:
+                    outcome = Outcome.SUCCESS
+                    self.total += 1
+                    self.by_namespace[namespace] = self.by_namespace.get(namespace, 0) + 1
+                    if node:
+                        self.by_node[node] = self.by_node.get(node, 0) + 1
+                    self.evictions.append(Eviction(namespace, name, node, profile, plugin))
+                    self.cluster.remove(pod)
+                else:
+                    outcome = Outcome.FAILED
+                    self.failures.append(Failure(namespace, name, node, profile, plugin, *error))
+        else:
+            self.refusals[outcome.value] = self.refusals.get(outcome.value, 0) + 1
+        for listener in self.listeners:
+            listener(outcome, pod, profile, plugin)
+        return outcome
+
+    def _limit(self, namespace: str, node: str) -> Outcome | None:
+        limits = self.limits
+        if limits.total is not None and self.total + 1 > limits.total:
+            return Outcome.TOTAL_LIMIT
+        if node and limits.per_node is not None and self.by_node.get(node, 0) + 1 > limits.per_node:
+            return Outcome.NODE_LIMIT
+        if limits.per_namespace is not None and self.by_namespace.get(namespace, 0) + 1 > limits.per_namespace:
+            return Outcome.NAMESPACE_LIMIT
+        return None
+
+    def node_limit_reached(self, node: str) -> bool:
+        """Whether the next eviction from ``node`` would hit the per-node limit."""
+        per_node = self.limits.per_node
+        return per_node is not None and self.by_node.get(node, 0) + 1 > per_node
+
+
+def summary(evictions: list[Eviction]) -> dict[str, Any]:
+    """Counts by plugin, node and namespace, keys sorted."""
+    def count(field: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for eviction in evictions:
+            value = getattr(eviction, field)
+            counts[value] = counts.get(value, 0) + 1
+        return dict(sorted(counts.items()))
+
+    return {"evicted": len(evictions), "byPlugin": count("plugin"), "byNode": count("node"),
+            "byNamespace": count("namespace")}

@@ -1,0 +1,102 @@
+"""RemoveFailedPods (Deschedule, semantics §8.10): evict pods in phase Failed.
+
+Contract: node by node, every pod bound to the node with ``status.phase == Failed`` is a candidate when it passes the
+plugin's namespace and label filters, the profile's ``Filter``, the criteria below and ``PreEvictionFilter`` (see
+:func:`evict_on_node`):
+
+* ``minPodLifetimeSeconds`` (when set): whole seconds since creationTimestamp ``>=`` it. A creationTimestamp in the
+  future counts as age 0 (upstream's ``uint`` of a negative float is platform-dependent: it wraps on amd64);
+* ``excludeOwnerKinds``: no ownerReference has a listed kind;
+* ``reasons`` (when non-empty): the non-empty waiting and terminated reasons of the containers (and of the init
+  containers with ``includingInitContainers``), plus ``status.reason``, intersect it;
+* ``exitCodes`` (when non-empty): the terminated exit codes of the same containers intersect it.
+
+Candidates are evicted in listing order. A node limit moves on to the next node, a total limit stops the plugin, any
+other refusal moves on to the next pod. ``minPodLifetimeSeconds`` defaults to 3600 in :func:`defaults` only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from .. import podutil
+from ..cluster import Json
+from ..evictions import Outcome
+from ..framework import Handle, pod_filter
+from .podlifetime import container_statuses, exit_codes, state_reasons, whole_seconds
+
+NAME = "RemoveFailedPods"
+POINTS = ("deschedule",)
+DEFAULT_MIN_POD_LIFETIME_SECONDS = 3600
+
+
+def defaults(args: Json) -> Json:
+    """A copy of ``args`` with upstream's SetDefaults: ``minPodLifetimeSeconds`` 3600 when unset."""
+    defaulted = dict(args)
+    if defaulted.get("minPodLifetimeSeconds") is None:
+        defaulted["minPodLifetimeSeconds"] = DEFAULT_MIN_POD_LIFETIME_SECONDS
+    return defaulted
+
+
+class Plugin:
+    """RemoveFailedPods over the cycle's nodes (see the module contract)."""
+
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.accepts = pod_filter(args)
+        min_age = args.get("minPodLifetimeSeconds")
+        self.min_age = None if min_age is None else int(min_age)
+        self.excluded_kinds = set(args.get("excludeOwnerKinds") or [])
+        self.reasons = set(args.get("reasons") or [])
+        self.exit_codes = {int(code) for code in args.get("exitCodes") or []}
+        self.including_init = args.get("includingInitContainers") is True
+
+    def _old_enough(self, pod: Json, now: datetime) -> bool:
+        if self.min_age is None:
+            return True
+        return whole_seconds(max(now - podutil.creation_time(pod), timedelta(0))) >= self.min_age
+
+    def _matches(self, pod: Json) -> bool:
+        if not self._old_enough(pod, self.handle.now):
+            return False
+        if self.excluded_kinds and any(ref.get("kind") in self.excluded_kinds for ref in podutil.owner_refs(pod)):
+            return False
+        statuses = container_statuses(pod, init=self.including_init)
+        if self.reasons:
+            reasons = state_reasons(statuses) | {str((pod.get("status") or {}).get("reason") or "")}
+            reasons.discard("")
+            if self.reasons.isdisjoint(reasons):
+                return False
+        return not self.exit_codes or not self.exit_codes.isdisjoint(exit_codes(statuses))
+
+    def _candidate(self, pod: Json) -> bool:
+        return (
+            (pod.get("status") or {}).get("phase") == "Failed"
+            and self.accepts(pod)
+            and self.handle.filter(pod)
+            and self._matches(pod)
+        )
+
+    def deschedule(self, nodes: list[Json]) -> None:
+        for node in nodes:
+            candidates = [pod for pod in self.handle.pods_on_node(node["metadata"]["name"]) if self._candidate(pod)]
+            if not evict_on_node(self.handle, candidates, NAME):
+                return
+
+
+def evict_on_node(handle: Handle, pods: list[Json], plugin: str) -> bool:
+    """Evict one node's ``pods`` that pass ``PreEvictionFilter``, in order, until a node limit ends the node; False
+    when the total limit stops the plugin. Other refusals move on to the next pod (shared with TooManyRestarts).
+
+    Upstream evaluates ``PreEvictionFilter`` while listing the node; evaluating it just before each eviction decides
+    the same, because evicting a pod of this node changes neither the other nodes NodeFit looks at nor the
+    namespaces, and it spares NodeFit for the pods a limit leaves untried."""
+    for pod in pods:
+        if not handle.pre_eviction_filter(pod):
+            continue
+        outcome = handle.evict(pod, plugin)
+        if outcome is Outcome.NODE_LIMIT:
+            return True
+        if outcome is Outcome.TOTAL_LIMIT:
+            return False
+    return True

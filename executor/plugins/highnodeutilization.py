@@ -1,0 +1,71 @@
+"""HighNodeUtilization: empty underutilized nodes into the other schedulable nodes (semantics §8.2).
+
+Contract: usage from pod requests. A node is underutilized (a source, cordoned or not) when every threshold resource is
+at or under ``thresholds``; every other schedulable node is a destination. Nothing happens without underutilized
+nodes, with no more of them than ``numberOfNodes``, when every node is underutilized, or without a destination.
+Sources go from the lowest usage score up and are drained while the destinations' pool (capacity minus usage) has
+room for every tracked resource. With ``evictionModes: [OnlyThresholdingResources]`` only pods with a container or init
+container request for some threshold resource are removable.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import nodeutil
+from ..cluster import Json
+from . import _nodeutilization as nu
+
+if TYPE_CHECKING:
+    from ..framework import Handle
+
+NAME = "HighNodeUtilization"
+POINTS = ("balance",)
+ONLY_THRESHOLDING_RESOURCES = "OnlyThresholdingResources"
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults only restates zero values: a copy of ``args``."""
+    return dict(args)
+
+
+def requests_any(pod: Json, resources: list[str]) -> bool:
+    """Whether some container or init container lists one of ``resources`` among its requests (any value)."""
+    spec = pod.get("spec") or {}
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        requests = (container.get("resources") or {}).get("requests") or {}
+        if any(resource in requests for resource in resources):
+            return True
+    return False
+
+
+class Plugin:
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+        self.thresholds = nu.threshold_map(args.get("thresholds"))
+        self.resources = nu.tracked_resources(self.thresholds)
+        self.only_thresholding = ONLY_THRESHOLDING_RESOURCES in (args.get("evictionModes") or [])
+
+    def removable(self, pod: Json) -> bool:
+        return self.handle.filter(pod) and (not self.only_thresholding or requests_any(pod, list(self.thresholds)))
+
+    def balance(self, nodes: list[Json]) -> None:
+        usages = nu.snapshot(nodes, self.handle, self.resources)
+        under, schedulable = [], []
+        for node in usages:
+            if nu.below(nu.percentages(node.usage, node.capacity), self.thresholds):
+                under.append(node)
+            elif not nodeutil.is_unschedulable(node.node):
+                schedulable.append(node)
+        number_of_nodes = self.args.get("numberOfNodes") or 0
+        if not under or len(under) <= number_of_nodes or not schedulable:  # all under implies no destination
+            return
+        full = {resource: 100.0 for resource in self.thresholds}
+        for node in [*under, *schedulable]:
+            node.budget = nu.cap_to_threshold(node.capacity, full, self.resources)
+        under.sort(key=nu.usage_score)
+        nu.evict_from_sources(
+            self.handle, NAME, under, schedulable, self.resources, self.removable,
+            nu.excluded_namespaces(self.args), source_budget=False,
+        )

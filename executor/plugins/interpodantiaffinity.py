@@ -1,0 +1,196 @@
+"""RemovePodsViolatingInterPodAntiAffinity (semantics §8.6): evict pods whose own required anti-affinity is violated.
+
+Contract: the *listing* is every non-terminal pod on the cycle's nodes that passes the namespace/label filters,
+evictable or not. Node by node, the node's listed pods are sorted by priority, then QoS, then the prefer-no-eviction
+annotation (§7.3). A pod conflicts when one of its own required anti-affinity terms (namespaces: ``term.namespaces``,
+else the pod's own; ``namespaceSelector`` ignored; a nil selector matches nothing) matches a listed pod of another name
+that sits on the same node, or on a node carrying the term's ``topologyKey`` label with the same value. An invalid
+selector ends the check of that pod with "no conflict". A conflicting pod passing ``Filter`` and ``PreEvictionFilter``
+is evicted; once evicted it leaves the listing, so pods that conflicted only with it are spared. A node limit moves on
+to the next node, a total limit ends the plugin, any other refusal moves on to the next pod (which stays listed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from linter.workloads.selectors import Selector, compile_selector, label_map
+
+from .. import podutil
+from ..cluster import Json
+from ..evictions import Outcome
+from ..framework import Handle, pod_filter
+
+NAME = "RemovePodsViolatingInterPodAntiAffinity"
+POINTS = ("deschedule",)
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults changes nothing."""
+    return dict(args)
+
+
+class _Tally:
+    """How many pods a group holds, and how many of them carry each pod name."""
+
+    __slots__ = ("names", "total")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.names: dict[str, int] = {}
+
+    def add(self, name: str, step: int) -> None:
+        self.total += step
+        self.names[name] = self.names.get(name, 0) + step
+
+    def has_other_than(self, name: str) -> bool:
+        return self.total > self.names.get(name, 0)
+
+
+class _TermMatches:
+    """The listed pods matching one (namespaces, selector) pair, tallied per node and, on demand, per topology
+    domain (``topologyKey`` -> label value)."""
+
+    def __init__(self, node_labels: dict[str, dict[str, str]]) -> None:
+        self._node_labels = node_labels
+        self._by_node: dict[str, _Tally] = {}
+        self._by_domain: dict[str, dict[str, _Tally]] = {}
+
+    def add(self, name: str, node: str, step: int = 1) -> None:
+        self._by_node.setdefault(node, _Tally()).add(name, step)
+        labels = self._node_labels[node]
+        for topology_key, domains in self._by_domain.items():
+            if topology_key in labels:
+                domains.setdefault(labels[topology_key], _Tally()).add(name, step)
+
+    def conflicts(self, name: str, node: str, topology_key: str) -> bool:
+        """Whether a pod not named ``name`` sits on ``node`` or in its ``topology_key`` domain."""
+        value = self._node_labels[node].get(topology_key)
+        tally = self._by_node.get(node) if value is None else self._domains(topology_key).get(value)
+        return tally is not None and tally.has_other_than(name)
+
+    def _domains(self, topology_key: str) -> dict[str, _Tally]:
+        domains = self._by_domain.get(topology_key)
+        if domains is None:
+            domains = {}
+            for node, tally in self._by_node.items():
+                value = self._node_labels[node].get(topology_key)
+                if value is not None:
+                    merged = domains.setdefault(value, _Tally())
+                    for name, count in tally.names.items():
+                        merged.add(name, count)
+            self._by_domain[topology_key] = domains
+        return domains
+
+
+class _Listing:
+    """The listed pods by namespace, with a (namespace, label, value) index so that a term's matches are found
+    without scanning its namespaces; matches are computed once per distinct term and kept up to date on removal."""
+
+    def __init__(self, pods: Iterable[Json], node_labels: dict[str, dict[str, str]]) -> None:
+        self._node_labels = node_labels
+        self._by_namespace: dict[str, dict[str, Json]] = {}
+        self._labels: dict[str, dict[str, str]] = {}
+        self._postings: dict[str, dict[tuple[str, str], set[str]]] = {}
+        self._terms: dict[str, tuple[Selector, _TermMatches]] = {}
+        self._member_of: dict[str, list[_TermMatches]] = {}
+        for pod in pods:
+            metadata = pod["metadata"]
+            uid, namespace = str(metadata["uid"]), str(metadata.get("namespace") or "")
+            labels = label_map(metadata.get("labels"))
+            self._by_namespace.setdefault(namespace, {})[uid] = pod
+            self._labels[uid] = labels
+            postings = self._postings.setdefault(namespace, {})
+            for pair in labels.items():
+                postings.setdefault(pair, set()).add(uid)
+
+    def remove(self, pod: Json) -> None:
+        metadata = pod["metadata"]
+        uid, namespace = str(metadata["uid"]), str(metadata.get("namespace") or "")
+        if self._by_namespace.get(namespace, {}).pop(uid, None) is None:
+            return
+        postings = self._postings[namespace]
+        for pair in self._labels.pop(uid).items():
+            postings[pair].discard(uid)
+        for matches in self._member_of.pop(uid, []):
+            matches.add(_name(pod), _node(pod), -1)
+
+    def conflicts(self, pod: Json) -> bool:
+        """Whether one of ``pod``'s required anti-affinity terms matches another listed pod (module contract)."""
+        affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {}
+        namespace = str(pod["metadata"].get("namespace") or "")
+        for term in affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []:
+            namespaces = sorted(set(term.get("namespaces") or [namespace]))
+            selector, matches = self._term(namespaces, term.get("labelSelector"))
+            if selector.kind == "invalid":
+                return False
+            if matches.conflicts(_name(pod), _node(pod), str(term.get("topologyKey") or "")):
+                return True
+        return False
+
+    def _term(self, namespaces: list[str], raw_selector: object) -> tuple[Selector, _TermMatches]:
+        term_key = json.dumps([namespaces, raw_selector], sort_keys=True, default=str)
+        found = self._terms.get(term_key)
+        if found is None:
+            selector = compile_selector(raw_selector, nil_matches=False)
+            matches = _TermMatches(self._node_labels)
+            for namespace in namespaces:
+                pods = self._by_namespace.get(namespace, {})
+                for uid in self._candidates(namespace, selector, pods):
+                    if selector.matches(self._labels[uid]):
+                        matches.add(_name(pods[uid]), _node(pods[uid]))
+                        self._member_of.setdefault(uid, []).append(matches)
+            found = self._terms[term_key] = (selector, matches)
+        return found
+
+    def _candidates(self, namespace: str, selector: Selector, pods: dict[str, Json]) -> Iterable[str]:
+        """A superset of the namespace's pods ``selector`` matches: the smallest posting list of an equality or
+        ``In`` requirement, else every pod of the namespace (or none for a selector that matches nothing)."""
+        if selector.kind in ("nil", "invalid"):
+            return ()
+        postings = self._postings.get(namespace, {})
+        best: set[str] | None = None
+        requirements = [{pair} for pair in selector.match_labels] + [
+            {(key, value) for value in values} for key, operator, values in selector.expressions if operator == "In"
+        ]
+        for pairs in requirements:
+            found = set().union(*(postings.get(pair, ()) for pair in pairs))
+            if best is None or len(found) < len(best):
+                best = found
+        return pods if best is None else best
+
+
+def _name(pod: Json) -> str:
+    return str(pod["metadata"].get("name") or "")
+
+
+def _node(pod: Json) -> str:
+    return str(pod["spec"]["nodeName"])
+
+
+class Plugin:
+    """One profile's instance, built from the plugin's args."""
+
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.accepts = pod_filter(args)
+
+    def deschedule(self, nodes: list[Json]) -> None:
+        handle = self.handle
+        node_labels = {str(node["metadata"]["name"]): label_map(node["metadata"].get("labels")) for node in nodes}
+        by_node = {
+            name: [pod for pod in handle.active_pods_on_node(name) if self.accepts(pod)] for name in node_labels
+        }
+        listing = _Listing((pod for pods in by_node.values() for pod in pods), node_labels)
+        for node in nodes:
+            for pod in podutil.sort_by_priority_low_to_high(by_node[str(node["metadata"]["name"])]):
+                if not listing.conflicts(pod) or not (handle.filter(pod) and handle.pre_eviction_filter(pod)):
+                    continue
+                outcome = handle.evict(pod, NAME)
+                if outcome is Outcome.SUCCESS:
+                    listing.remove(pod)
+                elif outcome is Outcome.NODE_LIMIT:
+                    break
+                elif outcome is Outcome.TOTAL_LIMIT:
+                    return

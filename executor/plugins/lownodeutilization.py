@@ -1,0 +1,66 @@
+"""LowNodeUtilization: move pods from overutilized nodes while underutilized nodes have room (semantics §8.1).
+
+Contract: usage from pod requests; with ``metricsUtilization`` set, ``balance`` raises (the cycle records the
+error). A node is underutilized when it is schedulable and every threshold resource is at or under ``thresholds``
+(tried first), and overutilized when some resource is strictly over ``targetThresholds``; with
+``useDeviationThresholds`` both are offsets from the average usage. Nothing happens without underutilized nodes, with
+no more of them than ``numberOfNodes``, when every node is underutilized, or without an overutilized node. Sources go
+from the highest usage score down; each is drained while it is over its target budget and the underutilized nodes'
+pool has room for every tracked resource, at most ``evictionLimits.node`` pods per source.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import nodeutil
+from ..cluster import Json
+from . import _nodeutilization as nu
+
+if TYPE_CHECKING:
+    from ..framework import Handle
+
+NAME = "LowNodeUtilization"
+POINTS = ("balance",)
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults only restates zero values: a copy of ``args``."""
+    return dict(args)
+
+
+class Plugin:
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+        self.thresholds = nu.threshold_map(args.get("thresholds"))
+        self.targets = nu.threshold_map(args.get("targetThresholds"))
+        self.resources = nu.tracked_resources(self.thresholds)
+        limits = args.get("evictionLimits")
+        node_limit = limits.get("node") if isinstance(limits, dict) else None
+        self.node_limit = node_limit if isinstance(node_limit, int) else None
+
+    def balance(self, nodes: list[Json]) -> None:
+        nu.reject_metrics_utilization(NAME, self.args)
+        usages = nu.snapshot(nodes, self.handle, self.resources)
+        percents = {node.name: nu.percentages(node.usage, node.capacity) for node in usages}
+        if self.args.get("useDeviationThresholds"):
+            low, high = nu.deviation_thresholds(percents.values(), self.thresholds, self.targets)
+        else:
+            low, high = self.thresholds, self.targets
+        under, over = [], []
+        for node in usages:
+            if not nodeutil.is_unschedulable(node.node) and nu.below(percents[node.name], low):
+                under.append(node)
+            elif nu.above(percents[node.name], high):
+                over.append(node)
+        number_of_nodes = self.args.get("numberOfNodes") or 0
+        if not under or len(under) <= number_of_nodes or not over:  # all nodes under implies none over
+            return
+        for node in [*under, *over]:
+            node.budget = nu.cap_to_threshold(node.capacity, high, self.resources)
+        over.sort(key=nu.usage_score, reverse=True)
+        nu.evict_from_sources(
+            self.handle, NAME, over, under, self.resources, self.handle.filter,
+            nu.excluded_namespaces(self.args), source_budget=True, node_limit=self.node_limit,
+        )

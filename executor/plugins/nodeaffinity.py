@@ -1,0 +1,120 @@
+"""RemovePodsViolatingNodeAffinity (semantics §8.4): evict pods whose node affinity their node no longer satisfies.
+
+Contract: for each entry of ``nodeAffinityType`` in order (unknown entries are ignored), then each node, the node's
+non-terminal pods passing the namespace/label filters, ``Filter`` and ``PreEvictionFilter`` are listed when they
+violate that type, then evicted in listing order:
+
+* ``requiredDuringSchedulingIgnoredDuringExecution``: the pod has a required node affinity (a ``nodeSelector`` alone
+  does not count), does not match its node (nodeSelector plus required affinity), and fits some node of the cycle
+  (``PodFitsAnyNode``, its own node included);
+* ``preferredDuringSchedulingIgnoredDuringExecution``: the pod has preferred terms, the best preferred-weight sum over
+  all nodes (feasible or not) beats its node's, and it fits some node of the cycle.
+
+A node limit moves on to the next node, a total limit ends the current type, any other refusal moves on to the next
+pod. With both types listed a pod can be a candidate twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+
+from .. import nodeutil
+from ..cluster import Json
+from ..evictions import Outcome
+from ..framework import Handle, pod_filter
+
+NAME = "RemovePodsViolatingNodeAffinity"
+POINTS = ("deschedule",)
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+Violation = Callable[[Json, Json], bool]
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults changes nothing."""
+    return dict(args)
+
+
+def _node_affinity(pod: Json) -> Json:
+    affinity = (pod.get("spec") or {}).get("affinity") or {}
+    return affinity.get("nodeAffinity") or {}
+
+
+class Plugin:
+    """One profile's instance, built from the plugin's args."""
+
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.accepts = pod_filter(args)
+        self.affinity_types = [str(kind) for kind in args.get("nodeAffinityType") or []]
+        self._requested: dict[str, Mapping[str, int]] = {}  # NodeFit sums per node; dropped when a pod leaves it
+
+    def deschedule(self, nodes: list[Json]) -> None:
+        self._requested.clear()
+        for affinity_type in self.affinity_types:
+            if affinity_type == REQUIRED:
+                self._process(nodes, self._required_violation(nodes))
+            elif affinity_type == PREFERRED:
+                self._process(nodes, self._preferred_violation(nodes))
+
+    def _fits_somewhere(self, pod: Json, nodes: list[Json]) -> bool:
+        return nodeutil.pod_fits_any_node(pod, nodes, self.handle.pods_on_node, requested_by_node=self._requested_on)
+
+    def _requested_on(self, node: str) -> Mapping[str, int]:
+        requested = self._requested.get(node)
+        if requested is None:
+            requested = self._requested[node] = nodeutil.node_requested(self.handle.pods_on_node(node))
+        return requested
+
+    def _required_violation(self, nodes: list[Json]) -> Violation:
+        def violates(pod: Json, node: Json) -> bool:
+            return (
+                _node_affinity(pod).get(REQUIRED) is not None
+                and not nodeutil.pod_matches_node(pod, node)
+                and self._fits_somewhere(pod, nodes)
+            )
+
+        return violates
+
+    def _preferred_violation(self, nodes: list[Json]) -> Violation:
+        best_by_terms: dict[str, int] = {}  # pods of one workload share their terms: weigh every node once per set
+
+        def best_weight(pod: Json, terms: list[Json]) -> int:
+            terms_key = json.dumps(terms, sort_keys=True, default=str)
+            best = best_by_terms.get(terms_key)
+            if best is None:
+                best = nodeutil.best_preferred_weight(pod, nodes)
+                best_by_terms[terms_key] = best
+            return best
+
+        def violates(pod: Json, node: Json) -> bool:
+            terms = _node_affinity(pod).get(PREFERRED) or []
+            return (
+                len(terms) > 0
+                and best_weight(pod, terms) > nodeutil.preferred_weight(pod, node)
+                and self._fits_somewhere(pod, nodes)
+            )
+
+        return violates
+
+    def _process(self, nodes: list[Json], violates: Violation) -> None:
+        """Upstream's ``processNodes``. Its listing calls ``Filter`` a second time inside the affinity predicate; the
+        result cannot differ, so it is called once here. The cheap affinity tests run before ``PodFitsAnyNode``:
+        all of them are pure, so only the cost changes."""
+        handle = self.handle
+        for node in nodes:
+            name = str(node["metadata"]["name"])
+            listed = [
+                pod for pod in handle.active_pods_on_node(name)
+                if self.accepts(pod) and handle.filter(pod) and handle.pre_eviction_filter(pod) and violates(pod, node)
+            ]
+            for pod in listed:
+                outcome = handle.evict(pod, NAME)
+                if outcome is Outcome.SUCCESS:
+                    self._requested.pop(name, None)
+                elif outcome is Outcome.NODE_LIMIT:
+                    break
+                elif outcome is Outcome.TOTAL_LIMIT:
+                    return

@@ -1,0 +1,80 @@
+"""RemovePodsViolatingNodeTaints (semantics §8.5): evict pods that do not tolerate a counted taint of their node.
+
+Contract: a taint counts when its effect is ``NoSchedule`` (or ``PreferNoSchedule`` with ``includePreferNoSchedule``;
+``NoExecute`` never counts), it is not named by ``excludedTaints`` and, when ``includedTaints`` is given, it is named
+there; a name is ``key`` or ``key=value`` (the latter only for a non-empty value). An explicitly empty
+``includedTaints`` names nothing, so no taint counts (upstream quirk). For each node in order, the node's
+non-terminal pods passing the namespace/label filters, ``Filter`` and ``PreEvictionFilter`` are listed; each one that
+leaves a counted taint untolerated is evicted. A node limit moves on to the next node, a total limit ends the plugin,
+any other refusal moves on to the next pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import nodeutil
+from ..cluster import Json
+from ..evictions import Outcome
+from ..framework import Handle, pod_filter
+
+NAME = "RemovePodsViolatingNodeTaints"
+POINTS = ("deschedule",)
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults changes nothing: an absent ``includedTaints`` stays absent (every taint included)."""
+    return dict(args)
+
+
+def _names_taint(names: set[str], taint: Json) -> bool:
+    """Whether ``names`` holds the taint's ``key``, or its ``key=value`` when the value is non-empty."""
+    key = str(taint.get("key") or "")
+    value = str(taint.get("value") or "")
+    return key in names or (value != "" and f"{key}={value}" in names)
+
+
+def taint_counts(args: Json) -> Callable[[Json], bool]:
+    """The predicate telling which node taints the plugin checks (see the module contract)."""
+    effects = {"NoSchedule", "PreferNoSchedule"} if args.get("includePreferNoSchedule") is True else {"NoSchedule"}
+    excluded = set(args.get("excludedTaints") or [])
+    raw_included: Any = args.get("includedTaints")
+    included = None if raw_included is None else set(raw_included)
+
+    def counts(taint: Json) -> bool:
+        return (
+            taint.get("effect") in effects
+            and not _names_taint(excluded, taint)
+            and (included is None or _names_taint(included, taint))
+        )
+
+    return counts
+
+
+class Plugin:
+    """One profile's instance, built from the plugin's args."""
+
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.accepts = pod_filter(args)
+        self.counts = taint_counts(args)
+
+    def deschedule(self, nodes: list[Json]) -> None:
+        handle = self.handle
+        for node in nodes:
+            name = str(node["metadata"]["name"])
+            taints = [taint for taint in (node.get("spec") or {}).get("taints") or [] if self.counts(taint)]
+            listed = [
+                pod for pod in handle.active_pods_on_node(name)
+                if self.accepts(pod) and handle.filter(pod) and handle.pre_eviction_filter(pod)
+            ]
+            for pod in listed:
+                tolerations = (pod.get("spec") or {}).get("tolerations") or []
+                if nodeutil.tolerations_tolerate_taints(tolerations, taints):
+                    continue
+                outcome = handle.evict(pod, NAME)
+                if outcome is Outcome.NODE_LIMIT:
+                    break
+                if outcome is Outcome.TOTAL_LIMIT:
+                    return

@@ -1,0 +1,189 @@
+"""PodLifeTime (Deschedule, semantics §8.9): evict pods past an age, or in given states, conditions or exit codes.
+
+Contract: every pod of every node, whatever its phase, is a candidate when it passes the plugin's namespace and label
+filters, the profile's ``Filter``, every configured criterion (``maxPodLifeTimeSeconds``: age from creationTimestamp
+strictly greater; ``states``; ``ownerKinds``; ``conditions``; ``exitCodes``) and ``PreEvictionFilter``. The candidates
+of all nodes are evicted oldest first (creationTimestamp; ties keep listing order). A node limit skips only that pod, a
+total limit stops the plugin, any other refusal moves on to the next pod. ``PreEvictionFilter`` runs while listing,
+before any eviction, as upstream: an eviction can free room on another node, so NodeFit cannot be deferred here.
+
+The container-status helpers here are shared with the other status-reading plugins (TooManyRestarts, FailedPods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from .. import podutil
+from ..cluster import Json
+from ..evictions import Outcome
+from ..framework import Handle, pod_filter
+
+NAME = "PodLifeTime"
+POINTS = ("deschedule",)
+
+_SECOND = timedelta(seconds=1)
+MAX_GO_DURATION_SECONDS = (2**63 - 1) // 10**9
+"""``time.Time.Sub`` saturates at the largest ``time.Duration``; an unset creationTimestamp (year 1) ages to this."""
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults sets nothing: a copy of ``args``."""
+    return dict(args)
+
+
+# -- container statuses (shared) -----------------------------------------------------------------------------------
+
+
+def container_statuses(pod: Json, init: bool = False, ephemeral: bool = False) -> list[Json]:
+    """``status.containerStatuses``, then the init (``init``) and ephemeral (``ephemeral``) container statuses."""
+    status = pod.get("status") or {}
+    fields = ["containerStatuses"]
+    if init:
+        fields.append("initContainerStatuses")
+    if ephemeral:
+        fields.append("ephemeralContainerStatuses")
+    return [entry for field in fields for entry in status.get(field) or [] if isinstance(entry, dict)]
+
+
+def state_reasons(statuses: Iterable[Json], states: tuple[str, ...] = ("waiting", "terminated")) -> set[str]:
+    """The ``reason`` of every present ``state.<states>`` entry (an absent reason reads as ``""``, as in Go)."""
+    reasons: set[str] = set()
+    for entry in statuses:
+        state = entry.get("state") or {}
+        for name in states:
+            detail = state.get(name)
+            if isinstance(detail, dict):
+                reasons.add(str(detail.get("reason") or ""))
+    return reasons
+
+
+def exit_codes(statuses: Iterable[Json]) -> set[int]:
+    """The ``exitCode`` of every terminated container state (absent reads as 0)."""
+    codes: set[int] = set()
+    for entry in statuses:
+        terminated = (entry.get("state") or {}).get("terminated")
+        if isinstance(terminated, dict):
+            codes.add(int(terminated.get("exitCode") or 0))
+    return codes
+
+
+def whole_seconds(elapsed: timedelta) -> int:
+    """``uint(d.Seconds())`` of a Go duration, saturated as ``time.Time.Sub`` does. A negative span gives a negative
+    count, which no threshold accepts (upstream rejects negative spans before converting)."""
+    return min(elapsed // _SECOND, MAX_GO_DURATION_SECONDS)
+
+
+# -- criteria ------------------------------------------------------------------------------------------------------
+
+
+def _time(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp, or None for an unset or zero one (``metav1.Time.IsZero``)."""
+    if not isinstance(value, str) or not value:
+        return None
+    parsed = datetime.fromisoformat(value)
+    parsed = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+    return None if parsed == podutil.ZERO_TIME else parsed
+
+
+Criterion = Callable[[Json], bool]
+
+
+def _older_than(max_seconds: int, now: datetime) -> Criterion:
+    def check(pod: Json) -> bool:
+        return whole_seconds(now - podutil.creation_time(pod)) > max_seconds
+
+    return check
+
+
+def _in_states(states: set[str], init: bool, ephemeral: bool) -> Criterion:
+    def check(pod: Json) -> bool:
+        status = pod.get("status") or {}
+        if str(status.get("phase") or "") in states or str(status.get("reason") or "") in states:
+            return True
+        return not states.isdisjoint(state_reasons(container_statuses(pod, init, ephemeral)))
+
+    return check
+
+
+def _owner_kinds(include: set[str], exclude: set[str]) -> Criterion | None:
+    if include:
+        return lambda pod: any(ref.get("kind") in include for ref in podutil.owner_refs(pod))
+    if exclude:
+        return lambda pod: not any(ref.get("kind") in exclude for ref in podutil.owner_refs(pod))
+    return None
+
+
+def _condition_matches(condition: Json, wanted: Json, now: datetime) -> bool:
+    for field in ("type", "status", "reason"):
+        if wanted.get(field) and condition.get(field) != wanted[field]:
+            return False
+    min_seconds = wanted.get("minTimeSinceLastTransitionSeconds")
+    if min_seconds is None:
+        return True
+    transitioned = _time(condition.get("lastTransitionTime"))
+    if transitioned is None:
+        return False
+    return whole_seconds(now - transitioned) >= int(min_seconds)
+
+
+def _in_conditions(filters: list[Json], now: datetime) -> Criterion:
+    def check(pod: Json) -> bool:
+        conditions = [item for item in (pod.get("status") or {}).get("conditions") or [] if isinstance(item, dict)]
+        return any(_condition_matches(condition, wanted, now) for wanted in filters for condition in conditions)
+
+    return check
+
+
+def _with_exit_codes(codes: set[int], init: bool) -> Criterion:
+    return lambda pod: not codes.isdisjoint(exit_codes(container_statuses(pod, init)))
+
+
+def criteria(args: Json, now: datetime) -> list[Criterion]:
+    """The configured criteria, each a predicate every candidate must satisfy."""
+    init = args.get("includingInitContainers") is True
+    checks: list[Criterion] = []
+    if args.get("maxPodLifeTimeSeconds") is not None:
+        checks.append(_older_than(int(args["maxPodLifeTimeSeconds"]), now))
+    if args.get("states"):
+        checks.append(_in_states(set(args["states"]), init, args.get("includingEphemeralContainers") is True))
+    owner_kinds = args.get("ownerKinds") or {}
+    by_owner = _owner_kinds(set(owner_kinds.get("include") or []), set(owner_kinds.get("exclude") or []))
+    if by_owner is not None:
+        checks.append(by_owner)
+    if args.get("conditions"):
+        checks.append(_in_conditions([item for item in args["conditions"] if isinstance(item, dict)], now))
+    if args.get("exitCodes"):
+        checks.append(_with_exit_codes({int(code) for code in args["exitCodes"]}, init))
+    return checks
+
+
+class Plugin:
+    """PodLifeTime over the cycle's nodes (see the module contract)."""
+
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.accepts = pod_filter(args)
+        self.criteria = criteria(args, handle.now)
+
+    def _candidate(self, pod: Json) -> bool:
+        handle = self.handle
+        return (
+            self.accepts(pod)
+            and handle.filter(pod)
+            and all(check(pod) for check in self.criteria)
+            and handle.pre_eviction_filter(pod)
+        )
+
+    def deschedule(self, nodes: list[Json]) -> None:
+        candidates = [
+            pod
+            for node in nodes
+            for pod in self.handle.pods_on_node(node["metadata"]["name"])
+            if self._candidate(pod)
+        ]
+        for pod in podutil.sort_by_age(candidates):
+            if self.handle.evict(pod, NAME) is Outcome.TOTAL_LIMIT:
+                return

@@ -1,0 +1,67 @@
+"""RemovePodsHavingTooManyRestarts (Deschedule, semantics §8.8): evict pods whose containers restarted too often.
+
+Contract: node by node, every pod bound to the node, whatever its phase, is a candidate when it passes the plugin's
+namespace and label filters, the profile's ``Filter``, the restart threshold (``Σ containerStatuses[].restartCount``,
+plus the init containers' with ``includingInitContainers``, at least ``podRestartThreshold``), the ``states`` test
+(phase, or a container's waiting reason, or with the flag an init container's) and ``PreEvictionFilter`` (checked just
+before each eviction, see :func:`~executor.plugins.failedpods.evict_on_node`). A node's candidates are evicted most
+restarts first (ties keep listing order). A node limit moves on to the next node, a total limit stops the plugin, any
+other refusal moves on to the next pod.
+"""
+
+from __future__ import annotations
+
+from ..cluster import Json
+from ..framework import Handle, pod_filter
+from .failedpods import evict_on_node
+from .podlifetime import container_statuses, state_reasons
+
+NAME = "RemovePodsHavingTooManyRestarts"
+POINTS = ("deschedule",)
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults sets nothing: a copy of ``args``."""
+    return dict(args)
+
+
+def total_restarts(pod: Json, including_init: bool) -> int:
+    """The restart count summed over the container statuses (and the init container statuses when asked)."""
+    return sum(int(entry.get("restartCount") or 0) for entry in container_statuses(pod, init=including_init))
+
+
+class Plugin:
+    """RemovePodsHavingTooManyRestarts over the cycle's nodes (see the module contract)."""
+
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.accepts = pod_filter(args)
+        self.threshold = int(args.get("podRestartThreshold") or 0)
+        self.including_init = args.get("includingInitContainers") is True
+        self.states = set(args.get("states") or [])
+
+    def _in_states(self, pod: Json) -> bool:
+        if not self.states or str((pod.get("status") or {}).get("phase") or "") in self.states:
+            return True
+        waiting = state_reasons(container_statuses(pod, init=self.including_init), states=("waiting",))
+        return not self.states.isdisjoint(waiting)
+
+    def _restarts(self, pod: Json) -> int | None:
+        """The pod's restart count when it is a candidate, else None."""
+        if not (self.accepts(pod) and self.handle.filter(pod)):
+            return None
+        restarts = total_restarts(pod, self.including_init)
+        if restarts < self.threshold or not self._in_states(pod):
+            return None
+        return restarts
+
+    def deschedule(self, nodes: list[Json]) -> None:
+        for node in nodes:
+            candidates: list[tuple[int, Json]] = []
+            for pod in self.handle.pods_on_node(node["metadata"]["name"]):
+                restarts = self._restarts(pod)
+                if restarts is not None:
+                    candidates.append((restarts, pod))
+            candidates.sort(key=lambda candidate: -candidate[0])
+            if not evict_on_node(self.handle, [pod for _, pod in candidates], NAME):
+                return

@@ -1,0 +1,339 @@
+"""RemovePodsViolatingTopologySpreadConstraint (Balance, semantics §8.7): even out topology domains whose skew is
+above ``maxSkew``.
+
+Contract:
+* Listed pods are the non-terminal pods of the cycle's nodes passing the namespace/labelSelector filter and
+  ``Filter``; only they are counted. Each namespace's constraints come from its listed pods' topologySpreadConstraints
+  whose ``whenUnsatisfiable`` is in ``constraints`` (``matchLabelKeys`` merged into the selector with the declaring
+  pod's values; ``nodeAffinityPolicy`` defaults to Honor, ``nodeTaintsPolicy`` to Ignore).
+* Domains: one per ``topologyKey`` value of the nodes passing the inclusion policies, plus any domain a counted pod
+  sits in (even on an excluded node). A constraint with ``max - min <= maxSkew`` is left alone.
+* Balancing follows upstream's arithmetic: domains sorted by size, ``i`` from the smallest and ``j`` from the largest,
+  ``move = min(ceil(size_j - avg), ceil(avg - size_i), ceil((skew - maxSkew) / 2))`` pods taken from the end of domain
+  ``j``, whose pods are ordered (see :func:`sort_domain_pods`) with the pods that fit a below-average node
+  (``PodFitsAnyOtherNode``) moved last. Taken pods count as moved either way; they are candidates unless
+  ``topologyBalanceNodeFit`` (default true) is on and they fit no below-average node.
+* Candidates are evicted in discovery order (upstream: map order) after re-checking the pod filter and
+  ``PreEvictionFilter``. Node limit: later candidates on that node are skipped; total limit: the plugin stops.
+* Ties (domains of equal size: node order; upstream's unstable sorts of pods) keep listing order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+import math
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+from linter.workloads.selectors import Selector, compile_selector, label_map
+
+from .. import nodeutil, podutil
+from ..cluster import Json
+from ..evictions import Outcome
+from ..framework import Handle, pod_filter
+
+NAME = "RemovePodsViolatingTopologySpreadConstraint"
+POINTS = ("balance",)
+HONOR = "Honor"
+
+
+def defaults(args: Json) -> Json:
+    """Upstream's SetDefaults: ``topologyBalanceNodeFit`` true when unset, ``constraints`` ``[DoNotSchedule]`` when
+    empty."""
+    result = copy.deepcopy(args)
+    if result.get("topologyBalanceNodeFit") is None:
+        result["topologyBalanceNodeFit"] = True
+    if not result.get("constraints"):
+        result["constraints"] = ["DoNotSchedule"]
+    return result
+
+
+class Constraint(NamedTuple):
+    """Upstream's internal topologySpreadConstraint. ``placement`` is a pod stub with the declaring pod's nodeSelector
+    and required node affinity (only when nodeAffinityPolicy is Honor), ``tolerating`` one with its tolerations (only
+    when nodeTaintsPolicy is Honor); ``inclusion`` identifies the two for caching."""
+
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    placement: Json | None
+    tolerating: Json | None
+    inclusion: str
+
+    def includes(self, node: Json) -> bool:
+        """The node inclusion policies: Honor affinity and Honor taints (NoSchedule/NoExecute) must pass."""
+        if self.placement is not None and not nodeutil.pod_matches_node(self.placement, node):
+            return False
+        return self.tolerating is None or nodeutil.tolerates_no_schedule_or_execute(self.tolerating, node)
+
+
+def _inclusion_stubs(spread: Json, pod: Json) -> tuple[Json | None, Json | None]:
+    """The pod stubs a constraint keeps for its inclusion policies (see :class:`Constraint`)."""
+    spec = pod.get("spec") or {}
+    placement: Json | None = None
+    if (spread.get("nodeAffinityPolicy") or HONOR) == HONOR:
+        placement = {"spec": {}}
+        if spec.get("nodeSelector"):
+            placement["spec"]["nodeSelector"] = spec["nodeSelector"]
+        required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+        if required is not None:
+            placement["spec"]["affinity"] = {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+            }
+    tolerating = {"spec": {"tolerations": spec.get("tolerations") or []}} \
+        if spread.get("nodeTaintsPolicy") == HONOR else None
+    return placement, tolerating
+
+
+def _matched_labels(spread: Json, pod: Json) -> tuple[tuple[str, str], ...]:
+    """``matchLabelKeys`` with the pod's values, for the keys the pod has."""
+    keys = spread.get("matchLabelKeys")
+    if not keys:
+        return ()
+    labels = label_map((pod.get("metadata") or {}).get("labels"))
+    return tuple((key, labels[key]) for key in keys if key in labels)
+
+
+def constraint_key(spread: Json, pod: Json) -> str:
+    """Equal for two (constraint, declaring pod) pairs that give deep-equal internal constraints, which upstream
+    processes once. (Unequal keys that still give equal constraints, e.g. with mappings in another order, are only
+    processed twice, with the same result.)"""
+    return repr((spread.get("maxSkew"), spread.get("topologyKey"), spread.get("labelSelector"),
+                 _matched_labels(spread, pod), *_inclusion_stubs(spread, pod)))
+
+
+def build_constraint(spread: Json, pod: Json) -> Constraint:
+    """The internal constraint for one of ``pod``'s topologySpreadConstraints (``newTopologySpreadConstraint``).
+
+    A nil labelSelector matches nothing, ``matchLabelKeys`` included; an invalid one matches nothing, which gives
+    the same decisions as upstream skipping the constraint.
+    """
+    selector = compile_selector(spread.get("labelSelector"), nil_matches=False)
+    matched = _matched_labels(spread, pod)
+    if matched and selector.kind in ("empty", "normal"):
+        selector = Selector("normal", matched + selector.match_labels, selector.expressions)
+    placement, tolerating = _inclusion_stubs(spread, pod)
+    max_skew = spread.get("maxSkew")
+    return Constraint(max_skew if isinstance(max_skew, int) else 0, str(spread.get("topologyKey") or ""), selector,
+                      placement, tolerating, json.dumps([placement, tolerating], sort_keys=True))
+
+
+def _has_selector_or_affinity(pod: Json) -> bool:
+    spec = pod.get("spec") or {}
+    return spec.get("nodeSelector") is not None or (spec.get("affinity") or {}).get("nodeAffinity") is not None
+
+
+def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool]) -> list[Json]:
+    """A domain's pods, front to back: non-evictable pods, then pods with a nodeSelector or node affinity, then the
+    others; ascending priority inside each group, nil first (upstream ``sortDomains``; pods are taken from the end)."""
+    def order(pod: Json) -> tuple[bool, bool, bool, int]:
+        priority = podutil.priority(pod)
+        return (is_evictable(pod), not _has_selector_or_affinity(pod), priority is not None, priority or 0)
+
+    return sorted(pods, key=order) if len(pods) > 1 else list(pods)
+
+
+class _Eligible(NamedTuple):
+    """The nodes with the topology key that pass a constraint's inclusion policies: their values, each ranked by its
+    first node, and (value, node) pairs in node order. Each value is one domain that exists even without pods."""
+
+    rank: dict[str, int]
+    nodes: list[tuple[str, Json]]
+
+
+class _Nodes:
+    """The cycle's nodes as constraints see them. Nothing is evicted before the final pass, so answers are cached for
+    the whole balance."""
+
+    def __init__(self, nodes: list[Json], handle: Handle) -> None:
+        self.nodes = nodes
+        self.handle = handle
+        self.labels = {str(node["metadata"]["name"]): label_map(node["metadata"].get("labels")) for node in nodes}
+        self._included: dict[str, list[Json]] = {}
+        self._eligible: dict[tuple[str, str], _Eligible] = {}
+        self._requested: dict[str, dict[str, int]] = {}
+
+    def eligible(self, constraint: Constraint) -> _Eligible:
+        cache_key = (constraint.inclusion, constraint.topology_key)
+        found = self._eligible.get(cache_key)
+        if found is None:
+            included = self._included.get(constraint.inclusion)
+            if included is None:
+                included = self._included[constraint.inclusion] = [
+                    node for node in self.nodes if constraint.includes(node)]
+            pairs = []
+            for node in included:
+                value = self.labels[str(node["metadata"]["name"])].get(constraint.topology_key)
+                if value is not None:
+                    pairs.append((value, node))
+            rank: dict[str, int] = {}
+            for value, _ in pairs:
+                rank.setdefault(value, len(rank))
+            found = self._eligible[cache_key] = _Eligible(rank, pairs)
+        return found
+
+    def requested(self, node_name: str) -> dict[str, int]:
+        if node_name not in self._requested:
+            self._requested[node_name] = nodeutil.node_requested(self.handle.pods_on_node(node_name))
+        return self._requested[node_name]
+
+
+class _Namespace:
+    """One namespace's listed pods, their labels, and an index from label pair to pod positions (listing order)."""
+
+    def __init__(self, pods: list[Json]) -> None:
+        self.pods = pods
+        self.labels = [label_map(pod["metadata"].get("labels")) for pod in pods]
+        self.index: dict[tuple[str, str], list[int]] = {}
+        for position, labels in enumerate(self.labels):
+            for pair in labels.items():
+                self.index.setdefault(pair, []).append(position)
+
+    def matching(self, selector: Selector) -> list[Json]:
+        """The pods ``selector`` matches, in listing order."""
+        positions: range | list[int] = range(len(self.pods))
+        if selector.match_labels:
+            positions = min((self.index.get(pair, []) for pair in selector.match_labels), key=len)
+        return [self.pods[position] for position in positions if selector.matches(self.labels[position])]
+
+
+class Plugin:
+    def __init__(self, args: Json, handle: Handle) -> None:
+        self.handle = handle
+        self.args_filter = pod_filter(args)
+        self.allowed = set(args.get("constraints") or [])
+        self.balance_node_fit = args.get("topologyBalanceNodeFit") is not False
+
+    def _listed(self, pod: Json) -> bool:
+        return self.args_filter(pod) and self.handle.filter(pod)
+
+    def balance(self, nodes: list[Json]) -> None:
+        cycle_nodes = _Nodes(nodes, self.handle)
+        by_namespace: dict[str, list[Json]] = {}
+        for node_name in cycle_nodes.labels:
+            for pod in self.handle.active_pods_on_node(node_name):
+                if self._listed(pod):
+                    by_namespace.setdefault(str(pod["metadata"].get("namespace") or ""), []).append(pod)
+        candidates: dict[str, Json] = {}
+        for pods in by_namespace.values():
+            constraints = self._constraints(pods)
+            if not constraints:
+                continue
+            namespace = _Namespace(pods)
+            for constraint in constraints:
+                self._balance_constraint(constraint, namespace, cycle_nodes, candidates)
+        self._evict(candidates)
+
+    def _constraints(self, pods: list[Json]) -> list[Constraint]:
+        unique: dict[str, Constraint] = {}
+        for pod in pods:
+            for spread in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
+                if spread.get("whenUnsatisfiable") not in self.allowed:
+                    continue
+                key = constraint_key(spread, pod)
+                if key not in unique:
+                    unique[key] = build_constraint(spread, pod)
+        return list(unique.values())
+
+    def _balance_constraint(
+        self, constraint: Constraint, namespace: _Namespace, cycle_nodes: _Nodes, candidates: dict[str, Json]
+    ) -> None:
+        """Count the domains and, when they are skewed, add the pods upstream's balancing moves to ``candidates``.
+
+        Domains without pods are interchangeable (size 0, below average, never moved from), so they are only counted,
+        and the loop skips runs of domains where upstream's iterations change nothing.
+        """
+        eligible = cycle_nodes.eligible(constraint)
+        counted: dict[str, list[Json]] = {}  # value -> its pods, for the domains with pods (first seen first)
+        for pod in namespace.matching(constraint.selector):
+            value = cycle_nodes.labels[pod["spec"]["nodeName"]].get(constraint.topology_key)
+            if value is not None and not podutil.is_terminating(pod):
+                counted.setdefault(value, []).append(pod)
+        empty = len(eligible.rank) - sum(1 for value in counted if value in eligible.rank)
+        counts = [len(pods) for pods in counted.values()]
+        if not counts or max(counts) - (0 if empty else min(counts)) <= constraint.max_skew:
+            return
+        average = sum(counts) / (empty + len(counts))
+        at_or_above = {value for value, pods in counted.items() if len(pods) >= average}
+        # ties keep node order (upstream: map order); domains that only pods create come last, as they were found
+        tie_order = {value: eligible.rank.get(value, len(eligible.rank) + seen) for seen, value in enumerate(counted)}
+        ascending = sorted(counted, key=lambda value: (len(counted[value]), tie_order[value]))
+        # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
+        filled = [sort_domain_pods(counted[value], lambda pod: True) for value in ascending]
+        size = [0] * empty + [len(pods) for pods in filled]  # all domains in ascending size, as upstream sorts them
+        fit_cache: dict[str, bool] = {}
+
+        def fits(pod: Json) -> bool:
+            """``PodFitsAnyOtherNode`` on the nodes of the domains that were below average before the loop."""
+            uid = str(pod["metadata"]["uid"])
+            if uid not in fit_cache:
+                below = (node for value, node in eligible.nodes if value not in at_or_above)
+                fit_cache[uid] = nodeutil.pod_fits_any_other_node(
+                    pod, below, self.handle.pods_on_node, requested_by_node=cycle_nodes.requested)
+            return fit_cache[uid]
+
+        for high, move in _moves(size, average, constraint.max_skew):
+            kept, taken = _split_off(filled[high - empty], move, fits)
+            for pod in taken:
+                if not self.balance_node_fit or fits(pod):
+                    candidates.setdefault(str(pod["metadata"]["uid"]), pod)
+            filled[high - empty] = kept
+
+    def _evict(self, candidates: dict[str, Json]) -> None:
+        exhausted: set[str] = set()
+        for pod in candidates.values():
+            node_name = str(pod["spec"].get("nodeName") or "")
+            if node_name in exhausted or not self._listed(pod) or not self.handle.pre_eviction_filter(pod):
+                continue
+            outcome = self.handle.evict(pod, NAME)
+            if outcome is Outcome.NODE_LIMIT:
+                exhausted.add(node_name)
+            elif outcome is Outcome.TOTAL_LIMIT:
+                return
+
+
+def _moves(size: list[int], average: float, max_skew: int) -> Iterator[tuple[int, int]]:
+    """Upstream's balancing loop over the domain sizes in ascending order: yields ``(j, move)`` for each move of
+    ``move`` pods out of domain ``j``, and updates ``size``.
+
+    Two shortcuts give the same moves with fewer iterations: a run of untouched domains the size of ``i`` gives the
+    same outcome as ``i`` while ``j`` stays, and the loop ends once no domain left can give pods.
+    """
+    low, high = 0, len(size) - 1
+    while low < high:
+        stepped_down = size[high] <= average
+        if stepped_down:
+            high -= 1
+            if size[high] <= average and (high - 1 <= low or size[high - 1] <= average):
+                return
+        skew = size[high] - size[low]
+        move = 0 if skew <= max_skew else min(
+            math.ceil(size[high] - average), math.ceil(average - size[low]), math.ceil((skew - max_skew) / 2))
+        if move <= 0:
+            same = not stepped_down and size[low + 1] == size[low]
+            low = bisect.bisect_right(size, size[low], low + 1, high) if same else low + 1
+            continue
+        yield high, move
+        size[high] -= move
+        size[low] += move
+
+
+def _split_off(pods: list[Json], move: int, fits: Callable[[Json], bool]) -> tuple[list[Json], list[Json]]:
+    """Upstream's stable sort of a domain (pods that fit moved to the end) followed by taking the last ``move`` pods:
+    returns ``(kept, taken)``.
+
+    Only as many pods are checked, from the end, as needed to find ``move`` that fit. The unchecked prefix stays
+    unsorted in ``kept``: ``kept`` is the unchecked prefix plus checked pods that do not fit, so sorting it again
+    later gives exactly the order upstream keeps.
+    """
+    fitting: list[Json] = []
+    not_fitting: list[Json] = []
+    start = len(pods)
+    while start > 0 and len(fitting) < move:
+        start -= 1
+        (fitting if fits(pods[start]) else not_fitting).append(pods[start])
+    ordered = pods[:start] + not_fitting[::-1] + fitting[::-1]
+    return ordered[:-move], ordered[-move:]
