@@ -6,6 +6,9 @@ error, unreadable input, invalid configuration, a policy migrate refuses, or int
 line starting with ``desched:`` on stderr; tracebacks are shown only with ``DESCHED_DEBUG=1``.
 
 Subcommands import what they need when they run, so ``desched lint`` never loads the executor or webhook stacks.
+Other packages add subcommands through the ``desched.commands`` entry-point group (the executor's ``simulate`` and
+``run``): an object with ``help``, ``description``, ``add_arguments(parser)`` and ``run(args) -> int``. They are loaded
+only when the command line names one of them or asks for help, and this package never imports them by name.
 """
 
 from __future__ import annotations
@@ -48,7 +51,21 @@ class _FormatAction(argparse.Action):
         namespace.formats = formats
 
 
-def _parser() -> argparse.ArgumentParser:
+_EXTENSION_GROUP = "desched.commands"
+_BUILT_IN = ("lint", "rules", "explain", "migrate", "render", "scope")
+
+
+def _extensions(argv: Sequence[str]) -> dict[str, Any]:
+    """The registered extension commands, when ``argv`` names one or asks for help; else nothing (lint stays light)."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    if first in _BUILT_IN or (first is None and not {"-h", "--help"} & set(argv)):
+        return {}
+    from importlib.metadata import entry_points
+
+    return {entry.name: entry.load() for entry in sorted(entry_points(group=_EXTENSION_GROUP), key=lambda e: e.name)}
+
+
+def _parser(extensions: dict[str, Any] | None = None) -> argparse.ArgumentParser:
     from .formatters import FORMATTERS
 
     parser = argparse.ArgumentParser(
@@ -180,6 +197,9 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--prometheus-host", metavar="HOST", help="host of route openshift-monitoring/prometheus-k8s (for KubeVirt)"
     )
+    for name, command in (extensions or {}).items():
+        extension = commands.add_parser(name, help=command.help, description=command.description)
+        command.add_arguments(extension)
     return parser
 
 
@@ -236,9 +256,13 @@ def _add_scope_parser(subparsers: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script passes it to ``sys.exit``)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    extensions = _extensions(arguments)
+    parser = _parser(extensions)
+    args = parser.parse_args(arguments)
     try:
+        if args.command in extensions:
+            return int(extensions[args.command].run(args))
         if args.command == "lint":
             return _lint(args)
         if args.command == "rules":
@@ -361,7 +385,7 @@ def _lint(args: argparse.Namespace) -> int:
     for finding in lint_repository(kept, settings):
         findings.append(finding)
         sources.setdefault(finding.file, texts.get(finding.file, ""))
-    report = _report(findings, files, sources, args.color)
+    report = findings_report(findings, files, sources, args.color)
     _write(report, formats)
     for line in unreadable:
         print(f"desched: {line}", file=sys.stderr)
@@ -393,7 +417,8 @@ def _migrate(args: argparse.Namespace) -> int:
     )
 
 
-def _report(findings: list[Any], files: int, sources: dict[str, str], color: str) -> Any:
+def findings_report(findings: list[Any], files: int, sources: dict[str, str], color: str) -> Any:
+    """A formatter :class:`~linter.formatters.Report` of ``findings`` (``color``: auto, always or never)."""
     from . import rules
     from .finding import Finding, RuleInfo
     from .formatters import Report
