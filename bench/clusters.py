@@ -3,6 +3,8 @@
 ``generate(nodes, pods_per_node, seed)`` is deterministic: the same arguments give the same objects. The cluster has
 three zones, a tainted pool, namespaces with labels, two PriorityClasses, ReplicaSet-owned pods spread unevenly (so
 utilization and duplicate plugins have work), a few bare, failed and often-restarted pods, and one PDB per application.
+Some applications carry zone topology spread constraints, hostname anti-affinity or a required zone affinity, so
+every plugin has pods to look at.
 """
 
 from __future__ import annotations
@@ -52,8 +54,27 @@ def generate(nodes: int, pods_per_node: int = 25, seed: int = 1) -> list[Json]:
         })
         for replica in range(APP_SIZE):
             node = rng.choices(node_names, weights)[0]
-            objects.append(_pod(f"{name}-{replica}", namespace, node, labels, owner_uid, rng))
+            pod = _pod(f"{name}-{replica}", namespace, node, labels, owner_uid, rng)
+            _constraints(pod, app, name)
+            objects.append(pod)
     return objects
+
+
+def _constraints(pod: Json, app: int, name: str) -> None:
+    spec = pod["spec"]
+    if app % 5 == 0:
+        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                              "whenUnsatisfiable": "DoNotSchedule",
+                                              "labelSelector": {"matchLabels": {"app": name}}}]
+    if app % 7 == 0:
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": name}}}]}}
+    if app % 11 == 0:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                   "values": ["zone-a", "zone-b"]}]}]}}}
+    if app % 13 == 0:
+        spec["tolerations"] = []
 
 
 def _pod(name: str, namespace: str, node: str, labels: dict[str, str], owner_uid: str, rng: random.Random) -> Json:
@@ -67,9 +88,11 @@ def _pod(name: str, namespace: str, node: str, labels: dict[str, str], owner_uid
     }
     if rng.random() < 0.01:
         status = {"phase": "Failed", "reason": "Evicted", "startTime": "2026-11-01T00:00:00Z"}
+    created = "2026-11-01T00:00:00Z" if rng.random() < 0.1 else "2026-11-20T00:00:00Z"
     return {
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels, "ownerReferences": [{
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "creationTimestamp": created,
+                     "uid": f"{namespace}-{name}", "ownerReferences": [{
             "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": labels["app"] + "-5d8f", "uid": owner_uid,
             "controller": True}]},
         "spec": {

@@ -43,7 +43,7 @@ DIRECTORY_PREFIX = "desched-kcp-"
 # The controllers tests rely on: PDB status arithmetic and namespace finalization. The garbage collector is left out on
 # purpose: snapshot pods keep ownerReferences to controllers that are not in the snapshot, and it would delete them.
 DEFAULT_CONTROLLERS = ("disruption", "namespace")
-USERS = {"admin": "system:masters", "unprivileged": ""}
+USERS = {"admin": "system:masters", "unprivileged": "", "executor": ""}  # executor: for RBAC-bound runs
 _PR_SET_PDEATHSIG = 1
 
 
@@ -70,6 +70,23 @@ class ControlPlane:
     tokens: dict[str, str]
     processes: list[Process] = field(default_factory=list)
     owner: int | None = None
+
+    @property
+    def audit_log(self) -> str:
+        """The apiserver's audit log (JSON lines, Metadata level, every request)."""
+        return str(Path(self.directory) / "audit.log")
+
+    def audit_events(self, user: str | None = None) -> list[dict[str, Any]]:
+        """The audit events written so far (``ResponseComplete`` stage), optionally only those of ``user``."""
+        try:
+            lines = Path(self.audit_log).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        events = [json.loads(line) for line in lines if line.strip()]
+        return [
+            event for event in events
+            if event.get("stage") == "ResponseComplete" and (user is None or event["user"]["username"] == user)
+        ]
 
     @classmethod
     def load(cls, directory: str | Path) -> ControlPlane:
@@ -160,6 +177,8 @@ def _start(
         f"--service-account-signing-key-file={pki / 'sa.key'}",
         "--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.0.0.0/24",
         "--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--profiling=false",
+        f"--audit-policy-file={_write_audit_policy(pki)}", f"--audit-log-path={plane.audit_log}",
+        "--audit-log-format=json",
     ])
     admin = {"Authorization": f"Bearer {plane.tokens['admin']}"}
     _wait(apiserver, plane, deadline, lambda: _get(f"{plane.server}/readyz", admin, plane.ca_file) == 200)
@@ -173,6 +192,16 @@ def _start(
         f"--service-account-private-key-file={pki / 'sa.key'}", f"--root-ca-file={plane.ca_file}",
     ])
     _wait(manager, plane, deadline, lambda: _get(f"https://127.0.0.1:{kcm_port}/healthz") == 200)
+
+
+def _write_audit_policy(pki: Path) -> Path:
+    """Every request at Metadata level (who did what to which object), so tests can prove what a client sent."""
+    policy = pki / "audit-policy.json"
+    policy.write_text(json.dumps({
+        "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
+        "rules": [{"level": "Metadata"}],
+    }), encoding="utf-8")
+    return policy
 
 
 def _write_service_account_keys(pki: Path) -> None:
