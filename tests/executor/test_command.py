@@ -141,3 +141,13 @@ def test_bad_input_is_one_clear_line_and_exit_2(capsys, tmp_path: Path, setup, m
 def test_simulate_is_listed_in_help_and_lint_stays_light() -> None:
     done = subprocess.run([sys.executable, "-m", "linter", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert "simulate" in done.stdout and "run" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_progress_line_counts_plugins_and_ends_with_a_newline(capsys) -> None:
+    from executor.command import _progress
+
+    observe = _progress(2)
+    observe("default", "PodLifeTime", 0.25)
+    observe("default", "LowNodeUtilization", 1.5)
+    err = capsys.readouterr().err
+    assert err == ("\r[1/2] default/PodLifeTime (0.2 s)\033[K\r[2/2] default/LowNodeUtilization (1.5 s)\033[K\n")

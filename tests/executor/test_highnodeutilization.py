@@ -8,7 +8,6 @@ run, semantics §11); no count here depends on that. ``among`` lists the pods up
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from tests.executor.test_lownodeutilization import (
     EXTENDED,
     HIGH_PRIORITY,
     LOW_PRIORITY,
-    NODE_FIT,
+    Case,
     best_effort,
     critical,
     extended_capacity,
@@ -44,16 +43,6 @@ CPU_PODS_30 = {"thresholds": {"cpu": 30, "pods": 30}}
 ONLY_THRESHOLDING = {"evictionModes": ["OnlyThresholdingResources"]}
 
 
-@dataclass
-class Case:
-    name: str
-    args: Json
-    nodes: list[Json]
-    pods: list[Json]
-    expected: int
-    among: list[str] | None = None
-    evictor: Json = field(default_factory=lambda: dict(NODE_FIT))
-    limits: Limits | None = None
 
 
 def three_nodes(cpu: int = 4000, pods: int = 10, cordon_n3: bool = True) -> list[Json]:
