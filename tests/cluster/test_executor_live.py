@@ -4,7 +4,13 @@ PDB refusals handled per pod, and deploy/'s RBAC sufficient and no broader."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -260,3 +266,38 @@ def _allowed(api: Api, call: Any) -> bool:
     except ApiError:
         return False
     return True
+
+
+def test_interval_mode_repeats_cycles_serves_metrics_and_stops_on_sigterm(
+    control_plane: ControlPlane, loaded: tuple[str, str], tmp_path: Path
+) -> None:
+    namespace, run = loaded
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(_policy(namespace, run))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "linter", "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig,
+               "--interval", "1s", "--dry-run", "--format", "json", "--metrics-bind-address", f"127.0.0.1:{port}"]
+    runner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def scraped() -> str | None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as answer:
+                    text = answer.read().decode()
+            except OSError:
+                return None
+            return text if "descheduler_loop_duration_seconds_count 2" in text else None
+
+        metrics = wait_for(scraped, timeout=60, what="two cycles in the metrics")
+        runner.send_signal(signal.SIGTERM)
+        out, err = runner.communicate(timeout=30)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+    assert runner.returncode == 0, err
+    assert out.count('"evictions"') >= 2
+    assert re.search(r'descheduler_pods_evicted_total\{result="success",strategy="RemovePodsViolatingNodeTaints",'
+                     rf'profile="live",namespace="{namespace}",node="c-{run}"\}} [1-9]', metrics), metrics
+    assert 'descheduler_strategy_duration_seconds_count{strategy="RemoveDuplicates",profile="live"}' in metrics
