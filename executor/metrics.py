@@ -9,36 +9,14 @@ deprecated ``descheduler_descheduler_*`` twins) and ``descheduler_build_info``. 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from linter.prometheus import Counter, Histogram, labels
 
 LOOP_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600)
 STRATEGY_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 15, 20, 25, 30, 40, 50, 100)
 EVICTED_LABELS = ("result", "strategy", "profile", "namespace", "node")
-
-
-def _labels(names: Sequence[str], values: Sequence[str]) -> str:
-    def escape(value: str) -> str:
-        return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-    pairs = ",".join(f'{name}="{escape(value)}"' for name, value in zip(names, values, strict=True))
-    return "{" + pairs + "}" if pairs else ""
-
-
-class _Histogram:
-    def __init__(self, buckets: Sequence[float]) -> None:
-        self.buckets = tuple(buckets)
-        self.counts = [0] * len(self.buckets)
-        self.total = 0.0
-        self.count = 0
-
-    def observe(self, value: float) -> None:
-        for index, bound in enumerate(self.buckets):
-            if value <= bound:
-                self.counts[index] += 1
-        self.total += value
-        self.count += 1
 
 
 class Metrics:
@@ -46,60 +24,36 @@ class Metrics:
 
     def __init__(self, version: str) -> None:
         self.version = version
-        self._lock = threading.Lock()
-        self._evicted: dict[tuple[str, ...], int] = {}
-        self._loop = _Histogram(LOOP_BUCKETS)
-        self._strategy: dict[tuple[str, str], _Histogram] = {}
+        self._evicted = Counter(
+            "descheduler_pods_evicted_total",
+            "Number of evicted pods, by the result, by the strategy, by the namespace, by the node name. 'error' "
+            "result means a pod could not be evicted", EVICTED_LABELS)
+        self._loop = Histogram("descheduler_loop_duration_seconds",
+                               "Time taken to complete a full descheduling cycle", LOOP_BUCKETS)
+        self._strategy = Histogram("descheduler_strategy_duration_seconds",
+                                   "Time taken to complete Each strategy of the descheduling operation",
+                                   STRATEGY_BUCKETS, ("strategy", "profile"))
 
     def evicted(self, result: str, strategy: str, profile: str, namespace: str, node: str) -> None:
-        with self._lock:
-            labels = (result, strategy, profile, namespace, node)
-            self._evicted[labels] = self._evicted.get(labels, 0) + 1
+        self._evicted.inc(result, strategy, profile, namespace, node)
 
     def loop_duration(self, seconds: float) -> None:
-        with self._lock:
-            self._loop.observe(seconds)
+        self._loop.observe(seconds)
 
     def strategy_duration(self, profile: str, strategy: str, seconds: float) -> None:
-        with self._lock:
-            self._strategy.setdefault((strategy, profile), _Histogram(STRATEGY_BUCKETS)).observe(seconds)
+        self._strategy.observe(seconds, strategy, profile)
 
     def exposition(self) -> str:
-        with self._lock:
-            lines: list[str] = []
-            for name, text in (
-                ("descheduler_pods_evicted_total", "Number of evicted pods, by the result, by the strategy, by the "
-                 "namespace, by the node name. 'error' result means a pod could not be evicted"),
-                ("descheduler_pods_evicted", "Number of evicted pods (deprecated: use descheduler_pods_evicted_total)"),
-            ):
-                lines += [f"# HELP {name} {text}", f"# TYPE {name} counter"]
-                lines += [f"{name}{_labels(EVICTED_LABELS, labels)} {count}"
-                          for labels, count in sorted(self._evicted.items())]
-            for name in ("descheduler_loop_duration_seconds", "descheduler_descheduler_loop_duration_seconds"):
-                lines += [f"# HELP {name} Time taken to complete a full descheduling cycle", f"# TYPE {name} histogram"]
-                lines += _histogram(name, (), (), self._loop)
-            for name in ("descheduler_strategy_duration_seconds", "descheduler_descheduler_strategy_duration_seconds"):
-                lines += [f"# HELP {name} Time taken to complete Each strategy of the descheduling operation",
-                          f"# TYPE {name} histogram"]
-                for (strategy, profile), histogram in sorted(self._strategy.items()):
-                    lines += _histogram(name, ("strategy", "profile"), (strategy, profile), histogram)
-            lines += ["# HELP descheduler_build_info Build info about descheduler, including Go version, Descheduler "
-                      "version, Git SHA, Git branch", "# TYPE descheduler_build_info gauge",
-                      "descheduler_build_info" + _labels(
-                          ("AppVersion", "DeschedulerVersion", "GitBranch", "GitSha1", "GoVersion"),
-                          (self.version, self.version, "", "", "")) + " 1"]
-            return "\n".join(lines) + "\n"
-
-
-def _histogram(name: str, names: Sequence[str], values: Sequence[str], histogram: _Histogram) -> list[str]:
-    lines = [
-        f"{name}_bucket{_labels((*names, 'le'), (*values, f'{bound:g}'))} {count}"
-        for bound, count in zip(histogram.buckets, histogram.counts, strict=True)
-    ]
-    lines.append(f"{name}_bucket{_labels((*names, 'le'), (*values, '+Inf'))} {histogram.count}")
-    lines.append(f"{name}_sum{_labels(names, values)} {histogram.total:g}")
-    lines.append(f"{name}_count{_labels(names, values)} {histogram.count}")
-    return lines
+        lines = [*self._evicted.render(), *self._evicted.render("descheduler_pods_evicted"),
+                 *self._loop.render(), *self._loop.render("descheduler_descheduler_loop_duration_seconds"),
+                 *self._strategy.render(),
+                 *self._strategy.render("descheduler_descheduler_strategy_duration_seconds"),
+                 "# HELP descheduler_build_info Build info about descheduler, including Go version, Descheduler "
+                 "version, Git SHA, Git branch", "# TYPE descheduler_build_info gauge",
+                 "descheduler_build_info" + labels(
+                     ("AppVersion", "DeschedulerVersion", "GitBranch", "GitSha1", "GoVersion"),
+                     (self.version, self.version, "", "", "")) + " 1"]
+        return "\n".join(lines) + "\n"
 
 
 def serve(metrics: Metrics, address: str) -> ThreadingHTTPServer:

@@ -67,15 +67,19 @@ class Cluster:
         """The JSON document at ``path`` (see the module contract for errors)."""
         return self.request("GET", path, params)
 
-    def request(self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None) -> Json:
-        """Send ``body`` (JSON) with ``method`` to ``path``; the decoded 2xx answer, else :class:`KubeError`."""
+    def request(
+        self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None,
+        content_type: str = "application/json",
+    ) -> Json:
+        """Send ``body`` (JSON, sent as ``content_type``: a patch type for PATCH) with ``method`` to ``path``; the
+        decoded 2xx answer, else :class:`KubeError`."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         url = self.server + path + ("?" + urlencode(params) if params else "")
         headers = {"Accept": "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         for setting in self._configuration.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[setting["key"]] = setting["value"]
@@ -95,6 +99,39 @@ class Cluster:
             return document
         message = document.get("message") if isinstance(document, dict) else None
         raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status)
+
+    def watch(self, path: str, params: dict[str, Any]) -> Iterator[Json]:
+        """Watch events (``{"type", "object"}``) of the collection at ``path`` until the server ends the watch (use
+        ``timeoutSeconds`` in ``params``); :class:`KubeError` when it cannot start."""
+        from urllib3.exceptions import HTTPError
+
+        url = self.server + path + "?" + urlencode({**params, "watch": "true"})
+        headers = {"Accept": "application/json"}
+        for setting in self._configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        timeout = float(params.get("timeoutSeconds", 300)) + 30
+        try:
+            response = self._rest.request("GET", url, headers=headers, _request_timeout=(10, timeout))
+        except (HTTPError, OSError) as error:
+            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}") from None
+        if int(response.status) != 200:
+            raise KubeError(f"GET {path} (watch): {response.status}", int(response.status))
+        raw = response.response
+        buffer = b""
+        try:
+            for chunk in raw.stream(65536, decode_content=True):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        event = json.loads(line)
+                        if isinstance(event, dict):
+                            yield event
+        except (HTTPError, OSError, ValueError) as error:
+            raise KubeError(f"watch of {path} broke: {_first_line(error)}") from None
+        finally:
+            raw.release_conn()
 
     def served(self, api_version: str) -> dict[str, Served]:
         """The resources ``api_version`` serves, by kind (empty when the server does not serve that version)."""

@@ -1,0 +1,176 @@
+"""The admission decision: policies deny on errors, warn mode never denies, opt-out, workloads against the cache."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from linter.engine import FileResult, Settings, lint_text
+from webhook.review import BadReview, Options, decide, parse_review, render_configmap, response
+
+Json = dict[str, Any]
+GOOD = """apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: DefaultEvictor
+    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}
+  - name: RemovePodsViolatingNodeTaints
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints]
+"""
+BROKEN = GOOD.replace("enabled: [RemovePodsViolatingNodeTaints]", "enabled: [RemovePodsViolatingNodeTaints, PodLifeTime]")
+
+
+def configmap(text: str, annotations: Json | None = None, key: str = "policy.yaml") -> Json:
+    metadata: Json = {"name": "descheduler", "namespace": "kube-system"}
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": {key: text}}
+
+
+def request(obj: Json | None, operation: str = "CREATE", kind: str = "ConfigMap", old: Json | None = None,
+            **extra: Any) -> Json:
+    return {"uid": "u-1", "kind": {"group": "", "version": "v1", "kind": kind}, "operation": operation,
+            "object": obj, "oldObject": old, **extra}
+
+
+def test_a_broken_policy_configmap_is_denied_with_rule_and_location() -> None:
+    decision = decide(request(configmap(BROKEN)), Options())
+    assert not decision.allowed
+    assert decision.message.startswith("desched: 1 error: DS203 data[policy.yaml]:11:48: ")
+    assert decision.rules == ["DS203"]
+    answer = response(decision)
+    assert answer["response"]["uid"] == "u-1"
+    assert answer["response"]["status"]["code"] == 403
+
+
+def test_a_valid_policy_is_admitted_and_warnings_are_returned() -> None:
+    warned = GOOD.replace("  - name: RemovePodsViolatingNodeTaints\n", "  - name: RemovePodsViolatingNodeTaints\n"
+                          "  - name: RemoveDuplicates\n")
+    decision = decide(request(configmap(warned)), Options())
+    assert decision.allowed
+    assert decision.warnings and decision.warnings[0].startswith("DS204 data[policy.yaml]:")
+    assert response(decision)["response"]["warnings"] == decision.warnings
+    assert decide(request(configmap(GOOD)), Options()).warnings == []
+
+
+def test_warn_mode_never_denies_and_keeps_the_errors_as_warnings() -> None:
+    decision = decide(request(configmap(BROKEN)), Options(mode="warn"))
+    assert decision.allowed and decision.warnings[0].startswith("DS203 ")
+
+
+@pytest.mark.parametrize(("annotation", "allowed"), [("migrating, see TICKET-12", True), ("  ", False)])
+def test_opting_out_needs_a_reason(annotation: str, allowed: bool) -> None:
+    decision = decide(request(configmap(BROKEN, {"desched.io/skip-validation": annotation})), Options())
+    assert decision.allowed is allowed
+    if allowed:
+        assert decision.warnings == [f"desched validation skipped (desched.io/skip-validation: {annotation})"]
+
+
+def test_unrelated_configmaps_deletes_and_other_kinds_are_allowed_at_once() -> None:
+    plain = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "b"}}
+    assert decide(request(plain), Options()) == decide(request(plain), Options())
+    assert decide(request(plain), Options()).allowed
+    assert decide(request(None, "DELETE", old=configmap(BROKEN)), Options()).allowed
+    assert decide(request({"kind": "Secret"}, kind="Secret"), Options()).allowed
+
+
+def test_dry_run_requests_are_decided_the_same_way() -> None:
+    assert decide(request(configmap(BROKEN), dryRun=True), Options()) == decide(request(configmap(BROKEN)), Options())
+
+
+def test_kubedescheduler_with_conflicting_profiles_is_denied() -> None:
+    kd = {"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
+          "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"},
+          "spec": {"mode": "Automatic", "deschedulingIntervalSeconds": 3600,
+                   "profiles": ["TopologyAndDuplicates", "SoftTopologyAndDuplicates"]}}
+    decision = decide(request(kd, kind="KubeDescheduler"), Options())
+    assert not decision.allowed and "DS501" in decision.message
+
+
+@pytest.mark.parametrize("value", ["trailing\n\n\n", "no newline", "  leading spaces\nx\n", "tab\there\n", ""])
+def test_configmap_rendering_keeps_every_value_exactly(value: str) -> None:
+    import yaml
+
+    text, _ = render_configmap(configmap(value))
+    assert yaml.safe_load(text)["data"]["policy.yaml"] == value
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b"{not json", "the body is not JSON"),
+    (b"[]", "the body is not a JSON object"),
+    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1beta1", "request": {}}', "expected an"),
+    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "the AdmissionReview has no request"),
+    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"kind": {}}}', "request.uid"),
+    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": "u", "kind": {}, '
+     b'"operation": "CREATE", "object": "x"}}', "request.object must be an object"),
+])
+def test_malformed_reviews_are_refused_with_a_message(body: bytes, message: str) -> None:
+    with pytest.raises(BadReview) as error:
+        parse_review(body)
+    assert str(error.value).startswith(message)
+
+
+class Cache:
+    """An in-memory :class:`~webhook.review.ClusterView` (the real one lists and watches the API server)."""
+
+    def __init__(self, policy: str, objects: list[Json]) -> None:
+        text, _ = render_configmap(configmap(policy))
+        self._policy: FileResult = lint_text("active policy", text, Settings())
+        self._objects = objects
+
+    def policy(self) -> FileResult | None:
+        return self._policy
+
+    def objects(self) -> list[Json]:
+        return list(self._objects)
+
+    def is_active_policy(self, namespace: str, name: str) -> bool:
+        return (namespace, name) == ("kube-system", "descheduler")
+
+
+def deployment(name: str = "web", replicas: int = 3) -> Json:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c",
+                                                                                              "image": "i"}]}}}}
+
+
+def pdb(name: str = "web") -> Json:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": name}}}}
+
+
+def test_an_evictable_deployment_without_pdb_gets_a_ds401_warning_until_a_pdb_exists() -> None:
+    policy = GOOD.replace("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n", "")
+    bare = decide(request(deployment(), kind="Deployment"), Options(), Cache(policy, []))
+    assert bare.allowed and [w.split(" ")[0] for w in bare.warnings] == ["DS401"]
+    covered = decide(request(deployment(), kind="Deployment"), Options(), Cache(policy, [pdb()]))
+    assert covered.allowed and covered.warnings == []
+    denied = decide(request(deployment(), kind="Deployment"), Options(deny_rules=frozenset({"DS401"})),
+                    Cache(policy, []))
+    assert not denied.allowed and "DS401" in denied.message
+
+
+def test_deleting_the_pdb_of_an_evictable_workload_is_reported() -> None:
+    policy = GOOD.replace("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n", "")
+    cache = Cache(policy, [deployment(), pdb()])
+    decision = decide(request(None, "DELETE", kind="PodDisruptionBudget", old=pdb()), Options(), cache)
+    assert decision.allowed
+    assert decision.warnings == ["DS401 Deployment shop/web: no PodDisruptionBudget covers it any more after this "
+                                 "deletion"]
+    unrelated = decide(request(None, "DELETE", kind="PodDisruptionBudget", old=pdb("other")), Options(), cache)
+    assert unrelated.warnings == []
+
+
+def test_an_update_of_the_active_policy_is_checked_against_the_cached_workloads() -> None:
+    policy = GOOD.replace("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n", "")
+    cache = Cache(GOOD, [deployment()])
+    decision = decide(request(configmap(policy), "UPDATE", old=configmap(GOOD)), Options(), cache)
+    assert decision.allowed
+    assert any(w.startswith("DS401 Deployment shop/web") for w in decision.warnings)

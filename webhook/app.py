@@ -1,0 +1,157 @@
+"""The HTTP face of the webhook: ``POST /validate`` (TLS port) and ``/healthz``, ``/readyz``, ``/metrics`` (plain port).
+
+Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``
+(:mod:`webhook.review` decides). A body over ``max_body_bytes`` gets 413, a body that is not an AdmissionReview 400
+(``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision
+(deny for policy objects in ``enforce`` mode, allow with a warning otherwise), as is running out of the time budget.
+At most ``max_concurrency`` decisions run at once; the others wait within their time budget. Every request logs one
+JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs and duration - never the object's data.
+``/readyz`` is 200 only while the TLS certificate is loaded (and the cluster cache, when there is one, has synced).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from linter.prometheus import Counter, Histogram
+
+from .review import BadReview, ClusterView, Decision, Options, decide, parse_review, response
+
+Json = dict[str, Any]
+LOG = logging.getLogger("desched.webhook")
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+POLICY_KINDS = ("ConfigMap", "KubeDescheduler")
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.requests = Counter("desched_webhook_requests_total", "Admission requests by operation, result and mode",
+                                ("operation", "result", "mode"))
+        self.latency = Histogram("desched_webhook_request_duration_seconds", "Time to answer an admission request",
+                                 LATENCY_BUCKETS)
+        self.rules = Counter("desched_webhook_rule_hits_total", "Findings reported at admission, by rule", ("rule",))
+        self.rejected = Counter("desched_webhook_bad_requests_total", "Requests answered 400 or 413", ("code",))
+
+    def exposition(self) -> str:
+        families = (self.requests, self.latency, self.rules, self.rejected)
+        return "\n".join(line for family in families for line in family.render()) + "\n"
+
+
+class Reviewer:
+    """Decides admission requests within the limits (see the module contract)."""
+
+    def __init__(self, options: Options, cluster: ClusterView | None = None, budget: float = 2.5,
+                 max_concurrency: int = 64, max_body_bytes: int = 3 * 2**20) -> None:
+        self.options = options
+        self.cluster = cluster
+        self.budget = budget
+        self.max_body_bytes = max_body_bytes
+        self.metrics = Metrics()
+        self._slots = asyncio.Semaphore(max_concurrency)
+
+    async def answer(self, request: Json) -> Decision:
+        started = time.perf_counter()
+        try:
+            decision = await asyncio.wait_for(self._decide(request), timeout=self.budget)
+        except TimeoutError:
+            decision = self._fallback(request, f"validation did not finish within {self.budget:g}s")
+        except Exception as error:  # never a 500: the failure becomes a decision, and is logged
+            LOG.exception("decision failed", extra={"uid": request.get("uid")})
+            decision = self._fallback(request, f"validation failed: {type(error).__name__}")
+        self._account(request, decision, time.perf_counter() - started)
+        return decision
+
+    async def _decide(self, request: Json) -> Decision:
+        async with self._slots:
+            return await run_in_threadpool(decide, request, self.options, self.cluster)
+
+    def _fallback(self, request: Json, reason: str) -> Decision:
+        kind = str(request["kind"].get("kind", ""))
+        deny = self.options.mode == "enforce" and kind in POLICY_KINDS and request["operation"] in ("CREATE", "UPDATE")
+        return Decision(str(request["uid"]), not deny, f"desched: {reason}", [] if deny else [f"desched: {reason}"],
+                        [], kind)
+
+    def _account(self, request: Json, decision: Decision, seconds: float) -> None:
+        result = "allowed" if decision.allowed else "denied"
+        self.metrics.requests.inc(str(request.get("operation")), result, self.options.mode)
+        self.metrics.latency.observe(seconds)
+        for rule in decision.rules:
+            self.metrics.rules.inc(rule)
+        obj = request.get("object") or request.get("oldObject") or {}
+        metadata = obj.get("metadata") or {} if isinstance(obj, dict) else {}
+        LOG.info("admission", extra={"event": {
+            "uid": decision.uid, "kind": decision.kind, "namespace": request.get("namespace") or
+            metadata.get("namespace"), "name": request.get("name") or metadata.get("name"),
+            "operation": request.get("operation"), "dryRun": bool(request.get("dryRun")), "allowed": decision.allowed,
+            "rules": decision.rules, "warnings": len(decision.warnings), "ms": round(seconds * 1000, 2)}})
+
+
+def create_app(reviewer: Reviewer) -> FastAPI:
+    """The admission app served over TLS."""
+    app = FastAPI(title="desched admission webhook", docs_url=None, redoc_url=None)
+
+    @app.post("/validate")
+    async def validate(request: Request) -> Response:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > reviewer.max_body_bytes:
+            return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > reviewer.max_body_bytes:
+                return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes")
+        try:
+            review = parse_review(bytes(body))
+        except BadReview as error:
+            return _refuse(reviewer, 400, str(error))
+        decision = await reviewer.answer(review)
+        return JSONResponse(response(decision))
+
+    return app
+
+
+def _refuse(reviewer: Reviewer, code: int, message: str) -> JSONResponse:
+    reviewer.metrics.rejected.inc(str(code))
+    LOG.info("rejected", extra={"event": {"code": code, "message": message}})
+    return JSONResponse({"message": message}, status_code=code)
+
+
+def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool]) -> FastAPI:
+    """Health, readiness and metrics, served on plain HTTP."""
+    app = FastAPI(title="desched webhook operations", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.get("/healthz")
+    async def healthz() -> PlainTextResponse:
+        return PlainTextResponse("ok\n")
+
+    @app.get("/readyz")
+    async def readyz() -> PlainTextResponse:
+        return PlainTextResponse("ok\n") if ready() else PlainTextResponse("not ready\n", status_code=503)
+
+    @app.get("/metrics")
+    async def metrics() -> PlainTextResponse:
+        return PlainTextResponse(reviewer.metrics.exposition(), media_type="text/plain; version=0.0.4")
+
+    return app
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, message and the record's ``event`` fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: Json = {"ts": round(record.created, 3), "level": record.levelname.lower(), "msg": record.getMessage()}
+        event = getattr(record, "event", None)
+        if isinstance(event, dict):
+            entry.update(event)
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
+        return json.dumps(entry, default=str)

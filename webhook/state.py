@@ -1,0 +1,159 @@
+"""The cluster view behind the workload checks: the active policy and a cache of workloads and PDBs (an informer).
+
+Contract: :class:`ClusterCache` lists, then watches, every kind the workload-safety rules read (workloads, PDBs at the
+version the server serves, HPAs, Namespaces, PriorityClasses, PVCs, StorageClasses) and the one policy ConfigMap
+named ``namespace/name``, each in a daemon thread that re-lists after a broken or expired watch. Admission requests
+read only the cache (never an API call per request). :meth:`ClusterCache.policy` is the active policy linted once per
+change (``None`` while there is none); :meth:`ClusterCache.synced` is true once every kind was listed once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from linter.engine import FileResult, Settings, lint_text
+from linter.kube import Cluster, Json, KubeError
+
+from .review import render_configmap
+
+LOG = logging.getLogger("desched.webhook")
+KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Deployment", ("apps/v1",)),
+    ("StatefulSet", ("apps/v1",)),
+    ("ReplicaSet", ("apps/v1",)),
+    ("DaemonSet", ("apps/v1",)),
+    ("ReplicationController", ("v1",)),
+    ("Job", ("batch/v1",)),
+    ("CronJob", ("batch/v1", "batch/v1beta1")),
+    ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")),
+    ("HorizontalPodAutoscaler", ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1")),
+    ("Namespace", ("v1",)),
+    ("PriorityClass", ("scheduling.k8s.io/v1",)),
+    ("PersistentVolumeClaim", ("v1",)),
+    ("StorageClass", ("storage.k8s.io/v1",)),
+)
+WATCH_SECONDS = 240
+
+
+class ClusterCache:
+    """See the module contract."""
+
+    def __init__(self, kube: Cluster, policy_configmap: tuple[str, str] | None, settings: Settings | None = None):
+        self.kube = kube
+        self.policy_ref = policy_configmap
+        self.settings = settings or Settings()
+        self._lock = threading.Lock()
+        self._objects: dict[tuple[str, str, str], Json] = {}
+        self._policy: FileResult | None = None
+        self._listed: set[str] = set()
+        self._expected: set[str] = set()
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        for kind, versions in KINDS:
+            self._expected.add(kind)
+            threading.Thread(target=self._run, args=(kind, versions), name=f"cache-{kind}", daemon=True).start()
+        if self.policy_ref is not None:
+            self._expected.add("policy")
+            threading.Thread(target=self._run_policy, name="cache-policy", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def synced(self) -> bool:
+        with self._lock:
+            return self._expected <= self._listed
+
+    # -- ClusterView ---------------------------------------------------------------------------------------------
+
+    def policy(self) -> FileResult | None:
+        with self._lock:
+            return self._policy
+
+    def objects(self) -> list[Json]:
+        with self._lock:
+            return list(self._objects.values())
+
+    def is_active_policy(self, namespace: str, name: str) -> bool:
+        return self.policy_ref == (namespace, name)
+
+    # -- informers -----------------------------------------------------------------------------------------------
+
+    def _run(self, kind: str, versions: tuple[str, ...]) -> None:
+        while not self._stop.is_set():
+            try:
+                for version in versions:
+                    resource = self.kube.served(version).get(kind)
+                    if resource is not None:
+                        prefix = "/api/v1" if version == "v1" else f"/apis/{version}"
+                        self._inform(kind, version, f"{prefix}/{resource.plural}", {}, self._store(kind))
+                        break
+                else:
+                    self._mark_listed(kind)  # not served here: nothing to cache
+                    return
+            except KubeError as error:
+                LOG.warning("cache %s: %s; retrying", kind, error)
+                self._stop.wait(5)
+
+    def _run_policy(self) -> None:
+        assert self.policy_ref is not None
+        namespace, name = self.policy_ref
+        path = f"/api/v1/namespaces/{namespace}/configmaps"
+        while not self._stop.is_set():
+            try:
+                self._inform("policy", "v1", path, {"fieldSelector": f"metadata.name={name}"}, self._store_policy)
+            except KubeError as error:
+                LOG.warning("cache policy %s/%s: %s; retrying", namespace, name, error)
+                self._stop.wait(5)
+
+    def _inform(self, label: str, version: str, path: str, params: dict[str, Any],
+                store: Callable[[str, Json], None]) -> None:
+        """List then watch ``path`` until the watch breaks or expires (the caller loops)."""
+        listing = self.kube.get(path, params)
+        with self._lock:
+            stale = [key for key, obj in self._objects.items() if obj.get("__source") == label]
+            for key in stale:
+                del self._objects[key]
+        for item in listing.get("items") or []:
+            store("ADDED", {"apiVersion": version, **item})
+        self._mark_listed(label)
+        resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
+        for event in self.kube.watch(path, {**params, "resourceVersion": resource_version,
+                                            "timeoutSeconds": WATCH_SECONDS, "allowWatchBookmarks": "true"}):
+            if self._stop.is_set():
+                return
+            kind, obj = event.get("type"), event.get("object")
+            if kind == "ERROR" or not isinstance(obj, dict):
+                return  # expired resourceVersion: list again
+            if kind != "BOOKMARK":
+                store(str(kind), {"apiVersion": version, **obj})
+
+    def _mark_listed(self, label: str) -> None:
+        with self._lock:
+            self._listed.add(label)
+
+    def _store(self, kind: str) -> Callable[[str, Json], None]:
+        def store(event: str, obj: Json) -> None:
+            metadata = obj.get("metadata") or {}
+            key = (kind, str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+            with self._lock:
+                if event == "DELETED":
+                    self._objects.pop(key, None)
+                else:
+                    self._objects[key] = {**obj, "kind": kind, "__source": kind}
+
+        return store
+
+    def _store_policy(self, event: str, obj: Json) -> None:
+        if event == "DELETED":
+            result = None
+        else:
+            text, _ = render_configmap({**obj, "kind": "ConfigMap"})
+            result = lint_text("active policy", text, self.settings)
+            if not result.policies:
+                result = None
+        with self._lock:
+            self._policy = result
