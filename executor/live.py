@@ -68,9 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def connect(kubeconfig: str | None, context: str | None) -> Kube:
-    in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+    """The cluster connection; a configuration problem is a usage error (exit 2)."""
     try:
-        return Kube(kubeconfig, context, in_cluster=in_cluster)
+        return Kube.connect(kubeconfig, context)
     except KubeError as error:
         raise UsageError(str(error)) from None
 

@@ -14,6 +14,7 @@ evictions and events.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
@@ -62,6 +63,13 @@ class Cluster:
         self._configuration = configuration
         self._rest = rest.RESTClientObject(configuration)
         self._timeout = timeout
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+        """The in-cluster service account when running in a pod and neither ``kubeconfig`` nor ``context`` is given,
+        else the kubeconfig (``KUBECONFIG`` or ``~/.kube/config`` without a path)."""
+        in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        return cls(kubeconfig, context, in_cluster=in_cluster)
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Json:
         """The JSON document at ``path`` (see the module contract for errors)."""

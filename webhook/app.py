@@ -86,8 +86,9 @@ class Reviewer:
         self.metrics.latency.observe(seconds)
         for rule in decision.rules:
             self.metrics.rules.inc(rule)
-        obj = request.get("object") or request.get("oldObject") or {}
-        metadata = obj.get("metadata") or {} if isinstance(obj, dict) else {}
+        obj = request.get("object") or request.get("oldObject")
+        metadata = obj.get("metadata") if isinstance(obj, dict) else None
+        metadata = metadata if isinstance(metadata, dict) else {}
         LOG.info("admission", extra={"event": {
             "uid": decision.uid, "kind": decision.kind, "namespace": request.get("namespace") or
             metadata.get("namespace"), "name": request.get("name") or metadata.get("name"),

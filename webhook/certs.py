@@ -17,8 +17,8 @@ Contract:
 * ``--secret NAMESPACE/NAME`` also writes ``secret.yaml``, a ``kubernetes.io/tls`` Secret with ``tls.crt``, ``tls.key``
   and ``ca.crt``; ``--apply`` creates it through the API, or replaces it (PUT with the current ``resourceVersion``).
 * ``--patch-webhook NAME`` sets ``clientConfig.caBundle`` of every webhook of ValidatingWebhookConfiguration NAME to
-  the CA with one JSON patch, which first tests the ``resourceVersion`` read so that entries added or removed
-  meanwhile fail the patch instead of being missed.
+  the CA with one JSON patch carrying the ``resourceVersion`` read as a precondition, so that entries added or
+  removed meanwhile fail the patch (409) instead of being missed.
 * API access (``--apply``, ``--patch-webhook``) as ``desched run``: ``--kubeconfig``/``--context``, else the pod's
   service account when ``KUBERNETES_SERVICE_HOST`` is set, else ``KUBECONFIG`` or ``~/.kube/config``.
 
@@ -45,7 +45,10 @@ from linter.kube import Cluster, KubeError
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
 
-__all__ = ["CA_DAYS", "CERTS", "Bundle", "generate", "secret_manifest", "write_atomic"]
+__all__ = [
+    "BACKDATE", "CA_DAYS", "CERTS", "Bundle", "apply_secret", "generate", "patch_webhook", "secret_manifest",
+    "write_atomic",
+]
 
 Json = dict[str, Any]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -176,7 +179,8 @@ def patch_webhook(cluster: Cluster, name: str, ca_pem: bytes) -> str:
         if not webhooks:
             raise UsageError(f"validatingwebhookconfiguration {name} has no webhooks to patch")
         bundle = base64.b64encode(ca_pem).decode("ascii")
-        patch: list[Json] = [{"op": "test", "path": "/metadata/resourceVersion",
+        # The resourceVersion read is a precondition: 409 if the entries changed meanwhile (none is missed).
+        patch: list[Json] = [{"op": "replace", "path": "/metadata/resourceVersion",
                               "value": current["metadata"]["resourceVersion"]}]
         for index, webhook in enumerate(webhooks):
             op = "replace" if "caBundle" in (webhook.get("clientConfig") or {}) else "add"
@@ -207,7 +211,7 @@ def _validate(args: argparse.Namespace) -> _Request:
             raise UsageError(f"--dns-name {name!r} is not a DNS name (RFC 1123 labels, optionally starting with *.)")
     if len(dns_names[0]) > _COMMON_NAME_MAX:
         raise UsageError(f"the first --dns-name becomes the common name, at most {_COMMON_NAME_MAX} characters; "
-                         f"give a shorter one first")
+                         "give a shorter one first")
     ips: list[IPAddress] = []
     for text in dict.fromkeys(args.ip):
         try:
@@ -219,15 +223,19 @@ def _validate(args: argparse.Namespace) -> _Request:
     secret = None
     if args.secret is not None:
         namespace, _, name = args.secret.partition("/")
-        if not (_NAMESPACE.fullmatch(namespace) and _SUBDOMAIN.fullmatch(name) and len(name) <= 253):
+        if not (_NAMESPACE.fullmatch(namespace) and _object_name(name)):
             raise UsageError(f"--secret {args.secret!r} is not NAMESPACE/NAME (lowercase Kubernetes names)")
         secret = (namespace, name)
     if args.apply and secret is None:
         raise UsageError("--apply needs --secret NAMESPACE/NAME")
-    if args.patch_webhook is not None and not (_SUBDOMAIN.fullmatch(args.patch_webhook)
-                                               and len(args.patch_webhook) <= 253):
+    if args.patch_webhook is not None and not _object_name(args.patch_webhook):
         raise UsageError(f"--patch-webhook {args.patch_webhook!r} is not a Kubernetes object name")
     return _Request(dns_names, ips, secret)
+
+
+def _object_name(text: str) -> bool:
+    """Whether ``text`` is a valid name for most Kubernetes objects (a DNS-1123 subdomain)."""
+    return len(text) <= 253 and _SUBDOMAIN.fullmatch(text) is not None
 
 
 class Certs:
@@ -265,9 +273,12 @@ class Certs:
         request = _validate(args)
         cluster = None
         if args.apply or args.patch_webhook is not None:
-            from executor.live import connect
+            from linter.kube import Cluster, KubeError
 
-            cluster = connect(args.kubeconfig, args.context)
+            try:
+                cluster = Cluster.connect(args.kubeconfig, args.context)
+            except KubeError as error:
+                raise UsageError(str(error)) from None
         bundle = generate(request.dns_names, request.ips, args.days)
         files = {"ca.crt": (bundle.ca, 0o644), "tls.key": (bundle.key, 0o600), "tls.crt": (bundle.cert, 0o644)}
         secret = secret_manifest(*request.secret, bundle) if request.secret else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import ssl
 import sys
 from typing import TYPE_CHECKING
@@ -111,9 +110,8 @@ def _cache(args: argparse.Namespace, settings: Settings) -> ClusterCache:
     namespace, _, name = args.policy_configmap.partition("/")
     if not namespace or not name:
         raise UsageError("--policy-configmap must be NAMESPACE/NAME")
-    in_cluster = args.kubeconfig is None and args.context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
     try:
-        kube = Cluster(args.kubeconfig, args.context, in_cluster=in_cluster)
+        kube = Cluster.connect(args.kubeconfig, args.context)
     except KubeError as error:
         raise UsageError(str(error)) from None
     cache = ClusterCache(kube, (namespace, name), settings)

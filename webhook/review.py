@@ -101,7 +101,7 @@ def response(decision: Decision) -> Json:
 def decide(request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
     """The decision on one admission request (see the module contract)."""
     uid = str(request["uid"])
-    kind = str(request["kind"].get("kind", ""))
+    kind = str(_mapping(request["kind"]).get("kind", ""))
     operation = request["operation"]
     obj = request.get("object") if isinstance(request.get("object"), dict) else None
     old = request.get("oldObject") if isinstance(request.get("oldObject"), dict) else None
@@ -121,8 +121,12 @@ def decide(request: Json, options: Options, cluster: ClusterView | None = None) 
     return Decision(uid, True, "", [], [], kind)
 
 
+def _mapping(value: Any) -> Json:
+    return value if isinstance(value, dict) else {}
+
+
 def _skip(uid: str, kind: str, obj: Json) -> Decision | None:
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = _mapping(_mapping(obj.get("metadata")).get("annotations"))
     if SKIP_ANNOTATION not in annotations:
         return None
     reason = str(annotations[SKIP_ANNOTATION]).strip()
@@ -149,7 +153,7 @@ def _settings(options: Options, only: Sequence[str] | None = None) -> Settings:
 def _policy_object(
     uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None, configmap: bool
 ) -> Decision:
-    metadata = obj.get("metadata") or {}
+    metadata = _mapping(obj.get("metadata"))
     name = f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or ''}"
     text, locate = render_configmap(obj) if configmap else render_object(obj)
     settings = _settings(options)
@@ -231,7 +235,7 @@ def _block_safe(value: str) -> bool:
 
 
 def _object_key(obj: Json) -> tuple[str, str, str]:
-    metadata = obj.get("metadata") or {}
+    metadata = _mapping(obj.get("metadata"))
     return str(obj.get("kind", "")), str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")
 
 

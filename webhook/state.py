@@ -95,6 +95,10 @@ class ClusterCache:
                     self._mark_listed(kind)  # not served here: nothing to cache
                     return
             except KubeError as error:
+                if error.status in (401, 403):
+                    LOG.warning("cache %s: %s; not cached (the workload checks go without it)", kind, error)
+                    self._mark_listed(kind)
+                    return
                 LOG.warning("cache %s: %s; retrying", kind, error)
                 self._stop.wait(5)
 

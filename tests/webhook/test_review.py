@@ -22,7 +22,8 @@ profiles:
     deschedule:
       enabled: [RemovePodsViolatingNodeTaints]
 """
-BROKEN = GOOD.replace("enabled: [RemovePodsViolatingNodeTaints]", "enabled: [RemovePodsViolatingNodeTaints, PodLifeTime]")
+BROKEN = GOOD.replace("enabled: [RemovePodsViolatingNodeTaints]",
+                      "enabled: [RemovePodsViolatingNodeTaints, PodLifeTime]")
 
 
 def configmap(text: str, annotations: Json | None = None, key: str = "policy.yaml") -> Json:

@@ -1,0 +1,174 @@
+"""The HTTP layer: same uid back, 400/413 with a message and never a 5xx (fuzzed), metrics, readiness, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
+from webhook.review import Options
+
+Json = dict[str, Any]
+POLICY = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  plugins:\n" \
+         "    deschedule:\n      enabled: [PodLifeTime]\n"
+SECRET = "s3cr3t-value-that-must-never-be-logged"
+
+
+def review(obj: Json | None, uid: str = "uid-7", operation: str = "CREATE", kind: str = "ConfigMap") -> Json:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "kind": {"group": "", "version": "v1", "kind": kind}, "operation": operation, "object": obj}}
+
+
+def configmap(text: str) -> Json:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "kube-system"},
+            "data": {"policy.yaml": text, "note": SECRET}}
+
+
+@pytest.fixture
+def reviewer() -> Reviewer:
+    return Reviewer(Options(), max_body_bytes=64 * 1024)
+
+
+@pytest.fixture
+def client(reviewer: Reviewer) -> TestClient:
+    return TestClient(create_app(reviewer))
+
+
+def test_the_answer_carries_the_request_uid_and_the_decision(client: TestClient) -> None:
+    answer = client.post("/validate", json=review(configmap(POLICY)))
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["apiVersion"] == "admission.k8s.io/v1" and body["kind"] == "AdmissionReview"
+    assert body["response"]["uid"] == "uid-7" and body["response"]["allowed"] is False
+    assert "DS203" in body["response"]["status"]["message"]
+
+
+def test_oversized_bodies_get_413_and_malformed_ones_400(client: TestClient) -> None:
+    huge = client.post("/validate", content=b"{" + b" " * (64 * 1024) + b"}")
+    assert huge.status_code == 413 and huge.json() == {"message": "the body exceeds 65536 bytes"}
+    assert client.post("/validate", content=b"\xff\xfe").status_code == 400
+    wrong = client.post("/validate", json={"kind": "Pod"})
+    assert wrong.status_code == 400 and wrong.json()["message"].startswith("expected an AdmissionReview")
+
+
+def test_a_decision_over_budget_is_answered_not_dropped(reviewer: Reviewer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import webhook.app
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.5)
+        raise AssertionError("never used")
+
+    monkeypatch.setattr(webhook.app, "decide", slow)
+    reviewer.budget = 0.05
+    client = TestClient(create_app(reviewer))
+    policy = client.post("/validate", json=review(configmap(POLICY))).json()["response"]
+    assert policy["allowed"] is False and policy["status"]["message"] == "desched: validation did not finish " \
+                                                                         "within 0.05s"
+    workload = client.post("/validate", json=review({"kind": "Deployment"}, kind="Deployment")).json()["response"]
+    assert workload["allowed"] is True and workload["warnings"] == ["desched: validation did not finish within 0.05s"]
+
+
+def test_metrics_readiness_and_health(reviewer: Reviewer, client: TestClient) -> None:
+    client.post("/validate", json=review(configmap(POLICY)))
+    client.post("/validate", json=review(None, operation="DELETE"))
+    client.post("/validate", content=b"nope")
+    ready = [False]
+    ops = TestClient(create_ops_app(reviewer, lambda: ready[0]))
+    assert ops.get("/healthz").status_code == 200
+    assert ops.get("/readyz").status_code == 503
+    ready[0] = True
+    assert ops.get("/readyz").status_code == 200
+    text = ops.get("/metrics").text
+    assert 'desched_webhook_requests_total{operation="CREATE",result="denied",mode="enforce"} 1' in text
+    assert 'desched_webhook_requests_total{operation="DELETE",result="allowed",mode="enforce"} 1' in text
+    assert 'desched_webhook_rule_hits_total{rule="DS203"} 1' in text
+    assert 'desched_webhook_bad_requests_total{code="400"} 1' in text
+    assert "desched_webhook_request_duration_seconds_count 2" in text
+
+
+def test_logs_are_json_with_the_uid_and_never_the_data(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="desched.webhook"):
+        client.post("/validate", json=review(configmap(POLICY), uid="uid-log"))
+    lines = [JsonFormatter().format(record) for record in caplog.records]
+    entries = [json.loads(line) for line in lines]
+    assert [entry["uid"] for entry in entries if entry["msg"] == "admission"] == ["uid-log"]
+    assert all(SECRET not in line and "DeschedulerPolicy" not in line for line in lines)
+
+
+MALFORMED = st.one_of(
+    st.binary(max_size=200),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                 lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+                 max_leaves=20).map(lambda value: json.dumps(value).encode()),
+    st.fixed_dictionaries({
+        "apiVersion": st.sampled_from(["admission.k8s.io/v1", "v1", ""]),
+        "kind": st.sampled_from(["AdmissionReview", "Other"]),
+        "request": st.one_of(st.none(), st.text(max_size=5), st.fixed_dictionaries({
+            "uid": st.one_of(st.text(max_size=8), st.integers(), st.none()),
+            "kind": st.one_of(st.fixed_dictionaries({"kind": st.sampled_from(
+                ["ConfigMap", "KubeDescheduler", "Deployment", "PodDisruptionBudget", "Pod", ""])}), st.text()),
+            "operation": st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", 5]),
+            "object": st.one_of(st.none(), st.text(max_size=5), st.dictionaries(
+                st.sampled_from(["metadata", "data", "spec", "kind", "apiVersion"]),
+                st.one_of(st.none(), st.text(max_size=30), st.dictionaries(st.text(max_size=8),
+                                                                            st.text(max_size=60), max_size=3)),
+                max_size=5)),
+        })),
+    }).map(lambda value: json.dumps(value).encode()),
+)
+
+
+def post(app: Any, body: bytes) -> tuple[int, bytes]:
+    """One POST /validate straight through the ASGI interface (no HTTP client: the fuzzing is about the app)."""
+    answer: dict[str, Any] = {"body": b""}
+
+    async def receive() -> Json:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Json) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        else:
+            answer["body"] += message.get("body", b"")
+
+    scope = {"type": "http", "http_version": "1.1", "method": "POST", "path": "/validate", "raw_path": b"/validate",
+             "root_path": "", "scheme": "https", "query_string": b"",
+             "headers": [(b"content-type", b"application/json")], "client": ("127.0.0.1", 1),
+             "server": ("127.0.0.1", 8443)}
+    asyncio.run(app(scope, receive, send))
+    return answer["status"], answer["body"]
+
+
+FUZZ_APP = create_app(Reviewer(Options(), max_body_bytes=64 * 1024))
+
+
+@settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=MALFORMED)
+def test_ten_thousand_malformed_requests_never_get_a_5xx(body: bytes) -> None:
+    status, answer = post(FUZZ_APP, body)
+    assert status in (200, 400, 413), answer
+    if status == 200:
+        assert json.loads(answer)["response"]["uid"] == json.loads(body)["request"]["uid"]
+
+
+def test_memory_stays_bounded_under_malformed_load() -> None:
+    import tracemalloc
+
+    bodies = [b"{", b"[]", json.dumps(review({"data": {"p": "x" * 1000}})).encode(), b"\x00" * 5000]
+    tracemalloc.start()
+    for body in bodies * 50:
+        post(FUZZ_APP, body)
+    baseline = tracemalloc.get_traced_memory()[0]
+    for body in bodies * 500:
+        post(FUZZ_APP, body)
+    grown = tracemalloc.get_traced_memory()[0] - baseline
+    tracemalloc.stop()
+    assert grown < 2 * 2**20, f"{grown} bytes retained after 2,000 more requests"
