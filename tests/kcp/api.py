@@ -65,6 +65,7 @@ class Api:
         self._timeout = urllib3.Timeout(connect=5.0, read=timeout)
         self._resources: dict[tuple[str, str], Resource] = {}
         self._lock = threading.Lock()
+        self.warnings: list[str] = []  # the Warning headers of the last answer (admission webhook warnings)
 
     def close(self) -> None:
         self._pool.clear()
@@ -90,6 +91,7 @@ class Api:
             data = json.dumps(body).encode()
             headers["Content-Type"] = content_type
         response = self._pool.request(method, url, body=data, headers=headers, timeout=self._timeout)
+        self.warnings = [_warning_text(value) for value in response.headers.getlist("Warning")]
         return _decode(response.status, response.data)
 
     def stream(self, path: str, params: dict[str, Any]) -> Iterator[Json]:
@@ -171,6 +173,13 @@ class Api:
         """POST an Eviction without ``apiVersion``, which every server version accepts (and defaults)."""
         path = self.resource("v1", "Pod").path(namespace, name, "eviction")
         return self.request("POST", path, {"metadata": {"name": name, "namespace": namespace}})
+
+
+def _warning_text(header: str) -> str:
+    """The text of an RFC 7234 ``Warning`` header as Kubernetes sends it: ``299 - "text"``."""
+    code, _, rest = header.partition(" ")
+    agent, _, quoted = rest.partition(" ")
+    return json.loads(quoted) if quoted.startswith('"') else header
 
 
 def _decode(status: int, data: bytes) -> Json:
