@@ -23,7 +23,13 @@ from typing import NamedTuple, TextIO
 
 SOURCE_PACKAGE = "kubernetes"
 BINARIES = ("kube-apiserver", "kube-controller-manager")
-APT_PACKAGES = ("etcd-server", "golang-go", "rsync", "jq", "make", "dpkg-dev")
+# golang-github-modern-go-reflect2-dev: reflect2 1.0.2, which replaces the vendored 1.0.1 (see REVISION)
+APT_PACKAGES = ("etcd-server", "golang-go", "rsync", "jq", "make", "dpkg-dev", "golang-github-modern-go-reflect2-dev")
+# Our change to Debian's tree, part of the cache key: the vendored modern-go/reflect2 1.0.1 breaks under Go >= 1.18
+# (Debian's Go is 1.19): json-iterator's sorted-map encoder faults in mapiterinit, and kube-apiserver crashes on the
+# first custom resource it decodes. reflect2 1.0.2 (Debian's golang-github-modern-go-reflect2-dev) is the fix.
+REVISION = "desched2"
+REFLECT2_SOURCE = Path("/usr/share/gocode/src/github.com/modern-go/reflect2")
 COMPLETE_MARKER = "complete"
 FAILURE_FILE = "last-failure.txt"
 SOURCES_DIR = Path("/etc/apt/sources.list.d")
@@ -58,7 +64,8 @@ def find() -> Installation | None:
     if etcd is None or not root.is_dir():
         return None
     builds = sorted(
-        (entry for entry in root.iterdir() if (entry / COMPLETE_MARKER).is_file()),
+        (entry for entry in root.iterdir()
+         if (entry / COMPLETE_MARKER).is_file() and entry.name.endswith(f"+{REVISION}")),
         key=lambda entry: (entry / COMPLETE_MARKER).stat().st_mtime,
         reverse=True,
     )
@@ -118,14 +125,14 @@ def _install(root: Path, out: TextIO) -> Installation:
         _run([*sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends",
               *APT_PACKAGES], "apt-get install", sink, log)
         version = _source_version(sink, log)
-        entry = root / version
+        entry = root / f"{version}+{REVISION}"
         if not (entry / COMPLETE_MARKER).is_file():
             _build(entry, version, sink, log, out)
     etcd = shutil.which("etcd")
     if etcd is None:
         raise InstallError("etcd is not on PATH after installing etcd-server")
     _say(out, f"control plane ready: Kubernetes from Debian {version}, binaries in {entry / 'bin'}")
-    return Installation(version, Path(etcd), entry / "bin")
+    return Installation(entry.name, Path(etcd), entry / "bin")
 
 
 def _privilege() -> list[str]:
@@ -205,6 +212,11 @@ def _build(entry: Path, version: str, sink: TextIO, log: Path, out: TextIO) -> N
     if len(trees) != 1:
         raise InstallError(f"apt-get source unpacked no single source tree under {work}")
     tree = trees[0]
+    vendored = tree / "vendor" / "github.com" / "modern-go" / "reflect2"
+    if not REFLECT2_SOURCE.is_dir() or not vendored.is_dir():
+        raise InstallError(f"cannot replace the vendored reflect2 ({vendored}) with {REFLECT2_SOURCE}")
+    shutil.rmtree(vendored)
+    shutil.copytree(REFLECT2_SOURCE, vendored, ignore=shutil.ignore_patterns("*_test.go", "test*"))
     env = {
         **os.environ,
         "CGO_ENABLED": "0",
