@@ -33,6 +33,7 @@ SKIP_ANNOTATION = "desched.io/skip-validation"
 WORKLOAD_RULES = ("DS401", "DS402", "DS403", "DS404", "DS405", "DS406")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job")
 MAX_MESSAGES = 10
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter: the same YAML, several times faster
 MAX_WARNING = 240
 
 
@@ -189,7 +190,7 @@ def _line(finding: Finding, locate: Callable[[int, int], str]) -> str:
 
 def render_object(obj: Json) -> tuple[str, Callable[[int, int], str]]:
     """``obj`` as YAML in the order received, and a locator of ``line:column`` in that rendering."""
-    text = yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text = yaml.dump(obj, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return text, lambda line, column: f"{line}:{column}"
 
 
@@ -198,7 +199,8 @@ def render_configmap(obj: Json) -> tuple[str, Callable[[int, int], str]]:
     a value into ``data[<key>]:<line>:<column>`` of that value (other positions: ``<line>:<column>``)."""
     data = obj.get("data")
     envelope = {key: value for key, value in obj.items() if key != "data"}
-    lines = yaml.safe_dump(envelope, sort_keys=False, default_flow_style=False, allow_unicode=True).splitlines()
+    lines = yaml.dump(envelope, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
+                      allow_unicode=True).splitlines()
     spans: list[tuple[int, int, str]] = []  # (first line, last line, key), 1-based lines of the value's content
     if isinstance(data, dict):
         lines.append("data:")
