@@ -177,9 +177,8 @@ class Api:
 
 def _warning_text(header: str) -> str:
     """The text of an RFC 7234 ``Warning`` header as Kubernetes sends it: ``299 - "text"``."""
-    code, _, rest = header.partition(" ")
-    agent, _, quoted = rest.partition(" ")
-    return json.loads(quoted) if quoted.startswith('"') else header
+    quoted = header.split(" ", 2)[-1]
+    return str(json.loads(quoted)) if quoted.startswith('"') else header
 
 
 def _decode(status: int, data: bytes) -> Json:
