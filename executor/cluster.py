@@ -15,8 +15,10 @@ from typing import Any
 
 from linter.workloads.selectors import Selector, compile_selector, label_map
 
+from .nodeutil import node_requested
+from .podutil import is_terminal
+
 Json = dict[str, Any]
-TERMINAL = ("Succeeded", "Failed")
 
 
 def key(obj: Json) -> tuple[str, str]:
@@ -24,8 +26,9 @@ def key(obj: Json) -> tuple[str, str]:
     return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
 
 
-def is_terminal(pod: Json) -> bool:
-    return (pod.get("status") or {}).get("phase") in TERMINAL
+def node_of(pod: Json) -> str:
+    """The node a pod is bound to (``""`` when it is not bound)."""
+    return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
 class Cluster:
@@ -121,8 +124,6 @@ class Cluster:
         """Σ requests of the node's non-terminal pods plus their count (``pods``); cached until its pods change."""
         found = self._requested.get(node)
         if found is None:
-            from .nodeutil import node_requested
-
             found = self._requested[node] = node_requested(self._by_node.get(node, {}).values())
         return found
 

@@ -15,7 +15,7 @@ import enum
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
-from .cluster import Cluster, Json, key
+from .cluster import Cluster, Json, key, node_of
 
 TOTAL_LIMIT_TEXT = "maximum number of evicted pods per a descheduling cycle reached"
 NODE_LIMIT_TEXT = "maximum number of evicted pods per node reached"
@@ -103,7 +103,7 @@ class PodEvictor:
 
     def evict(self, pod: Json, profile: str, plugin: str) -> Outcome:
         namespace, name = key(pod)
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        node = node_of(pod)
         outcome = self._limit(namespace, node)
         if outcome is None:
             if not self.cluster.present(pod):

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from linter.workloads.selectors import compile_selector, label_map
 
 from . import nodeutil
-from .cluster import Cluster, Json, key
+from .cluster import Cluster, Json, key, node_of
 from .defaultevictor import ConfigError, DefaultEvictor, node_label_selector
 from .evictions import Outcome, PodEvictor
 from .plugins import module_for
@@ -75,7 +75,7 @@ class Handle:
         if (namespace, name) in self._verdicts:
             return
         reason = filter_reason or self.default_evictor.pre_eviction_failure(pod)
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        node = node_of(pod)
         self._verdicts[(namespace, name)] = Verdict(namespace, name, node, self.profile, reason is None, reason or "")
 
     def evict(self, pod: Json, plugin: str) -> Outcome:

@@ -30,9 +30,9 @@ from linter import __version__
 from linter.cli import UsageError
 from linter.goduration import parse_duration
 from linter.kube import Cluster as Kube
-from linter.kube import KubeError, Served
+from linter.kube import KubeError
 
-from .cluster import Cluster, Json, key
+from .cluster import Cluster, Json, key, node_of
 from .command import load_policy, render_text, report
 from .defaultevictor import ConfigError
 from .evictions import Limits, Outcome, PodEvictor
@@ -77,18 +77,12 @@ def connect(kubeconfig: str | None, context: str | None) -> Kube:
 
 def list_cluster(kube: Kube) -> list[Json]:
     """Every object a cycle needs; KubeError when one kind cannot be listed (the cycle must not run half-blind)."""
-    served: dict[str, dict[str, Served]] = {}
     objects: list[Json] = []
     for kind, versions in KINDS:
-        for version in versions:
-            if version not in served:
-                served[version] = kube.served(version)
-            resource = served[version].get(kind)
-            if resource is not None:
-                objects.extend(kube.list(version, resource))
-                break
-        else:
+        resource = kube.find(kind, versions)
+        if resource is None:
             raise KubeError(f"the server serves no {kind} (tried {', '.join(versions)})")
+        objects.extend(kube.list(resource))
     return objects
 
 
@@ -111,11 +105,11 @@ class Evictions:
             self.kube.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/eviction", body=body)
         except KubeError as error:
             if self.notify_failures:
-                self._event(pod, "Warning", "EvictionFailed", f"pod eviction from {_node(pod)} node by "
+                self._event(pod, "Warning", "EvictionFailed", f"pod eviction from {node_of(pod)} node by "
                             f"{REQUESTED_BY} failed: {error}")
             message = str(error) + (" (ignoring)" if error.status == 429 else "")
             return error.status, message
-        self._event(pod, "Normal", plugin or "NotSet", f"pod eviction from {_node(pod)} node by {REQUESTED_BY}")
+        self._event(pod, "Normal", plugin or "NotSet", f"pod eviction from {node_of(pod)} node by {REQUESTED_BY}")
         return None
 
     def _event(self, pod: Json, kind: str, reason: str, note: str) -> None:
@@ -133,10 +127,6 @@ class Evictions:
             self.kube.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body=event)
         except KubeError as error:
             print(f"desched: warning: cannot record an event on {namespace}/{name}: {error}", file=sys.stderr)
-
-
-def _node(pod: Json) -> str:
-    return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,7 +168,7 @@ def _cycle(kube: Kube, policy: Json, args: argparse.Namespace, metrics: Metrics)
     evictor = PodEvictor(cluster, Limits.from_policy(policy), backend)
 
     def count(outcome: Outcome, pod: Json, profile: str, plugin: str) -> None:
-        metrics.evicted(outcome.value, plugin, profile, key(pod)[0], _node(pod))
+        metrics.evicted(outcome.value, plugin, profile, key(pod)[0], node_of(pod))
 
     evictor.listeners.append(count)
     try:

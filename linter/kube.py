@@ -7,7 +7,8 @@ is imported only when a :class:`Cluster` is created, never on the lint path. :me
 connection errors, non-2xx answers) raises :class:`KubeError` with a one-line message and, for HTTP answers, the
 status. :meth:`Cluster.list` follows
 pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`Cluster.served` says which resource a
-group/version serves, from discovery. The linter only ever sends GET requests; the executor also posts
+group/version serves, from discovery (read once per client), and :meth:`Cluster.find` picks a kind's preferred
+served version. The linter only ever sends GET requests; the executor also posts
 evictions and events.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
@@ -32,11 +33,22 @@ class KubeError(Exception):
 
 
 class Served(NamedTuple):
-    """One resource of a group/version: its plural path segment, kind and whether it is namespaced."""
+    """One resource the server serves: its group/version, plural path segment, kind and whether it is namespaced."""
 
+    api_version: str
     plural: str
     kind: str
     namespaced: bool
+
+    @property
+    def path(self) -> str:
+        """The collection across all namespaces: ``/api/v1/pods``, ``/apis/apps/v1/deployments``."""
+        return f"{prefix(self.api_version)}/{quote(self.plural, safe='')}"
+
+
+def prefix(api_version: str) -> str:
+    """``/api/v1`` for the core group, else ``/apis/<group>/<version>``."""
+    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
 
 
 class Cluster:
@@ -63,6 +75,7 @@ class Cluster:
         self._configuration = configuration
         self._rest = rest.RESTClientObject(configuration)
         self._timeout = timeout
+        self._discovery: dict[str, dict[str, Served]] = {}
 
     @classmethod
     def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
@@ -142,30 +155,40 @@ class Cluster:
             raw.release_conn()
 
     def served(self, api_version: str) -> dict[str, Served]:
-        """The resources ``api_version`` serves, by kind (empty when the server does not serve that version)."""
-        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        """The resources ``api_version`` serves, by kind (empty when the server does not serve that version); read
+        from discovery once per client."""
+        known = self._discovery.get(api_version)
+        if known is not None:
+            return known
         try:
-            document = self.get(prefix)
+            document = self.get(prefix(api_version))
         except KubeError as error:
-            if error.status == 404:
-                return {}
-            raise
-        return {
-            entry["kind"]: Served(entry["name"], entry["kind"], bool(entry.get("namespaced")))
+            if error.status != 404:
+                raise
+            document = {}
+        known = self._discovery[api_version] = {
+            entry["kind"]: Served(api_version, entry["name"], entry["kind"], bool(entry.get("namespaced")))
             for entry in document.get("resources", [])
             if "/" not in entry.get("name", "/")
         }
+        return known
 
-    def list(self, api_version: str, resource: Served) -> Iterator[Json]:
+    def find(self, kind: str, versions: Sequence[str]) -> Served | None:
+        """``kind`` at the first of ``versions`` (in order of preference) the server serves; ``None`` if none."""
+        for version in versions:
+            resource = self.served(version).get(kind)
+            if resource is not None:
+                return resource
+        return None
+
+    def list(self, resource: Served) -> Iterator[Json]:
         """Every object of ``resource`` in every namespace, page by page, with ``apiVersion`` and ``kind`` set."""
-        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-        path = f"{prefix}/{quote(resource.plural, safe='')}"
         params: dict[str, Any] = {"limit": PAGE_SIZE}
         while True:
-            page = self.get(path, params)
+            page = self.get(resource.path, params)
             for item in page.get("items") or []:
                 if isinstance(item, dict):
-                    yield {"apiVersion": api_version, "kind": resource.kind, **item}
+                    yield {"apiVersion": resource.api_version, "kind": resource.kind, **item}
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return

@@ -261,10 +261,9 @@ def _without(objects: list[Json], key: tuple[str, str, str]) -> list[Json]:
 
 def _workload(uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None) -> Decision:
     policy = cluster.policy() if cluster is not None else None
-    if policy is None:
+    if cluster is None or policy is None:
         return Decision(uid, True, "", [], [], kind)
-    findings = _repository_findings(policy, _without(cluster.objects(), _object_key(obj)), obj, options) \
-        if cluster is not None else []
+    findings = _repository_findings(policy, _without(cluster.objects(), _object_key(obj)), obj, options)
     mine = [f for f in findings if f.file == "incoming"]
     return _verdict(uid, kind, mine, lambda line, column: f"{kind}", options, [],
                     deny=lambda f: f.rule in options.deny_rules)

@@ -16,25 +16,14 @@ from typing import Any
 
 from linter.engine import FileResult, Settings, lint_text
 from linter.kube import Cluster, Json, KubeError
+from linter.workloads.live import KINDS as LIVE_KINDS
 
 from .review import render_configmap
 
 LOG = logging.getLogger("desched.webhook")
-KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Deployment", ("apps/v1",)),
-    ("StatefulSet", ("apps/v1",)),
-    ("ReplicaSet", ("apps/v1",)),
-    ("DaemonSet", ("apps/v1",)),
-    ("ReplicationController", ("v1",)),
-    ("Job", ("batch/v1",)),
-    ("CronJob", ("batch/v1", "batch/v1beta1")),
-    ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")),
-    ("HorizontalPodAutoscaler", ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1")),
-    ("Namespace", ("v1",)),
-    ("PriorityClass", ("scheduling.k8s.io/v1",)),
-    ("PersistentVolumeClaim", ("v1",)),
-    ("StorageClass", ("storage.k8s.io/v1",)),
-)
+# What the scope model reads (linter.workloads.live.KINDS) but Pods: the checks judge templates, and caching every
+# pod of the cluster would cost memory for nothing.
+KINDS = tuple(entry for entry in LIVE_KINDS if entry[0] != "Pod")
 WATCH_SECONDS = 240
 
 
@@ -85,15 +74,11 @@ class ClusterCache:
     def _run(self, kind: str, versions: tuple[str, ...]) -> None:
         while not self._stop.is_set():
             try:
-                for version in versions:
-                    resource = self.kube.served(version).get(kind)
-                    if resource is not None:
-                        prefix = "/api/v1" if version == "v1" else f"/apis/{version}"
-                        self._inform(kind, version, f"{prefix}/{resource.plural}", {}, self._store(kind))
-                        break
-                else:
+                resource = self.kube.find(kind, versions)
+                if resource is None:
                     self._mark_listed(kind)  # not served here: nothing to cache
                     return
+                self._inform(kind, resource.api_version, resource.path, {}, self._store(kind))
             except KubeError as error:
                 if error.status in (401, 403):
                     LOG.warning("cache %s: %s; not cached (the workload checks go without it)", kind, error)
@@ -117,9 +102,8 @@ class ClusterCache:
                 store: Callable[[str, Json], None]) -> None:
         """List then watch ``path`` until the watch breaks or expires (the caller loops)."""
         listing = self.kube.get(path, params)
-        with self._lock:
-            stale = [key for key, obj in self._objects.items() if obj.get("__source") == label]
-            for key in stale:
+        with self._lock:  # a relist replaces what the broken watch may have missed
+            for key in [key for key in self._objects if key[0] == label]:
                 del self._objects[key]
         for item in listing.get("items") or []:
             store("ADDED", {"apiVersion": version, **item})
@@ -147,7 +131,7 @@ class ClusterCache:
                 if event == "DELETED":
                     self._objects.pop(key, None)
                 else:
-                    self._objects[key] = {**obj, "kind": kind, "__source": kind}
+                    self._objects[key] = {**obj, "kind": kind}
 
         return store
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..kube import Cluster, Json, KubeError, Served
+from ..kube import Cluster, Json, KubeError
 
 # (kind, apiVersions in order of preference)
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -40,23 +40,17 @@ class LiveInputs(NamedTuple):
 
 def read_cluster(cluster: Cluster) -> LiveInputs:
     """Every object of :data:`KINDS` the credentials may list (see the module contract)."""
-    discovered: dict[str, dict[str, Served]] = {}
     objects: list[Json] = []
     warnings: list[str] = []
     for kind, versions in KINDS:
-        for version in versions:
-            if version not in discovered:
-                discovered[version] = cluster.served(version)
-            resource = discovered[version].get(kind)
-            if resource is None:
-                continue
-            try:
-                objects.extend(cluster.list(version, resource))
-            except KubeError as error:
-                if error.status not in (401, 403):
-                    raise
-                warnings.append(f"cannot list {kind} ({version}): {error}; workloads are judged without them")
-            break
-        else:
+        resource = cluster.find(kind, versions)
+        if resource is None:
             warnings.append(f"the server serves no {kind} (tried {', '.join(versions)})")
+            continue
+        try:
+            objects.extend(cluster.list(resource))
+        except KubeError as error:
+            if error.status not in (401, 403):
+                raise
+            warnings.append(f"cannot list {kind} ({resource.api_version}): {error}; workloads are judged without them")
     return LiveInputs(objects, warnings)
