@@ -27,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tests.webhook.server import Running, free_port, start, write_certificates  # noqa: E402
+from tests.kcp.controlplane import free_ports  # noqa: E402
+from tests.webhook.server import Running, start, write_certificates  # noqa: E402
 
 NOOP = """
 import json, sys
@@ -99,7 +100,7 @@ def load(port: int, ca_file: str, body: bytes, connections: int, seconds: float)
 
 def start_noop(directory: Path) -> Running:
     ca = write_certificates(directory)
-    port, metrics = free_port(), free_port()
+    port, metrics = free_ports(2)
     log = directory / "noop.log"
     with open(log, "wb") as sink:
         process = subprocess.Popen([sys.executable, "-c", NOOP, str(port), str(metrics), str(directory / "tls.crt"),

@@ -7,11 +7,10 @@ import json
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import yaml
 
 from linter.cli import main
 from tests.kcp.api import Api, ApiError, Json
-from tests.kcp.controlplane import ControlPlane
+from tests.kcp.controlplane import ControlPlane, free_ports
 from tests.kcp.kubelet import FakeKubelet
 from tests.kcp.objects import wait_for
 from tests.kcp.snapshot import isolate, load
@@ -160,7 +159,7 @@ def test_run_evicts_exactly_what_simulate_predicted(
 
 def _duplicate(document: Json) -> str:
     """The one web pod RemoveDuplicates evicts from node a (which of the three duplicates is unspecified)."""
-    web = [e["pod"] for e in document["evictions"] if e["pod"].startswith("web-")]
+    web = [str(e["pod"]) for e in document["evictions"] if e["pod"].startswith("web-")]
     assert len(web) == 1 and web[0] in ("web-1", "web-2", "web-3"), web
     return web[0]
 
@@ -241,7 +240,7 @@ def test_the_deploy_role_is_sufficient_and_no_broader(
     assert "cannot record an event" not in err
     with control_plane.api("executor") as executor:
         wait_for(lambda: _allowed(executor, lambda: executor.list("v1", "Pod", namespace)), what="RBAC")
-        forbidden = [
+        forbidden: list[Callable[[], Any]] = [
             lambda: executor.delete("v1", "Pod", "web-4", namespace),
             lambda: executor.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace":
                                      namespace}, "spec": {"containers": [{"name": "c", "image": "i"}]}}),
@@ -274,9 +273,7 @@ def test_interval_mode_repeats_cycles_serves_metrics_and_stops_on_sigterm(
     namespace, run = loaded
     policy = tmp_path / "policy.yaml"
     policy.write_text(_policy(namespace, run))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    (port,) = free_ports(1)
     command = [sys.executable, "-m", "linter", "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig,
                "--interval", "1s", "--dry-run", "--format", "json", "--metrics-bind-address", f"127.0.0.1:{port}"]
     runner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import yaml
 
 from linter.cli import main
 from tests.kcp.api import Api, Json
-from tests.kcp.controlplane import ControlPlane
+from tests.kcp.controlplane import ControlPlane, free_ports
 from tests.kcp.snapshot import LoadReport, isolate, read
 
 SMALL = Path(__file__).parent.parent / "fixtures" / "snapshots" / "small.yaml"
@@ -99,15 +98,9 @@ def test_kinds_the_credentials_may_not_list_are_skipped_with_a_warning(
     assert any(line.startswith("desched: warning: cannot list PodDisruptionBudget (policy/v1beta1)") for line in lines)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_an_unreachable_cluster_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "kubeconfig"
-    server = f"https://127.0.0.1:{_free_port()}"
+    server = f"https://127.0.0.1:{free_ports(1)[0]}"
     config.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
         "clusters": [{"name": "k", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],

@@ -18,7 +18,7 @@ from tests.kcp.api import Api, ApiError, Json
 from tests.kcp.controlplane import ControlPlane
 from tests.kcp.kubelet import FakeKubelet
 from tests.kcp.objects import pdb, pod, wait_for
-from tests.kcp.tls import loopback_certificate
+from tests.webhook.server import write_certificates
 
 pytestmark = pytest.mark.cluster
 
@@ -129,16 +129,16 @@ class _Recorder(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def recorder(tmp_path: Path) -> Iterator[tuple[ThreadingHTTPServer, bytes]]:
-    files = loopback_certificate(tmp_path)
+    ca_file = write_certificates(tmp_path)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     server.reviews = []  # type: ignore[attr-defined]
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(files.cert_file, files.key_file)
+    context.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
     server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield server, files.ca_pem
+    yield server, ca_file.read_bytes()
     server.shutdown()
     server.server_close()
 

@@ -150,7 +150,7 @@ def _start(
     (pki / "tokens.csv").write_text(
         "".join(f"{plane.tokens[user]},{user},{user}-uid,{group}\n" for user, group in USERS.items()), encoding="utf-8"
     )
-    etcd_client, etcd_peer, secure, kcm_port = _free_ports(4)
+    etcd_client, etcd_peer, secure, kcm_port = free_ports(4)
     plane.server = f"https://127.0.0.1:{secure}"
 
     def spawn(name: str, command: list[str]) -> Process:
@@ -228,7 +228,8 @@ def _write_kubeconfig(plane: ControlPlane) -> None:
     Path(plane.kubeconfig).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-def _free_ports(count: int) -> list[int]:
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports that were free a moment ago (bound together, then released)."""
     sockets = [socket.socket() for _ in range(count)]
     try:
         for sock in sockets:

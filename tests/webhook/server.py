@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import socket
 import subprocess
 import sys
 import time
@@ -11,15 +10,10 @@ import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
+from tests.kcp.controlplane import free_ports
 from webhook.certs import generate
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def write_certificates(directory: Path) -> Path:
@@ -59,7 +53,7 @@ class Running(NamedTuple):
 def start(directory: Path, *extra: str, timeout: float = 60) -> Running:
     """``desched webhook`` on free loopback ports with fresh certificates in ``directory``; ready or RuntimeError."""
     ca_file = write_certificates(directory)
-    port, metrics_port = free_port(), free_port()
+    port, metrics_port = free_ports(2)
     log = directory / "webhook.log"
     command = [sys.executable, "-m", "linter", "webhook", "--host", "127.0.0.1", "--port", str(port),
                "--metrics-port", str(metrics_port), "--tls-cert", str(directory / "tls.crt"),
