@@ -32,6 +32,8 @@ class Counter:
         shown = name or self.name
         with self._lock:
             items = sorted(self._values.items())
+        if not items and not self.label_names:
+            items = [((), 0)]  # a counter without labels exists from the start
         return [f"# HELP {shown} {self.help}", f"# TYPE {shown} counter"] + [
             f"{shown}{labels(self.label_names, key)} {value:g}" for key, value in items
         ]

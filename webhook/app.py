@@ -4,8 +4,13 @@ Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview
 (:mod:`webhook.review` decides). A body over ``max_body_bytes`` gets 413, a body that is not an AdmissionReview 400
 (``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision
 (deny for policy objects in ``enforce`` mode, allow with a warning otherwise), as is running out of the time budget.
-At most ``max_concurrency`` decisions run at once; the others wait within their time budget. Every request logs one
-JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs and duration - never the object's data.
+At most ``max_concurrency`` decisions run at once; the others wait within their time budget. Small policy objects
+(a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on the event loop: their cost is bounded by
+their size and is below that of a hand-off to a thread (and the GIL contention it brings under load); the others
+(large or aliased policies, workloads and PDBs, which read the cluster cache) run in the thread pool, where the time
+budget applies. Decisions on policy objects are remembered by content (:class:`~webhook.review.DecisionCache`).
+Every request logs one JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs, whether the
+decision came from the cache, and duration - never the object's data.
 ``/readyz`` is 200 only while the TLS certificate is loaded (and the cluster cache, when there is one, has synced).
 """
 
@@ -24,12 +29,13 @@ from starlette.concurrency import run_in_threadpool
 
 from linter.prometheus import Counter, Histogram
 
-from .review import BadReview, ClusterView, Decision, Options, decide, parse_review, response
+from .review import BadReview, ClusterView, Decision, DecisionCache, Options, parse_review, response
 
 Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 POLICY_KINDS = ("ConfigMap", "KubeDescheduler")
+INLINE_BYTES = 16 * 1024
 
 
 class Metrics:
@@ -40,9 +46,11 @@ class Metrics:
                                  LATENCY_BUCKETS)
         self.rules = Counter("desched_webhook_rule_hits_total", "Findings reported at admission, by rule", ("rule",))
         self.rejected = Counter("desched_webhook_bad_requests_total", "Requests answered 400 or 413", ("code",))
+        self.cached = Counter("desched_webhook_decision_cache_hits_total", "Decisions answered from the decision "
+                              "cache (the same object seen before)", ())
 
     def exposition(self) -> str:
-        families = (self.requests, self.latency, self.rules, self.rejected)
+        families = (self.requests, self.latency, self.rules, self.rejected, self.cached)
         return "\n".join(line for family in families for line in family.render()) + "\n"
 
 
@@ -56,12 +64,17 @@ class Reviewer:
         self.budget = budget
         self.max_body_bytes = max_body_bytes
         self.metrics = Metrics()
+        self.decisions = DecisionCache()
         self._slots = asyncio.Semaphore(max_concurrency)
 
-    async def answer(self, request: Json) -> Decision:
+    async def answer(self, request: Json, inline: bool = False) -> Decision:
+        """The decision on ``request``, on the event loop when ``inline`` (see :func:`inline`), else in a thread."""
         started = time.perf_counter()
         try:
-            decision = await asyncio.wait_for(self._decide(request), timeout=self.budget)
+            if inline:
+                decision = self.decisions.decide(request, self.options, self.cluster)
+            else:
+                decision = await asyncio.wait_for(self._decide(request), timeout=self.budget)
         except TimeoutError:
             decision = self._fallback(request, f"validation did not finish within {self.budget:g}s")
         except Exception as error:  # never a 500: the failure becomes a decision, and is logged
@@ -70,9 +83,23 @@ class Reviewer:
         self._account(request, decision, time.perf_counter() - started)
         return decision
 
+    def inline(self, request: Json, body: bytes | bytearray) -> bool:
+        """Whether the decision is cheap enough for the event loop: a policy object in a body of at most
+        ``INLINE_BYTES`` with no YAML alias (nothing expands beyond its size), and not the active policy ConfigMap
+        (whose update is also checked against every cached workload)."""
+        kind = request["kind"].get("kind")
+        if kind not in POLICY_KINDS or len(body) > INLINE_BYTES or b"*" in body:
+            return False
+        if kind == "ConfigMap" and self.cluster is not None:
+            obj: Json = request.get("object") or request.get("oldObject") or {}
+            metadata: Json = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+            return not self.cluster.is_active_policy(str(metadata.get("namespace") or "default"),
+                                                     str(metadata.get("name") or ""))
+        return True
+
     async def _decide(self, request: Json) -> Decision:
         async with self._slots:
-            return await run_in_threadpool(decide, request, self.options, self.cluster)
+            return await run_in_threadpool(self.decisions.decide, request, self.options, self.cluster)
 
     def _fallback(self, request: Json, reason: str) -> Decision:
         kind = str(request["kind"].get("kind", ""))
@@ -86,6 +113,8 @@ class Reviewer:
         self.metrics.latency.observe(seconds)
         for rule in decision.rules:
             self.metrics.rules.inc(rule)
+        if decision.cached:
+            self.metrics.cached.inc()
         obj = request.get("object") or request.get("oldObject")
         metadata = obj.get("metadata") if isinstance(obj, dict) else None
         metadata = metadata if isinstance(metadata, dict) else {}
@@ -93,7 +122,8 @@ class Reviewer:
             "uid": decision.uid, "kind": decision.kind, "namespace": request.get("namespace") or
             metadata.get("namespace"), "name": request.get("name") or metadata.get("name"),
             "operation": request.get("operation"), "dryRun": bool(request.get("dryRun")), "allowed": decision.allowed,
-            "rules": decision.rules, "warnings": len(decision.warnings), "ms": round(seconds * 1000, 2)}})
+            "rules": decision.rules, "warnings": len(decision.warnings), "cached": decision.cached,
+            "ms": round(seconds * 1000, 2)}})
 
 
 def create_app(reviewer: Reviewer) -> FastAPI:
@@ -114,10 +144,11 @@ def create_app(reviewer: Reviewer) -> FastAPI:
             review = parse_review(bytes(body))
         except BadReview as error:
             return _refuse(reviewer, 400, str(error))
-        decision = await reviewer.answer(review)
+        decision = await reviewer.answer(review, reviewer.inline(review, body))
         return JSONResponse(response(decision))
 
     return app
+
 
 
 def _refuse(reviewer: Reviewer, code: int, message: str) -> JSONResponse:

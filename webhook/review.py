@@ -13,13 +13,18 @@ Contract:
     workloads too (warnings only);
   - ``warn`` mode never denies; the annotation ``desched.io/skip-validation: <reason>`` skips validation (with a
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
+* :class:`DecisionCache` answers a policy object it has already decided (same kind, operation and object) without
+  running the rules again; decisions that read the cluster cache are never cached.
 * Locations: for a ConfigMap, ``data[<key>]:<line>:<column>`` inside the embedded policy; otherwise line and column in
   the object rendered as YAML in the order it was received.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -48,6 +53,7 @@ class Decision(NamedTuple):
     warnings: list[str]
     rules: list[str]
     kind: str
+    cached: bool = False  # answered by a DecisionCache
 
 
 class ClusterView(Protocol):
@@ -148,6 +154,52 @@ def _settings(options: Options, only: Sequence[str] | None = None) -> Settings:
                     options=dict(base.options))
 
 
+class DecisionCache:
+    """Decisions on policy objects by content, least recently used first out (``size`` entries; thread-safe).
+
+    GitOps controllers send the same object again and again (Flux's server-side dry-run drift checks, a dry run and
+    then the apply); the decision depends only on the kind, the operation, the object and the options, so those
+    are answered from here with the new uid. The key is order-sensitive, as locations follow the received order.
+    Objects whose decision reads the cluster cache (the active policy ConfigMap) are decided every time.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._entries: OrderedDict[bytes, Decision] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def decide(self, request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
+        """:func:`decide`, from the cache when this object was decided before."""
+        key = self._key(request, cluster)
+        if key is None:
+            return decide(request, options, cluster)
+        with self._lock:
+            known = self._entries.get(key)
+            if known is not None:
+                self._entries.move_to_end(key)
+                return known._replace(uid=str(request["uid"]), cached=True)
+        decision = decide(request, options, cluster)
+        with self._lock:
+            self._entries[key] = decision
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return decision
+
+    @staticmethod
+    def _key(request: Json, cluster: ClusterView | None) -> bytes | None:
+        kind = _mapping(request["kind"]).get("kind")
+        obj = request.get("object")
+        if kind not in ("ConfigMap", "KubeDescheduler") or request["operation"] not in ("CREATE", "UPDATE") or \
+                not isinstance(obj, dict):
+            return None
+        if kind == "ConfigMap" and cluster is not None:
+            metadata = _mapping(obj.get("metadata"))
+            if cluster.is_active_policy(str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")):
+                return None
+        content = json.dumps([kind, request["operation"], obj], separators=(",", ":"))
+        return hashlib.blake2b(content.encode(), digest_size=16).digest()
+
+
 # --- policies -----------------------------------------------------------------------------------------------------
 
 
@@ -196,18 +248,22 @@ def render_object(obj: Json) -> tuple[str, Callable[[int, int], str]]:
 
 def render_configmap(obj: Json) -> tuple[str, Callable[[int, int], str]]:
     """A ConfigMap as YAML with each string data value as a block scalar, and a locator that turns a position inside
-    a value into ``data[<key>]:<line>:<column>`` of that value (other positions: ``<line>:<column>``)."""
+    a value into ``data[<key>]:<line>:<column>`` of that value (other positions: ``<line>:<column>``).
+
+    Of the envelope only what linting a ConfigMap reads is rendered (apiVersion, kind, metadata name and namespace,
+    each on one line): labels, annotations and managedFields, often larger than the policy, are never parsed."""
     data = obj.get("data")
-    envelope = {key: value for key, value in obj.items() if key != "data"}
-    lines = yaml.dump(envelope, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
-                      allow_unicode=True).splitlines()
+    metadata = _mapping(obj.get("metadata"))
+    envelope = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+                "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata}}
+    lines = [f"{key}: {json.dumps(value)}" for key, value in envelope.items()]
     spans: list[tuple[int, int, str]] = []  # (first line, last line, key), 1-based lines of the value's content
     if isinstance(data, dict):
         lines.append("data:")
         for key, value in data.items():
-            key_text = json.dumps(str(key), ensure_ascii=False)
+            key_text = json.dumps(str(key))
             if not isinstance(value, str) or not _block_safe(value):
-                lines.append(f"  {key_text}: {json.dumps(value, ensure_ascii=False)}")
+                lines.append(f"  {key_text}: {json.dumps(value)}")
                 continue
             body = value.split("\n")
             trailing = len(value) - len(value.rstrip("\n"))
@@ -230,7 +286,7 @@ def render_configmap(obj: Json) -> tuple[str, Callable[[int, int], str]]:
 
 def _block_safe(value: str) -> bool:
     """Whether ``value`` survives a literal block scalar unchanged (printable, no carriage returns or BOM)."""
-    return all(char == "\n" or char == "\t" or (char.isprintable() and char != "\ufeff") for char in value)
+    return value.replace("\n", "").replace("\t", "").isprintable()  # a BOM (U+FEFF, format) is not printable
 
 
 # --- workloads and PDBs -----------------------------------------------------------------------------------------

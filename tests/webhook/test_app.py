@@ -66,7 +66,8 @@ def test_a_decision_over_budget_is_answered_not_dropped(reviewer: Reviewer, monk
         time.sleep(0.5)
         raise AssertionError("never used")
 
-    monkeypatch.setattr(webhook.app, "decide", slow)
+    monkeypatch.setattr(reviewer.decisions, "decide", slow)
+    monkeypatch.setattr(webhook.app, "INLINE_BYTES", 0)  # every decision in the thread pool, under the budget
     reviewer.budget = 0.05
     client = TestClient(create_app(reviewer))
     policy = client.post("/validate", json=review(configmap(POLICY))).json()["response"]
@@ -74,6 +75,68 @@ def test_a_decision_over_budget_is_answered_not_dropped(reviewer: Reviewer, monk
                                                                          "within 0.05s"
     workload = client.post("/validate", json=review({"kind": "Deployment"}, kind="Deployment")).json()["response"]
     assert workload["allowed"] is True and workload["warnings"] == ["desched: validation did not finish within 0.05s"]
+
+
+class ActivePolicy:
+    """A cluster view whose active policy is kube-system/d (the ConfigMap the tests send)."""
+
+    def policy(self) -> None:
+        return None
+
+    def objects(self) -> list[Json]:
+        return []
+
+    def is_active_policy(self, namespace: str, name: str) -> bool:
+        return (namespace, name) == ("kube-system", "d")
+
+
+@pytest.mark.parametrize(("obj", "kind", "cluster", "expected"), [
+    (configmap(POLICY), "ConfigMap", None, True),
+    (configmap(POLICY), "ConfigMap", ActivePolicy(), False),  # its update is checked against every cached workload
+    (configmap(POLICY + "x: &a [1]\ny: *a\n"), "ConfigMap", None, False),  # an alias may expand beyond the size
+    (configmap(POLICY + "#" * 20_000), "ConfigMap", None, False),
+    ({"kind": "KubeDescheduler", "spec": {}}, "KubeDescheduler", None, True),
+    ({"kind": "Deployment"}, "Deployment", None, False),  # reads the cluster cache
+])
+def test_only_small_policy_objects_are_decided_on_the_event_loop(
+    obj: Json, kind: str, cluster: Any, expected: bool
+) -> None:
+    request = review(obj, kind=kind)["request"]
+    assert Reviewer(Options(), cluster).inline(request, json.dumps(request).encode()) is expected
+
+
+def test_an_object_seen_before_is_answered_from_the_cache_with_its_own_uid(
+    reviewer: Reviewer, client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = client.post("/validate", json=review(configmap(POLICY), uid="a")).json()["response"]
+    import webhook.review
+
+    monkeypatch.setattr(webhook.review, "decide", lambda *args: pytest.fail("decided again"))
+    again = client.post("/validate", json=review(configmap(POLICY), uid="b")).json()["response"]
+    assert again == {**first, "uid": "b"}
+    assert "desched_webhook_decision_cache_hits_total 1" in reviewer.metrics.exposition()
+
+
+@pytest.mark.parametrize("change", [
+    lambda obj: obj["data"].update({"policy.yaml": POLICY + "# edited\n"}),
+    lambda obj: obj["metadata"].update({"name": "other"}),
+    lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": "incident 42"}}),
+    lambda obj: obj.update({"data": dict(reversed(obj["data"].items()))}),  # locations follow the received order
+])
+def test_a_changed_object_is_decided_again(reviewer: Reviewer, client: TestClient, change: Any) -> None:
+    client.post("/validate", json=review(configmap(POLICY)))
+    changed = configmap(POLICY)
+    change(changed)
+    client.post("/validate", json=review(changed))
+    assert "desched_webhook_decision_cache_hits_total 0" in reviewer.metrics.exposition()
+
+
+def test_the_active_policy_is_decided_every_time() -> None:
+    reviewer = Reviewer(Options(), ActivePolicy())
+    client = TestClient(create_app(reviewer))
+    for uid in ("a", "b"):
+        assert client.post("/validate", json=review(configmap(POLICY), uid=uid)).status_code == 200
+    assert "desched_webhook_decision_cache_hits_total 0" in reviewer.metrics.exposition()
 
 
 def test_metrics_readiness_and_health(reviewer: Reviewer, client: TestClient) -> None:
