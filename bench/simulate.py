@@ -95,6 +95,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="300,1000,3000", help="node counts (default: %(default)s)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     rows = []
@@ -118,17 +119,28 @@ def main() -> int:
     for name, nodes, seconds, peak, evicted in rows:
         print(f"{name:<12} {nodes:>6} {nodes * PODS_PER_NODE:>7} {seconds:>8.2f} {peak / 2**20:>8.0f} {evicted:>8}")
     main_rows = {nodes: (seconds, peak) for name, nodes, seconds, peak, _ in rows if name == "all-but-hnu"}
-    verdicts = []
+    targets = {}
     if 1000 in main_rows:
         seconds, peak = main_rows[1000]
-        verdicts.append(seconds < TARGET_SECONDS and peak < TARGET_BYTES)
-        print(f"1,000 nodes: {seconds:.2f} s (target < {TARGET_SECONDS:.0f}), {peak / 2**30:.2f} GB (target < 1.5)")
+        targets["1000 nodes"] = {"text": f"1,000 nodes: {seconds:.2f} s (target < {TARGET_SECONDS:.0f}), "
+                                 f"{peak / 2**30:.2f} GB (target < 1.5)",
+                                 "met": seconds < TARGET_SECONDS and peak < TARGET_BYTES}
     if len(main_rows) >= 2:
         low, high = min(main_rows), max(main_rows)
         exponent = math.log(main_rows[high][0] / main_rows[low][0]) / math.log(high / low)
-        verdicts.append(exponent <= TARGET_EXPONENT)
-        print(f"growth exponent {low}->{high} nodes: {exponent:.2f} (target <= {TARGET_EXPONENT})")
+        targets["growth"] = {"value": exponent, "text": f"growth exponent {low}->{high} nodes: {exponent:.2f} "
+                             f"(target <= {TARGET_EXPONENT})", "met": exponent <= TARGET_EXPONENT}
+    for target in targets.values():
+        print(target["text"])
+    verdicts = [target["met"] for target in targets.values()]
     print("targets: " + ("met" if all(verdicts) else "MISSED"))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"machine": f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}", "runs": args.runs,
+                       "rows": [{"policy": name, "nodes": nodes, "pods": nodes * PODS_PER_NODE, "seconds": seconds,
+                                 "peak_bytes": peak, "evicted": evicted}
+                                for name, nodes, seconds, peak, evicted in rows],
+                       "targets": targets}, handle, indent=2)
     return 0 if all(verdicts) else 1
 
 

@@ -1,27 +1,41 @@
-"""Admission webhook latency and throughput (issue 8): 50 concurrent TLS connections on loopback.
+"""Admission webhook latency and throughput (issue 8): 50 concurrent TLS connections on loopback, driven by wrk.
 
-Starts ``desched webhook`` and, as the baseline, a no-op ``/validate`` (it only parses the AdmissionReview and echoes
-the uid) served by the same stack (:func:`webhook.server.run`, uvicorn, TLS 1.2+). A closed-loop load generator keeps
-50 keep-alive HTTPS connections busy with a typical policy ConfigMap review (``deploy/executor/base/policy.yaml``) for
-``--seconds`` per round; rounds alternate webhook / no-op (A B A B) and the medians are printed: requests per second,
-p50 and p99 latency. Targets: p99 <= 20 ms and throughput >= 50% of the no-op. Run ``python bench/webhook.py``.
+Servers, started side by side on the same stack (:func:`webhook.server.run`: uvicorn, TLS 1.2+):
+* ``desched webhook`` (enforce mode, no cluster cache);
+* the baseline, a no-op ``/validate`` that only parses the AdmissionReview and echoes its uid.
+
+Load: ``wrk`` (C, from Debian's ``wrk`` package; ``apt-get install wrk``) over 50 keep-alive HTTPS connections, one
+thread, posting an AdmissionReview for a typical policy ConfigMap (``deploy/executor/base/policy.yaml``) in two forms:
+* ``unique``: every request carries a different object (a counter in a YAML comment), so every decision is computed;
+* ``repeated``: the same object each time, as GitOps controllers send it (Flux's server-side dry-run drift checks,
+  a dry run before each apply); the webhook's decision cache answers these.
+
+Two measurements per form, alternated with the no-op in every round (A B A B) so that drift cancels:
+* ``saturated``: a closed loop, each connection sends its next request when the answer arrives; gives throughput.
+  (By Little's law, latency there is 50 / throughput, whatever the server.)
+* ``paced``: each connection waits a random think time (exponential, mean ``--pace-ms``, default 100 ms) before
+  its next request: about 500 requests/s offered by independent clients, more policy objects than a cluster admits;
+  gives the latency a ``kubectl apply`` sees.
+
+Targets: webhook throughput at least 50% of the no-op's (saturated) and p99 at most 20 ms (paced), for each form.
+Run ``python bench/webhook.py``; ``--json PATH`` also writes the figures.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
-import ssl
+import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -48,54 +62,68 @@ port, metrics, cert, key = sys.argv[1:]
 sys.exit(run(app, ops, "127.0.0.1", int(port), int(metrics), Certificate(cert, key)))
 """
 
+MARK = "kind: DeschedulerPolicy"  # the request counter goes in a comment after this line of the policy
+TARGET_RATIO, TARGET_P99_MS = 0.5, 20.0
 
-def review_body() -> bytes:
+# wrk prints one JSON line when the run is over: requests, duration, errors and latency percentiles (microseconds).
+REPORT = """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"requests": %d, "duration_us": %d, "errors": %d, "p50_us": %d, "p99_us": %d}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.status + e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+def review_body() -> str:
     policy = Path(ROOT, "deploy", "executor", "base", "policy.yaml").read_text()
     return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": "bench", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "operation": "CREATE",
         "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "descheduler",
                    "namespace": "kube-system", "labels": {"desched.io/policy": "true"}},
-                   "data": {"policy.yaml": policy}}}}).encode()
+                   "data": {"policy.yaml": policy}}}})
 
 
-def load(port: int, ca_file: str, body: bytes, connections: int, seconds: float) -> tuple[float, float, float]:
-    """(requests/s, p50 ms, p99 ms) of a closed loop over ``connections`` keep-alive connections."""
-    context = ssl.create_default_context(cafile=ca_file)
-    latencies: list[float] = []
-    lock = threading.Lock()
-    end = time.perf_counter() + seconds
-    errors: list[str] = []
+def _long_string(text: str) -> str:
+    """``text`` as a Lua long-bracket literal (taken verbatim)."""
+    level = 1
+    while f"]{'=' * level}]" in text:
+        level += 1
+    return f"[{'=' * level}[{text}]{'=' * level}]"
 
-    def worker() -> None:
-        connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
-        mine: list[float] = []
-        try:
-            while time.perf_counter() < end:
-                started = time.perf_counter()
-                connection.request("POST", "/validate", body=body, headers={"Content-Type": "application/json"})
-                answer = connection.getresponse()
-                answer.read()
-                if answer.status != 200:
-                    errors.append(str(answer.status))
-                mine.append(time.perf_counter() - started)
-        except (OSError, http.client.HTTPException) as error:
-            errors.append(repr(error))
-        finally:
-            connection.close()
-            with lock:
-                latencies.extend(mine)
 
-    began = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - began
-    if errors:
-        raise SystemExit(f"{len(errors)} failed requests, e.g. {errors[0]}")
-    ordered = sorted(latencies)
-    return len(ordered) / elapsed, ordered[len(ordered) // 2] * 1000, ordered[int(len(ordered) * 0.99)] * 1000
+def wrk_script(form: str, pace_ms: int | None) -> str:
+    """The wrk Lua script posting ``form`` (``unique`` or ``repeated``) bodies, paced or not."""
+    body = review_body()
+    lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"']
+    if form == "repeated":
+        lines.append(f"wrk.body = {_long_string(body)}")
+    else:
+        cut = body.index(MARK) + len(MARK)
+        lines += [f"local head = {_long_string(body[:cut] + '  # request ')}",
+                  f"local tail = {_long_string(body[cut:])}", "local n = 0", "request = function()", "  n = n + 1",
+                  "  return wrk.format(nil, nil, nil, head .. n .. tail)", "end"]
+    if pace_ms is not None:
+        # exponential think times (mean pace_ms): arrivals as from independent clients, never in lock-step bursts
+        lines += ["math.randomseed(os.time())",
+                  f"delay = function() return math.floor(-{pace_ms} * math.log(1 - math.random())) end"]
+    return "\n".join(lines) + "\n" + REPORT
+
+
+def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[str, float]:
+    """One wrk run: requests/s, p50 and p99 in ms; a failed request fails the benchmark."""
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", str(script),
+               f"https://127.0.0.1:{port}/validate"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith('{"requests"')]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"wrk failed ({done.returncode}): {done.stderr or done.stdout}")
+    figures = json.loads(lines[-1])
+    if figures["errors"]:
+        raise SystemExit(f"{figures['errors']} failed requests: {done.stdout}")
+    return {"rps": figures["requests"] / (figures["duration_us"] / 1e6), "p50_ms": figures["p50_us"] / 1000,
+            "p99_ms": figures["p99_us"] / 1000}
 
 
 def start_noop(directory: Path) -> Running:
@@ -114,38 +142,69 @@ def start_noop(directory: Path) -> Running:
     raise SystemExit(f"the no-op server did not start: {log.read_text()}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--connections", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    body = review_body()
+def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict[str, Any]:
+    """Medians per (mode, endpoint, form) over ``rounds`` alternated rounds."""
+    runs: dict[tuple[str, str, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as work:
+        scripts = {}
+        for form in ("unique", "repeated"):
+            for mode, pace in (("saturated", None), ("paced", pace_ms)):
+                scripts[mode, form] = Path(work, f"{mode}-{form}.lua")
+                scripts[mode, form].write_text(wrk_script(form, pace))
         webhook = start(Path(work, "webhook"))
         noop = start_noop(Path(work, "noop"))
         try:
-            rows: dict[str, list[tuple[float, float, float]]] = {"webhook": [], "no-op": []}
-            for _ in range(args.rounds):
-                for name, server in (("webhook", webhook), ("no-op", noop)):
-                    rows[name].append(load(server.port, str(server.ca_file), body, args.connections, args.seconds))
+            for _ in range(rounds):
+                for mode in ("saturated", "paced"):
+                    for form in ("unique", "repeated"):
+                        for name, server in (("webhook", webhook), ("no-op", noop)):
+                            figures = run_wrk(server.port, scripts[mode, form], connections, seconds)
+                            runs.setdefault((mode, name, form), []).append(figures)
+            cache_hits = next((line.split()[-1] for line in webhook.metrics().splitlines()
+                               if line.startswith("desched_webhook_decision_cache_hits_total")), "0")
         finally:
             webhook.stop()
             noop.stop()
-    print(f"machine: {os.cpu_count()} CPUs; {args.connections} connections, {args.rounds} rounds of "
-          f"{args.seconds:g} s, medians (load generator on the same machine)")
-    print(f"{'endpoint':<10} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
-    medians = {}
-    for name, runs in rows.items():
-        medians[name] = tuple(statistics.median(run[index] for run in runs) for index in range(3))
-        rate, p50, p99 = medians[name]
-        print(f"{name:<10} {rate:>8.0f} {p50:>8.1f} {p99:>8.1f}")
-    ratio = medians["webhook"][0] / medians["no-op"][0]
-    p99 = medians["webhook"][2]
-    met = p99 <= 20 and ratio >= 0.5
-    print(f"webhook/no-op throughput {ratio:.2f} (target >= 0.5); webhook p99 {p99:.1f} ms (target <= 20): "
-          + ("met" if met else "MISSED"))
-    return 0 if met else 1
+    medians = {f"{mode}/{name}/{form}": {key: statistics.median(run[key] for run in found) for key in found[0]}
+               for (mode, name, form), found in runs.items()}
+    targets = {}
+    for form in ("unique", "repeated"):
+        ratio = medians[f"saturated/webhook/{form}"]["rps"] / medians[f"saturated/no-op/{form}"]["rps"]
+        p99 = medians[f"paced/webhook/{form}"]["p99_ms"]
+        targets[f"throughput/{form}"] = {"value": ratio, "text": f"webhook/no-op throughput, {form} objects: "
+                                         f"{ratio:.2f} (target >= {TARGET_RATIO})", "met": ratio >= TARGET_RATIO}
+        targets[f"p99/{form}"] = {"value": p99, "text": f"webhook p99 paced, {form} objects: {p99:.1f} ms "
+                                  f"(target <= {TARGET_P99_MS:g})", "met": p99 <= TARGET_P99_MS}
+    return {"machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+            "connections": connections, "seconds": seconds, "rounds": rounds, "pace_ms": pace_ms,
+            "medians": medians, "cache_hits": int(float(cache_hits)), "targets": targets}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=5.0, help="per run (default 5)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds; medians are reported (default 3)")
+    parser.add_argument("--pace-ms", type=int, default=100, help="paced mode: ms between requests per connection")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("bench/webhook.py needs wrk: apt-get install wrk (or run bench/suite.py, which installs it)",
+              file=sys.stderr)
+        return 2
+    result = measure(args.connections, args.seconds, args.rounds, args.pace_ms)
+    print(f"machine: {result['machine']}; wrk -t1 -c{args.connections}, load generator on the same machine; "
+          f"medians of {args.rounds} alternated rounds of {args.seconds:g} s")
+    print(f"{'mode':<10} {'endpoint':<9} {'objects':<9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+    for key, figures in result["medians"].items():
+        mode, name, form = key.split("/")
+        print(f"{mode:<10} {name:<9} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} "
+              f"{figures['p99_ms']:>8.1f}")
+    for target in result["targets"].values():
+        print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    return 0 if all(target["met"] for target in result["targets"].values()) else 1
 
 
 if __name__ == "__main__":
