@@ -1,111 +1,275 @@
-"""Lint benchmarks (issue: linter core). Prints its figures; run with ``python bench/lint.py``.
+"""Lint benchmarks (issue: linter core): ``desched lint`` side by side with peer tools, in one run.
 
-1. Single file, whole process (the pre-commit case): ``desched lint FILE`` against ``yamllint FILE`` on the same
-   file, alternated A B A B so that drift cancels; the target is a median ratio of at most 1.0.
-2. Repository case: 2,000 generated files (policies, ConfigMaps, Deployments, PDBs) in one ``desched lint`` run
-   pinned to one core; the target is at least 1,000 files per second, whole process included.
+``python bench/lint.py [--runs N] [--files N] [--checkov-runs N] [--quick] [--json PATH]``. Every tool runs as a
+whole process from its own virtual environment (bench/peers.py), with bytecode cached as on a user's machine.
+
+1. Single file (the pre-commit case): ``desched lint FILE``, ``yamllint FILE`` and ``kubernetes-validate FILE`` on
+   the same policy file, and ``python -c pass`` as the floor, alternated A B C D A B C D so that drift cancels;
+   medians over ``--runs``. Ratio: desched's median over the peer's. Target: desched no slower than yamllint (<= 1.0).
+2. Repository case: ``--files`` generated files (policies, policy ConfigMaps, Deployments, PDBs) in one tree, each
+   tool one process pinned to one core: ``desched lint DIR``, ``yamllint DIR``, ``kubernetes-validate F1 F2 ...`` (it
+   takes files, not directories) and ``checkov --framework kubernetes -f F1 -f F2 ...`` (offline: no API key, no
+   downloads, no update check). The tools alternate within each round; medians over ``max(3, runs // 4)`` rounds,
+   checkov's over ``--checkov-runs``. Speedup: the peer's median over desched's. Targets: desched >= 1,000 files/s,
+   faster than kubernetes-validate, faster than checkov.
+
+Each tool first runs once untimed, its output captured: one that did not really run (an exit code other than its
+"ran, maybe with findings" ones, anything on stderr, or its expected output missing) stops the benchmark with its
+output; it is never timed. Exit status: 0 when every target is met, 1 when one is missed, 2 when a tool cannot run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import re
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
+from typing import NamedTuple, TypedDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-VENV = os.path.join(HERE, ".venv")
 sys.path.insert(0, HERE)
 
 from corpus import POLICY, write_tree  # noqa: E402
+from peers import ENV, checkov_venv, desched_venv, peers_venv, versions  # noqa: E402
+
+# checkov offline and anonymous: no platform API key (BC_*, PRISMA_*) or checkov settings (CKV_*) from the caller's
+# environment; no update check against PyPI.
+CHECKOV_ENV = {key: value for key, value in ENV.items() if not key.startswith(("BC_", "PRISMA_", "CKV_"))}
+CHECKOV_ENV["CKV_SKIP_PACKAGE_UPDATE_CHECK"] = "true"
+CHECKOV_FLAGS = ["--framework", "kubernetes", "--quiet", "--compact", "--skip-download", "--soft-fail"]
+
+PEERS = ("yamllint", "kubernetes-validate")
+REPOSITORY_PEERS = ("yamllint", "kubernetes-validate", "checkov")
+FLOOR = "python -c pass"
 
 
-def prepare_venv() -> None:
-    """A separate virtual environment with desched (a regular, non-editable install of this checkout) and yamllint.
+class Bins(NamedTuple):
+    """Bin directories of the three environments."""
 
-    Both get their bytecode compiled, as ``pip install`` does on a user's machine, so neither pays for compiling.
-    """
-    python = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run(
-            [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", ROOT, "yamllint"], check=True
+    desched: str
+    peers: str
+    checkov: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One command to time. A run worked when it exits with one of ``codes`` (findings included), writes nothing to
+    stderr, and its stdout matches the regular expression ``expect`` (unless empty)."""
+
+    name: str
+    label: str
+    command: list[str]
+    codes: frozenset[int] = frozenset({0, 1})
+    expect: str = ""
+    env: dict[str, str] = field(default_factory=lambda: ENV)
+
+
+class ToolError(Exception):
+    """A tool that did not run as it should (crash, usage error, missing file): it must not be timed."""
+
+
+class SingleFile(TypedDict):
+    runs: int
+    median_ms: dict[str, float]
+    ratio: dict[str, float]
+
+
+class Repository(TypedDict):
+    files: int
+    runs: dict[str, int]
+    seconds: dict[str, float]
+    files_per_second: dict[str, float]
+    speedup: dict[str, float]
+
+
+class Target(TypedDict):
+    text: str
+    met: bool
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _shown(command: list[str], limit: int = 12) -> str:
+    more = len(command) - limit
+    return shlex.join(command[:limit]) + (f" ... ({more} more arguments)" if more > 0 else "")
+
+
+def _tail(text: str, lines: int = 25) -> str:
+    kept = text.rstrip().splitlines()[-lines:]
+    return "\n".join("    " + line for line in kept) if kept else "    (nothing)"
+
+
+def check(tool: Tool, cwd: str) -> None:
+    """Run ``tool`` once, untimed, in ``cwd``; raises :class:`ToolError` with its output unless the run worked."""
+    try:
+        done = subprocess.run(tool.command, cwd=cwd, env=tool.env, capture_output=True, text=True, check=False)
+    except OSError as error:
+        raise ToolError(f"{tool.name} cannot start: {error}\n  command: {_shown(tool.command)}") from error
+    problems = []
+    if done.returncode not in tool.codes:
+        problems.append(f"exit code {done.returncode}, not one of {sorted(tool.codes)}")
+    if done.stderr.strip():
+        problems.append("output on stderr")
+    if tool.expect and not re.search(tool.expect, done.stdout):
+        problems.append(f"stdout does not match {tool.expect!r}")
+    if problems:
+        raise ToolError(
+            f"{tool.name} did not run properly: {'; '.join(problems)}\n  command: {_shown(tool.command)}\n"
+            f"  stderr:\n{_tail(done.stderr)}\n  stdout:\n{_tail(done.stdout)}"
         )
-    subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--force-reinstall", "--no-deps", ROOT],
-        check=True,
-    )
-    subprocess.run([python, "-m", "compileall", "-q", VENV], check=False, stdout=subprocess.DEVNULL)
 
 
-def _tool(name: str) -> str:
-    return os.path.join(VENV, "bin", name)
-
-
-_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-
-
-def _time(command: list[str]) -> float:
+def _time(tool: Tool, cwd: str) -> float:
     started = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=_ENV)
+    subprocess.run(tool.command, cwd=cwd, env=tool.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=False)  # fmt: skip
     return time.perf_counter() - started
+
+
+def alternate(tools: list[Tool], runs: dict[str, int], cwd: str) -> dict[str, list[float]]:
+    """Seconds per run of each tool: rounds of A B C ..., a tool leaving the rounds once it has its ``runs``."""
+    times: dict[str, list[float]] = {tool.name: [] for tool in tools}
+    for round_ in range(max(runs.values())):
+        for tool in tools:
+            if round_ < runs[tool.name]:
+                times[tool.name].append(_time(tool, cwd))
+    return times
 
 
 def _pinned(command: list[str]) -> list[str]:
     return ["taskset", "-c", "0", *command] if shutil.which("taskset") else command
 
 
-def single_file(runs: int) -> float:
-    desched, yamllint = _tool("desched"), _tool("yamllint")
+def single_file(bins: Bins, runs: int) -> SingleFile:
+    """The pre-commit case: medians in milliseconds and desched's ratio to each peer (lower is better for desched)."""
+    tools = [
+        Tool("desched", "desched lint FILE", [os.path.join(bins.desched, "desched"), "lint", "policy.yaml"],
+             expect=r"\bin 1 file\b"),
+        Tool("yamllint", "yamllint FILE", [os.path.join(bins.peers, "yamllint"), "policy.yaml"]),
+        Tool("kubernetes-validate", "kubernetes-validate FILE",
+             [os.path.join(bins.peers, "kubernetes-validate"), "policy.yaml"], expect="DeschedulerPolicy"),
+        Tool(FLOOR, FLOOR, [os.path.join(bins.desched, "python"), "-c", "pass"], codes=frozenset({0})),
+    ]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "policy.yaml")
-        with open(path, "w", encoding="utf-8") as handle:
+        with open(os.path.join(tmp, "policy.yaml"), "w", encoding="utf-8") as handle:
             handle.write(POLICY.format(n=1, limit=5, low=20, high=50, restarts=100, lifetime=86400))
-        ours, theirs, bare = [], [], []
-        for _ in range(2):  # warm the page cache and bytecode
-            _time([desched, "lint", path])
-            _time([yamllint, path])
-        for _ in range(runs):
-            ours.append(_time([desched, "lint", path]))
-            theirs.append(_time([yamllint, path]))
-            bare.append(_time([os.path.join(VENV, "bin", "python"), "-c", "pass"]))
-    ratio = statistics.median(ours) / statistics.median(theirs)
-    print("single file, whole process (pre-commit case)")
-    print(f"  python -c pass        median {statistics.median(bare) * 1000:7.1f} ms")
-    print(f"  yamllint FILE         median {statistics.median(theirs) * 1000:7.1f} ms")
-    print(f"  desched lint FILE     median {statistics.median(ours) * 1000:7.1f} ms")
-    print(f"  ratio desched/yamllint {ratio:.2f}  (target <= 1.00: {'met' if ratio <= 1.0 else 'MISSED'})")
-    return ratio
+        for tool in tools:  # also the first warm-up: page cache and bytecode
+            check(tool, tmp)
+        alternate(tools, dict.fromkeys((tool.name for tool in tools), 1), tmp)  # second warm-up
+        times = alternate(tools, dict.fromkeys((tool.name for tool in tools), runs), tmp)
+    median_ms = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    ratio = {peer: median_ms["desched"] / median_ms[peer] for peer in PEERS}
+    _say(f"single file, whole process (pre-commit case): median of {runs} runs each, alternated")
+    for tool in tools:
+        note = f"desched/{tool.name} {ratio[tool.name]:.2f}" if tool.name in ratio else ""
+        note = note or ("(floor: interpreter start-up)" if tool.name == FLOOR else "")
+        _say(f"  {tool.label:<28} {median_ms[tool.name]:8.1f} ms   {note}".rstrip())
+    return {"runs": runs, "median_ms": median_ms, "ratio": ratio}
 
 
-def repository(count: int, runs: int) -> float:
-    desched = _tool("desched")
+def repository(bins: Bins, count: int, runs: int, checkov_runs: int) -> Repository:
+    """The repository case, one core: medians in seconds, files per second, and each peer's time over desched's."""
     with tempfile.TemporaryDirectory() as tmp:
-        write_tree(tmp, count)
-        times = [_time(_pinned([desched, "lint", "--format", "json", tmp])) for _ in range(runs)]
-    rate = count / statistics.median(times)
-    print(f"repository case: {count} files, one process, one core")
-    print(f"  desched lint DIR      median {statistics.median(times):7.2f} s  = {rate:,.0f} files/s")
-    print(f"  target >= 1,000 files/s: {'met' if rate >= 1000 else 'MISSED'}")
-    return rate
+        paths = sorted(os.path.relpath(path, tmp) for path in write_tree(tmp, count))
+        tools = [
+            Tool("desched", "desched lint DIR",
+                 _pinned([os.path.join(bins.desched, "desched"), "lint", "--format", "json", "."]),
+                 expect=rf'"files": {count}\b'),
+            Tool("yamllint", "yamllint DIR", _pinned([os.path.join(bins.peers, "yamllint"), "."])),
+            Tool("kubernetes-validate", "kubernetes-validate F1 F2 ...",
+                 _pinned([os.path.join(bins.peers, "kubernetes-validate"), *paths]), expect="DeschedulerPolicy"),
+            Tool("checkov", "checkov -f F1 -f F2 ...",
+                 _pinned([os.path.join(bins.checkov, "checkov"), *CHECKOV_FLAGS,
+                          *(argument for path in paths for argument in ("-f", path))]),
+                 codes=frozenset({0}), expect=r"Passed checks: [1-9]\d*, Failed checks: \d+", env=CHECKOV_ENV),
+        ]  # fmt: skip
+        for tool in tools:  # also the warm-up
+            check(tool, tmp)
+        rounds = {tool.name: (checkov_runs if tool.name == "checkov" else runs) for tool in tools}
+        times = alternate(tools, rounds, tmp)
+    seconds = {name: statistics.median(values) for name, values in times.items()}
+    rate = {name: count / value for name, value in seconds.items()}
+    speedup = {peer: seconds[peer] / seconds["desched"] for peer in REPOSITORY_PEERS}
+    _say(f"repository case: {count:,} files, one process per tool, pinned to one core; medians, tools alternated")
+    _say(f"  {'':<30} {'runs':>4} {'seconds':>9} {'files/s':>9}   peer time / desched time")
+    for tool in tools:
+        note = f"{speedup[tool.name]:.1f}x" if tool.name in speedup else ""
+        row = f"  {tool.label:<30} {rounds[tool.name]:>4} {seconds[tool.name]:9.2f} {rate[tool.name]:9,.0f}   {note}"
+        _say(row.rstrip())
+    return {"files": count, "runs": rounds, "seconds": seconds, "files_per_second": rate, "speedup": speedup}
+
+
+def targets(single: SingleFile, repo: Repository) -> dict[str, Target]:
+    """Each target's text, with the measured value, and whether it was met."""
+    ratio, rate, speedup = single["ratio"]["yamllint"], repo["files_per_second"]["desched"], repo["speedup"]
+    return {
+        "single_file_vs_yamllint": {
+            "text": f"single file: desched lint no slower than yamllint (ratio {ratio:.2f}, target <= 1.00)",
+            "met": ratio <= 1.0,
+        },
+        "repository_files_per_second": {
+            "text": f"repository: desched lint >= 1,000 files/s on one core ({rate:,.0f} files/s)",
+            "met": rate >= 1000,
+        },
+        "repository_vs_kubernetes_validate": {
+            "text": f"repository: desched lint faster than kubernetes-validate ({speedup['kubernetes-validate']:.1f}x)",
+            "met": speedup["kubernetes-validate"] > 1.0,
+        },
+        "repository_vs_checkov": {
+            "text": f"repository: desched lint faster than checkov ({speedup['checkov']:.1f}x)",
+            "met": speedup["checkov"] > 1.0,
+        },
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=21, help="measurements per command (default 21)")
-    parser.add_argument("--files", type=int, default=2000, help="files in the repository case (default 2000)")
+    parser.add_argument("--runs", type=int, help="single-file runs per tool (default 21; --quick 5); the repository "
+                        "case runs max(3, runs // 4) rounds")  # fmt: skip
+    parser.add_argument("--files", type=int, help="files in the repository case (default 2000; --quick 400)")
+    parser.add_argument("--checkov-runs", type=int, help="checkov's runs in the repository case (default 3; --quick 1)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer runs and files")
+    parser.add_argument("--json", metavar="PATH", help="also write the results to PATH as JSON")
     args = parser.parse_args()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} cpus, python {platform.python_version()}")
-    prepare_venv()
-    ratio = single_file(args.runs)
-    rate = repository(args.files, max(3, args.runs // 4))
-    return 0 if ratio <= 1.0 and rate >= 1000 else 1
+    runs = args.runs or (5 if args.quick else 21)
+    count = args.files or (400 if args.quick else 2000)
+    checkov_runs = args.checkov_runs or (1 if args.quick else 3)
+
+    bins = Bins(desched_venv(), peers_venv(), checkov_venv())
+    machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    tools = versions()
+    _say(f"machine: {machine}")
+    _say("versions: " + ", ".join(f"{name} {version}" for name, version in tools.items()))
+    _say()
+    try:
+        single = single_file(bins, runs)
+        _say()
+        repo = repository(bins, count, max(3, runs // 4), checkov_runs)
+    except ToolError as error:
+        print(f"\nbench/lint.py: {error}", file=sys.stderr, flush=True)
+        return 2
+    goals = targets(single, repo)
+    _say("\ntargets")
+    for goal in goals.values():
+        _say(f"  {'met' if goal['met'] else 'MISSED':<6}  {goal['text']}")
+    if args.json:
+        results = {"machine": machine, "versions": tools, "single_file": single, "repository": repo, "targets": goals}
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=2)
+            handle.write("\n")
+        _say(f"\nwritten: {args.json}")
+    return 0 if all(goal["met"] for goal in goals.values()) else 1
 
 
 if __name__ == "__main__":

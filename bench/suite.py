@@ -1,0 +1,264 @@
+"""Every benchmark in one run, against the peers users would otherwise run; one table, and docs/performance.md.
+
+``python bench/suite.py`` (on a fresh machine of this kind, nothing else first):
+
+1. prepares the separate virtual environments (:mod:`peers`: desched installed from this checkout as users get it,
+   yamllint and kubernetes-validate, checkov apart), adds matplotlib to desched's, installs Debian's ``wrk`` when it
+   is missing, and runs itself again inside desched's environment;
+2. runs ``bench/lint.py`` (single file and repository case against the peers), ``bench/migrate.py``,
+   ``bench/workloads.py``, ``bench/simulate.py`` and ``bench/webhook.py``, each writing JSON;
+3. prints one table and writes ``docs/performance.json`` (the figures), ``docs/performance.md`` (the table, the
+   method, the targets) and ``docs/performance-simulate.png`` (simulate time and memory against cluster size).
+
+``--quick`` runs every section small (a smoke run, not figures to publish); ``--only lint,webhook`` runs some
+sections; ``--render`` rewrites the docs from ``docs/performance.json`` without measuring. Exit status: 0 when every
+target is met, 1 when one is missed, 2 when a section could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(HERE))
+
+import peers  # noqa: E402
+
+SECTIONS: dict[str, tuple[list[str], list[str]]] = {  # name: (arguments, --quick arguments)
+    "lint": ([], ["--quick"]),
+    "migrate": ([], ["--files", "200", "--runs", "3"]),
+    "workloads": ([], ["--workloads", "2000", "--pdbs", "400", "--repeat", "3"]),
+    "simulate": ([], ["--sizes", "100,300", "--runs", "1"]),
+    "webhook": ([], ["--seconds", "2", "--rounds", "1"]),
+}
+
+
+def bootstrap() -> None:
+    """Environments and tools; then this script again inside desched's virtual environment."""
+    python = peers.desched_python()
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "matplotlib>=3.8"],
+                   check=True)
+    if shutil.which("wrk") is None:
+        if os.geteuid() != 0:
+            raise SystemExit("bench/suite.py needs wrk (Debian's package): sudo apt-get install wrk")
+        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=False, stdout=subprocess.DEVNULL)
+        if shutil.which("wrk") is None:
+            subprocess.run(["apt-get", "update", "-q"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, stdout=subprocess.DEVNULL)
+    os.execv(python, [python, str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+def run_section(name: str, quick: bool, work: Path) -> dict[str, Any]:
+    """One benchmark script, its output shown as it goes; its JSON, or ``{"error": ...}``."""
+    arguments, quick_arguments = SECTIONS[name]
+    output = work / f"{name}.json"
+    print(f"\n=== {name} ===", flush=True)
+    done = subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(quick_arguments if quick else arguments),
+                           "--json", str(output)], cwd=ROOT, check=False)
+    if done.returncode not in (0, 1) or not output.exists():
+        return {"error": f"bench/{name}.py exited {done.returncode}"}
+    result: dict[str, Any] = json.loads(output.read_text())
+    return result
+
+
+def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """Table rows: (benchmark, desched, peer or baseline, ratio, target)."""
+    table: list[tuple[str, str, str, str, str]] = []
+
+    def verdict(target: dict[str, Any] | None) -> str:
+        return "" if target is None else ("met" if target["met"] else "**MISSED**")
+
+    lint = results.get("lint", {})
+    if "single_file" in lint:
+        single = lint["single_file"]
+        ours = single["median_ms"]["desched"]
+        for peer in ("yamllint", "kubernetes-validate"):
+            target = lint["targets"].get(f"single_file_vs_{peer.replace('-', '_')}")
+            table.append(("Lint, one policy file, whole process (pre-commit)", f"{ours:.0f} ms",
+                          f"{peer} {single['median_ms'][peer]:.0f} ms",
+                          f"{single['ratio'][peer]:.2f}x the time", verdict(target)))
+    if "repository" in lint:
+        repo = lint["repository"]
+        for peer in ("yamllint", "kubernetes-validate", "checkov"):
+            if peer not in repo["seconds"]:
+                continue
+            target = lint["targets"].get(f"repository_vs_{peer.replace('-', '_')}")
+            table.append((f"Lint, repository of {repo['files']:,} files, one core",
+                          f"{repo['files_per_second']['desched']:,.0f} files/s",
+                          f"{peer} {repo['files_per_second'][peer]:,.0f} files/s",
+                          f"{repo['speedup'][peer]:.1f}x faster", verdict(target)))
+    migrate = results.get("migrate", {})
+    for label, target in migrate.get("targets", {}).items():
+        table.append((f"Migration, {migrate['files']:,} v1alpha1 files (`{label}`)",
+                      f"{target['seconds']:.2f} s ({target['files_per_second']:,.0f} files/s)", "", "",
+                      f"{target['text'].split('target')[-1].strip()}: {verdict(target)}"))
+    workloads = results.get("workloads", {})
+    if "seconds" in workloads:
+        table.append((f"Workload safety, {workloads['workloads']:,} workloads + {workloads['pdbs']:,} PDBs",
+                      f"{workloads['seconds']:.2f} s", "", "", f"< 3 s: {verdict(workloads['targets']['workloads'])}"))
+    simulate = results.get("simulate", {})
+    for row in simulate.get("rows", []):
+        if row["policy"] == "all-but-hnu":
+            table.append((f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods, all plugins",
+                          f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB", "", "", ""))
+    if "growth" in simulate.get("targets", {}):
+        growth = simulate["targets"]["growth"]
+        table.append(("Executor simulate, growth exponent", f"{growth['value']:.2f}", "", "",
+                      f"<= 1.2: {verdict(growth)}"))
+    webhook = results.get("webhook", {})
+    for form in ("unique", "repeated"):
+        key = f"saturated/webhook/{form}"
+        if key not in webhook.get("medians", {}):
+            continue
+        ours, noop = webhook["medians"][key], webhook["medians"][f"saturated/no-op/{form}"]
+        paced = webhook["medians"][f"paced/webhook/{form}"]
+        ratio, p99 = webhook["targets"][f"throughput/{form}"], webhook["targets"][f"p99/{form}"]
+        table.append((f"Webhook, {webhook['connections']} TLS connections, {form} policy ConfigMaps, saturated",
+                      f"{ours['rps']:,.0f} req/s", f"no-op {noop['rps']:,.0f} req/s", f"{ratio['value']:.2f}",
+                      f">= 0.5: {verdict(ratio)}"))
+        offered = 1000 // webhook["pace_ms"] * webhook["connections"]
+        table.append((f"Webhook, {form} policy ConfigMaps, paced (~{offered} req/s offered)",
+                      f"p50 {paced['p50_ms']:.1f} ms, p99 {paced['p99_ms']:.1f} ms",
+                      "no-op p99 {:.1f} ms".format(webhook["medians"][f"paced/no-op/{form}"]["p99_ms"]), "",
+                      f"p99 <= 20 ms: {verdict(p99)}"))
+    return table
+
+
+def missed(results: dict[str, Any]) -> list[str]:
+    """The text of every target missed, and of every section that could not run."""
+    found = [f"{name}: {section['error']}" for name, section in results.items() if "error" in section]
+    for name, section in results.items():
+        found += [f"{name}: {target['text']}" for target in section.get("targets", {}).values() if not target["met"]]
+    return found
+
+
+def plot(results: dict[str, Any], path: Path) -> bool:
+    """Simulate time and peak memory against cluster size, as PNG; False when there is nothing to plot."""
+    data = [row for row in results.get("simulate", {}).get("rows", []) if row["policy"] == "all-but-hnu"]
+    if not data:
+        return False
+    import matplotlib  # type: ignore[import-not-found,unused-ignore]
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
+
+    nodes = [row["nodes"] for row in data]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=110)
+    left.plot(nodes, [row["seconds"] for row in data], marker="o")
+    left.set(xlabel="nodes (30 pods each)", ylabel="seconds, whole process", title="desched simulate: time")
+    right.plot(nodes, [row["peak_bytes"] / 2**20 for row in data], marker="o", color="tab:orange")
+    right.set(xlabel="nodes (30 pods each)", ylabel="peak RSS, MB", title="desched simulate: memory")
+    for axes in (left, right):
+        axes.grid(True, alpha=0.3)
+        axes.set_ylim(bottom=0)
+        axes.set_xlim(left=0)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+    return True
+
+
+def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]], plotted: bool) -> str:
+    meta = results["_run"]
+    lines = [
+        "# Performance",
+        "",
+        f"Generated by `python bench/suite.py` on {meta['date']}{' (--quick: a smoke run)' if meta['quick'] else ''}"
+        " from `docs/performance.json`; do not edit by hand.",
+        "",
+        f"Machine: {meta['machine']}. Tools: " + ", ".join(f"{tool} {version}" for tool, version in
+                                                          sorted(meta.get("versions", {}).items())) + ".",
+        "",
+        "| Benchmark | desched | Peer or baseline | Ratio | Target |",
+        "|---|---|---|---|---|",
+        *[f"| {' | '.join(row)} |" for row in table],
+        "",
+    ]
+    gaps = missed(results)
+    if gaps:
+        lines += ["## Targets missed", "", *[f"- {gap}" for gap in gaps], ""]
+    if plotted:
+        lines += ["## Executor simulate against cluster size", "",
+                  "![simulate time and peak memory against nodes](performance-simulate.png)", ""]
+    lines += [
+        "## Method",
+        "",
+        "- Every figure is a median over several runs. Where desched has a peer or a baseline, the two are run in "
+        "alternation (A B A B), so that drift on the machine cancels, and the ratio is taken between medians.",
+        "- Lint: whole processes, as pre-commit and CI run them, from separate virtual environments (desched installed "
+        "from this checkout, not editable; yamllint and kubernetes-validate; checkov with `--framework kubernetes` and "
+        "one `-f` per file). The repository case is pinned to one core.",
+        "- Migration, workload safety and simulate: whole processes (workload safety in process), one core where "
+        "stated; simulate runs every plugin (HighNodeUtilization separately, as the linter forbids it beside "
+        "LowNodeUtilization).",
+        "- Webhook: `wrk` on the same machine, 50 keep-alive TLS connections, against `desched webhook` and a no-op "
+        "`/validate` on the same stack (uvicorn, TLS 1.2+). *Unique* objects differ in every request, so every "
+        "decision is computed; *repeated* objects are the same ConfigMap again, as GitOps controllers send it, and "
+        "are answered by the decision cache. *Saturated* is a closed loop (throughput); *paced* gives each "
+        "connection random think times (latency at a load below saturation).",
+        "",
+        "Reproduce: `python bench/suite.py` (about 15 minutes; `--quick` for a smoke run). Each section also runs "
+        "alone: `python bench/<section>.py`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """Write the docs from ``results``; returns the table."""
+    table = rows(results)
+    plotted = plot(results, DOCS / "performance-simulate.png")
+    (DOCS / "performance.md").write_text(markdown(results, table, plotted))
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="every section small: a smoke run")
+    parser.add_argument("--only", help=f"comma-separated sections (default: all of {', '.join(SECTIONS)})")
+    parser.add_argument("--render", action="store_true", help="rewrite the docs from docs/performance.json")
+    args = parser.parse_args()
+    if Path(sys.prefix).resolve() != Path(peers.VENV).resolve():
+        bootstrap()  # also for --render: matplotlib lives in desched's benchmark environment
+    if args.render:
+        results = json.loads((DOCS / "performance.json").read_text())
+    else:
+        sections = args.only.split(",") if args.only else list(SECTIONS)
+        unknown = set(sections) - set(SECTIONS)
+        if unknown:
+            parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+        results = {}
+        with tempfile.TemporaryDirectory() as work:
+            for name in sections:
+                results[name] = run_section(name, args.quick, Path(work))
+        results["_run"] = {"date": datetime.date.today().isoformat(), "quick": args.quick,
+                           "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python "
+                                      f"{platform.python_version()}", "versions": peers.versions()}
+        (DOCS / "performance.json").write_text(json.dumps(results, indent=2) + "\n")
+    table = render(results)
+    width = max(len(row[0]) for row in table) if table else 10
+    print()
+    for row in table:
+        print(f"{row[0]:<{width}}  {row[1]:>24}  {row[2]:>30}  {row[3]:>16}  {row[4]}")
+    gaps = missed(results)
+    print("\nall targets met" if not gaps else "\nmissed:\n  " + "\n  ".join(gaps))
+    print(f"written: {DOCS / 'performance.md'}")
+    if any("error" in section for section in results.values()):
+        return 2
+    return 1 if gaps else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
