@@ -29,12 +29,21 @@ from starlette.concurrency import run_in_threadpool
 
 from linter.prometheus import Counter, Histogram
 
-from .review import BadReview, ClusterView, Decision, DecisionCache, Options, parse_review, response
+from .review import (
+    POLICY_KINDS,
+    BadReview,
+    ClusterView,
+    Decision,
+    DecisionCache,
+    Options,
+    parse_review,
+    reads_cluster,
+    response,
+)
 
 Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
-POLICY_KINDS = ("ConfigMap", "KubeDescheduler")
 INLINE_BYTES = 16 * 1024
 
 
@@ -68,7 +77,7 @@ class Reviewer:
         self._slots = asyncio.Semaphore(max_concurrency)
 
     async def answer(self, request: Json, inline: bool = False) -> Decision:
-        """The decision on ``request``, on the event loop when ``inline`` (see :func:`inline`), else in a thread."""
+        """The decision on ``request``, on the event loop when ``inline`` (see :meth:`inline`), else in a thread."""
         started = time.perf_counter()
         try:
             if inline:
@@ -87,15 +96,9 @@ class Reviewer:
         """Whether the decision is cheap enough for the event loop: a policy object in a body of at most
         ``INLINE_BYTES`` with no YAML alias (nothing expands beyond its size), and not the active policy ConfigMap
         (whose update is also checked against every cached workload)."""
-        kind = request["kind"].get("kind")
-        if kind not in POLICY_KINDS or len(body) > INLINE_BYTES or b"*" in body:
+        if request["kind"].get("kind") not in POLICY_KINDS or len(body) > INLINE_BYTES or b"*" in body:
             return False
-        if kind == "ConfigMap" and self.cluster is not None:
-            obj: Json = request.get("object") or request.get("oldObject") or {}
-            metadata: Json = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
-            return not self.cluster.is_active_policy(str(metadata.get("namespace") or "default"),
-                                                     str(metadata.get("name") or ""))
-        return True
+        return not reads_cluster(request, self.cluster)
 
     async def _decide(self, request: Json) -> Decision:
         async with self._slots:
@@ -148,7 +151,6 @@ def create_app(reviewer: Reviewer) -> FastAPI:
         return JSONResponse(response(decision))
 
     return app
-
 
 
 def _refuse(reviewer: Reviewer, code: int, message: str) -> JSONResponse:

@@ -36,6 +36,7 @@ from linter.finding import Finding
 Json = dict[str, Any]
 SKIP_ANNOTATION = "desched.io/skip-validation"
 WORKLOAD_RULES = ("DS401", "DS402", "DS403", "DS404", "DS405", "DS406")
+POLICY_KINDS = ("ConfigMap", "KubeDescheduler")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job")
 MAX_MESSAGES = 10
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter: the same YAML, several times faster
@@ -154,6 +155,19 @@ def _settings(options: Options, only: Sequence[str] | None = None) -> Settings:
                     options=dict(base.options))
 
 
+def reads_cluster(request: Json, cluster: ClusterView | None) -> bool:
+    """Whether a policy object's decision reads the cluster cache: it is the active policy ConfigMap, whose update is
+    also checked against every cached workload."""
+    if cluster is None or _mapping(request["kind"]).get("kind") != "ConfigMap":
+        return False
+    return cluster.is_active_policy(*_namespaced_name(_mapping(request.get("object") or request.get("oldObject"))))
+
+
+def _namespaced_name(obj: Json) -> tuple[str, str]:
+    metadata = _mapping(obj.get("metadata"))
+    return str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")
+
+
 class DecisionCache:
     """Decisions on policy objects by content, least recently used first out (``size`` entries; thread-safe).
 
@@ -189,13 +203,9 @@ class DecisionCache:
     def _key(request: Json, cluster: ClusterView | None) -> bytes | None:
         kind = _mapping(request["kind"]).get("kind")
         obj = request.get("object")
-        if kind not in ("ConfigMap", "KubeDescheduler") or request["operation"] not in ("CREATE", "UPDATE") or \
-                not isinstance(obj, dict):
+        if kind not in POLICY_KINDS or request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict) \
+                or reads_cluster(request, cluster):
             return None
-        if kind == "ConfigMap" and cluster is not None:
-            metadata = _mapping(obj.get("metadata"))
-            if cluster.is_active_policy(str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")):
-                return None
         content = json.dumps([kind, request["operation"], obj], separators=(",", ":"))
         return hashlib.blake2b(content.encode(), digest_size=16).digest()
 
@@ -206,8 +216,8 @@ class DecisionCache:
 def _policy_object(
     uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None, configmap: bool
 ) -> Decision:
-    metadata = _mapping(obj.get("metadata"))
-    name = f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or ''}"
+    namespace, short = _namespaced_name(obj)
+    name = f"{namespace}/{short}"
     text, locate = render_configmap(obj) if configmap else render_object(obj)
     settings = _settings(options)
     result = lint_text(f"{kind} {name}", text, settings)
@@ -215,7 +225,7 @@ def _policy_object(
         return Decision(uid, True, "", [], [], kind)  # not a policy ConfigMap
     findings = [f for f in result.findings + lint_repository([result], settings) if f.suppressed is None]
     warnings: list[str] = []
-    if configmap and cluster is not None and cluster.is_active_policy(*name.split("/", 1)) and result.policies:
+    if configmap and cluster is not None and cluster.is_active_policy(namespace, short) and result.policies:
         warnings += _workload_warnings_for_policy(result, options, cluster)
     return _verdict(uid, kind, findings, locate, options, warnings, deny=lambda f: f.severity == "error")
 
@@ -293,8 +303,7 @@ def _block_safe(value: str) -> bool:
 
 
 def _object_key(obj: Json) -> tuple[str, str, str]:
-    metadata = _mapping(obj.get("metadata"))
-    return str(obj.get("kind", "")), str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")
+    return (str(obj.get("kind", "")), *_namespaced_name(obj))
 
 
 def _repository_findings(policy: FileResult, objects: Iterable[Json], incoming: Json | None, options: Options) -> \
