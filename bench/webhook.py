@@ -32,8 +32,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tests.kcp.controlplane import free_ports  # noqa: E402
-from tests.webhook.server import Running, start, write_certificates  # noqa: E402
+from tests.webhook.server import Running, serve, start  # noqa: E402
 
 NOOP = """
 import json, sys
@@ -127,19 +124,8 @@ def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[s
 
 
 def start_noop(directory: Path) -> Running:
-    ca = write_certificates(directory)
-    port, metrics = free_ports(2)
-    log = directory / "noop.log"
-    with open(log, "wb") as sink:
-        process = subprocess.Popen([sys.executable, "-c", NOOP, str(port), str(metrics), str(directory / "tls.crt"),
-                                    str(directory / "tls.key")], cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/readyz", timeout=1):
-                return Running(process, port, metrics, ca, log)
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"the no-op server did not start: {log.read_text()}")
+    return serve(directory, "the no-op server", lambda port, metrics: [
+        sys.executable, "-c", NOOP, str(port), str(metrics), str(directory / "tls.crt"), str(directory / "tls.key")])
 
 
 def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict[str, Any]:

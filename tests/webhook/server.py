@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -52,19 +53,26 @@ class Running(NamedTuple):
 
 def start(directory: Path, *extra: str, timeout: float = 60) -> Running:
     """``desched webhook`` on free loopback ports with fresh certificates in ``directory``; ready or RuntimeError."""
+    return serve(directory, "desched webhook", lambda port, metrics_port: [
+        sys.executable, "-m", "linter", "webhook", "--host", "127.0.0.1", "--port", str(port), "--metrics-port",
+        str(metrics_port), "--tls-cert", str(directory / "tls.crt"), "--tls-key", str(directory / "tls.key"), *extra],
+        timeout=timeout)
+
+
+def serve(directory: Path, name: str, command: Callable[[int, int], list[str]], timeout: float = 60) -> Running:
+    """The server ``name``, run by ``command(port, metrics_port)`` on free loopback ports with fresh certificates in
+    ``directory`` (``tls.crt``, ``tls.key``, ``ca.crt``), once its ``/readyz`` on the metrics port answers 200;
+    RuntimeError if it exits or is not ready within ``timeout``."""
     ca_file = write_certificates(directory)
     port, metrics_port = free_ports(2)
     log = directory / "webhook.log"
-    command = [sys.executable, "-m", "linter", "webhook", "--host", "127.0.0.1", "--port", str(port),
-               "--metrics-port", str(metrics_port), "--tls-cert", str(directory / "tls.crt"),
-               "--tls-key", str(directory / "tls.key"), *extra]
     with open(log, "wb") as sink:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command(port, metrics_port), cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
     running = Running(process, port, metrics_port, ca_file, log)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if process.poll() is not None:
-            raise RuntimeError(f"desched webhook exited: {log.read_text()}")
+            raise RuntimeError(f"{name} exited: {log.read_text()}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/readyz", timeout=2) as answer:
                 if answer.status == 200:
@@ -73,4 +81,4 @@ def start(directory: Path, *extra: str, timeout: float = 60) -> Running:
             pass
         time.sleep(0.1)
     running.stop()
-    raise RuntimeError(f"desched webhook not ready in {timeout:g}s: {log.read_text()}")
+    raise RuntimeError(f"{name} not ready in {timeout:g}s: {log.read_text()}")
