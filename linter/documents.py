@@ -189,10 +189,11 @@ def _object_name(doc: YMap, kind: str) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
-def extract(file: str, text: str) -> Extraction:
-    """Find every policy in ``text``; raises :class:`~linter.yamlsrc.YamlError` when the file is not YAML."""
+def extract(file: str, text: str, documents: list[Any] | None = None) -> Extraction:
+    """Find every policy in ``text`` (composed already as ``documents``, if given); raises
+    :class:`~linter.yamlsrc.YamlError` when the file is not YAML."""
     result = Extraction()
-    for doc in load_all(text):
+    for doc in load_all(text) if documents is None else documents:
         _visit(file, text, doc, result)
     return result
 

@@ -98,12 +98,19 @@ def _chart_app_version(directory: str) -> str | None:
     return None
 
 
-def lint_text(file: str, text: str, settings: Settings, modules: Iterable[ModuleType] | None = None) -> FileResult:
-    """Lint one file's text; never raises for bad input."""
+def lint_text(
+    file: str,
+    text: str,
+    settings: Settings,
+    modules: Iterable[ModuleType] | None = None,
+    documents: list[Any] | None = None,
+) -> FileResult:
+    """Lint one file's text; never raises for bad input. ``documents``, when given, are ``text`` as
+    :func:`~linter.yamlsrc.load_all` composes it (a caller that built the text can skip parsing it)."""
     result = FileResult(file, text)
     severity = settings.severities.get(_SYNTAX, "error")
     try:
-        extraction = extract(file, text)
+        extraction = extract(file, text, documents)
     except YamlError as exc:
         if _SYNTAX not in settings.disabled:
             result.findings.append(Finding(_SYNTAX, severity, file, exc.line, exc.column, exc.message))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -32,6 +33,7 @@ import yaml
 
 from linter.engine import FileResult, Settings, lint_repository, lint_text
 from linter.finding import Finding
+from linter.yamlsrc import YMap
 
 Json = dict[str, Any]
 SKIP_ANNOTATION = "desched.io/skip-validation"
@@ -218,16 +220,16 @@ def _policy_object(
 ) -> Decision:
     namespace, short = _namespaced_name(obj)
     name = f"{namespace}/{short}"
-    text, locate = render_configmap(obj) if configmap else render_object(obj)
+    rendering = render_configmap(obj) if configmap else render_object(obj)
     settings = _settings(options)
-    result = lint_text(f"{kind} {name}", text, settings)
+    result = lint_text(f"{kind} {name}", rendering.text, settings, documents=rendering.documents)
     if configmap and not result.policies and not result.findings:
         return Decision(uid, True, "", [], [], kind)  # not a policy ConfigMap
     findings = [f for f in result.findings + lint_repository([result], settings) if f.suppressed is None]
     warnings: list[str] = []
     if configmap and cluster is not None and cluster.is_active_policy(namespace, short) and result.policies:
         warnings += _workload_warnings_for_policy(result, options, cluster)
-    return _verdict(uid, kind, findings, locate, options, warnings, deny=lambda f: f.severity == "error")
+    return _verdict(uid, kind, findings, rendering.locate, options, warnings, deny=lambda f: f.severity == "error")
 
 
 def _verdict(
@@ -250,36 +252,50 @@ def _line(finding: Finding, locate: Callable[[int, int], str]) -> str:
     return f"{finding.rule} {locate(finding.line, finding.column)}: {finding.message}"
 
 
-def render_object(obj: Json) -> tuple[str, Callable[[int, int], str]]:
-    """``obj`` as YAML in the order received, and a locator of ``line:column`` in that rendering."""
+class Rendering(NamedTuple):
+    """An object as YAML text, a locator of ``line:column`` positions in it, and, when built along with the text,
+    the documents exactly as :func:`linter.yamlsrc.load_all` composes that text (``None``: parse the text)."""
+
+    text: str
+    locate: Callable[[int, int], str]
+    documents: list[Any] | None = None
+
+
+def render_object(obj: Json) -> Rendering:
+    """``obj`` as YAML in the order received (positions are ``line:column`` in that rendering)."""
     text = yaml.dump(obj, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
-    return text, lambda line, column: f"{line}:{column}"
+    return Rendering(text, lambda line, column: f"{line}:{column}")
 
 
-def render_configmap(obj: Json) -> tuple[str, Callable[[int, int], str]]:
+def render_configmap(obj: Json) -> Rendering:
     """A ConfigMap as YAML with each string data value as a block scalar, and a locator that turns a position inside
     a value into ``data[<key>]:<line>:<column>`` of that value (other positions: ``<line>:<column>``).
 
     Of the envelope only what linting a ConfigMap reads is rendered (apiVersion, kind, metadata name and namespace,
-    each on one line): labels, annotations and managedFields, often larger than the policy, are never parsed."""
+    each on one line): labels, annotations and managedFields, often larger than the policy, are never parsed. When
+    the envelope holds only strings and ``data`` maps strings to strings (what the API server admits), the document
+    is composed along with the text, so only the policies inside are parsed."""
     data = obj.get("data")
     metadata = _mapping(obj.get("metadata"))
     envelope = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
                 "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata}}
-    lines = [f"{key}: {json.dumps(value)}" for key, value in envelope.items()]
+    lines = [f"{key}: {_quoted(value)}" for key, value in envelope.items()]
+    root = _envelope_document(envelope, data)
     spans: list[tuple[int, int, str]] = []  # (first line, last line, key), 1-based lines of the value's content
     if isinstance(data, dict):
         lines.append("data:")
         for key, value in data.items():
-            key_text = json.dumps(str(key))
+            key_text = _quoted(str(key))
             if not isinstance(value, str) or not _block_safe(value):
-                lines.append(f"  {key_text}: {json.dumps(value)}")
+                lines.append(f"  {key_text}: {_quoted(value)}")
                 continue
             body = value.split("\n")
             trailing = len(value) - len(value.rstrip("\n"))
             chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
             content = body[: len(body) - 1] if value.endswith("\n") else body
             lines.append(f"  {key_text}: |2{chomp}")
+            if root is not None:  # `  "key": |2-`: the key at column 3, the block scalar after `: `
+                _put(root["data"], key, value, (len(lines), 3), (len(lines), 3 + len(key_text) + 2), "|")
             first = len(lines) + 1
             lines.extend(f"    {line}" if line else "" for line in content)
             spans.append((first, len(lines), str(key)))
@@ -291,7 +307,55 @@ def render_configmap(obj: Json) -> tuple[str, Callable[[int, int], str]]:
                 return f"data[{key}]:{line - first + 1}:{max(column - 4, 1)}"
         return f"{line}:{column}"
 
-    return text, locate
+    return Rendering(text, locate, [root] if root is not None else None)
+
+
+def _envelope_document(envelope: Json, data: Any) -> YMap | None:
+    """The rendering's document up to ``data`` (whose entries the caller adds), composed directly; None unless the
+    envelope holds only strings and ``data`` is a non-empty mapping of strings to strings that are block scalars."""
+    metadata = envelope["metadata"]
+    if not (isinstance(envelope["apiVersion"], str) and isinstance(envelope["kind"], str)
+            and all(isinstance(value, str) for value in metadata.values()) and isinstance(data, dict) and data
+            and all(isinstance(key, str) and isinstance(value, str) and _block_safe(value)
+                    for key, value in data.items())):
+        return None
+    root = YMap(1, 1)
+    for line, key in ((1, "apiVersion"), (2, "kind")):  # `apiVersion: "v1"`
+        _put(root, key, envelope[key], (line, 1), (line, len(key) + 3), '"')
+    flow = YMap(3, 11)  # `metadata: {"name": "...", "namespace": "..."}`
+    column = 12
+    for key, value in metadata.items():
+        at = column + len(_quoted(key)) + 2
+        _put(flow, key, value, (3, column), (3, at), '"')
+        column = at + len(_quoted(value)) + 2
+    _put(root, "metadata", flow, (3, 1), (3, 11), "")
+    _put(root, "data", YMap(5, 3), (4, 1), (5, 3), "")  # a block mapping starts at its first key
+    root.nested_duplicates = 0
+    return root
+
+
+def _quoted(value: Any) -> str:
+    """``value`` in JSON, which is YAML flow style, in ASCII: YAML takes neither surrogate pairs nor a raw DEL, so
+    every character beyond ``~`` is a YAML escape (``\\u`` or, beyond U+FFFF, ``\\U``)."""
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _BEYOND_ASCII.sub(_escape, text)
+
+
+_BEYOND_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _put(node: YMap, key: str, value: Any, key_pos: tuple[int, int], value_pos: tuple[int, int], style: str) -> None:
+    node[key] = value
+    node.key_pos[key] = key_pos
+    node.value_pos[key] = value_pos
+    node.styles[key] = style
 
 
 def _block_safe(value: str) -> bool:

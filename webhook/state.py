@@ -139,8 +139,8 @@ class ClusterCache:
         if event == "DELETED":
             result = None
         else:
-            text, _ = render_configmap({**obj, "kind": "ConfigMap"})
-            result = lint_text("active policy", text, self.settings)
+            rendering = render_configmap({**obj, "kind": "ConfigMap"})
+            result = lint_text("active policy", rendering.text, self.settings, documents=rendering.documents)
             if not result.policies:
                 result = None
         with self._lock:

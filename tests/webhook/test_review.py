@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from linter.engine import FileResult, Settings, lint_text
-from webhook.review import BadReview, Options, decide, parse_review, render_configmap, response
+from linter.yamlsrc import load_all
+from tests.trees import tree_difference
+from webhook.review import BadReview, Options, _block_safe, decide, parse_review, render_configmap, response
 
 Json = dict[str, Any]
 GOOD = """apiVersion: descheduler/v1alpha2
@@ -97,7 +101,7 @@ def test_kubedescheduler_with_conflicting_profiles_is_denied() -> None:
 def test_configmap_rendering_keeps_every_value_exactly(value: str) -> None:
     import yaml
 
-    text, _ = render_configmap(configmap(value))
+    text = render_configmap(configmap(value)).text
     assert yaml.safe_load(text)["data"]["policy.yaml"] == value
 
 
@@ -120,8 +124,8 @@ class Cache:
     """An in-memory :class:`~webhook.review.ClusterView` (the real one lists and watches the API server)."""
 
     def __init__(self, policy: str, objects: list[Json]) -> None:
-        text, _ = render_configmap(configmap(policy))
-        self._policy: FileResult = lint_text("active policy", text, Settings())
+        rendering = render_configmap(configmap(policy))
+        self._policy: FileResult = lint_text("active policy", rendering.text, Settings(), documents=rendering.documents)
         self._objects = objects
 
     def policy(self) -> FileResult | None:
@@ -175,3 +179,25 @@ def test_an_update_of_the_active_policy_is_checked_against_the_cached_workloads(
     decision = decide(request(configmap(policy), "UPDATE", old=configmap(GOOD)), Options(), cache)
     assert decision.allowed
     assert any(w.startswith("DS401 Deployment shop/web") for w in decision.warnings)
+
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=_TEXT, namespace=st.one_of(st.none(), _TEXT), data=st.dictionaries(_TEXT, _TEXT, max_size=3),
+       api_version=st.one_of(_TEXT, st.none(), st.integers()))
+def test_a_configmap_composed_with_its_rendering_is_what_parsing_the_rendering_gives(
+    name: str, namespace: str | None, data: dict[str, str], api_version: Any
+) -> None:
+    metadata = {"name": name} if namespace is None else {"namespace": namespace, "name": name}
+    obj = {"apiVersion": api_version, "kind": "ConfigMap", "metadata": metadata, "data": data}
+    rendering = render_configmap(obj)
+    if rendering.documents is None:  # only a string envelope with block-scalar data is composed directly
+        assert not isinstance(api_version, str) or not data or not all(map(_block_safe, data.values()))
+        return
+    assert tree_difference(rendering.documents, load_all(rendering.text)) is None
+
+
+def test_a_typical_configmap_is_composed_with_its_rendering() -> None:
+    assert render_configmap(configmap(GOOD)).documents is not None
