@@ -174,8 +174,9 @@ class DecisionCache:
     """Decisions on policy objects by content, least recently used first out (``size`` entries; thread-safe).
 
     GitOps controllers send the same object again and again (Flux's server-side dry-run drift checks, a dry run and
-    then the apply); the decision depends only on the kind, the operation, the object and the options, so those
-    are answered from here with the new uid. The key is order-sensitive, as locations follow the received order.
+    then the apply); the decision depends only on the kind, the operation, the object (of a ConfigMap, the parts
+    :func:`_decision_input` names) and the options, so those are answered from here with the new uid. The key is
+    order-sensitive, as locations follow the received order.
     Objects whose decision reads the cluster cache (the active policy ConfigMap) are decided every time.
     """
 
@@ -208,8 +209,20 @@ class DecisionCache:
         if kind not in POLICY_KINDS or request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict) \
                 or reads_cluster(request, cluster):
             return None
-        content = json.dumps([kind, request["operation"], obj], separators=(",", ":"))
+        content = json.dumps([kind, request["operation"], _decision_input(kind, obj)], separators=(",", ":"))
         return hashlib.blake2b(content.encode(), digest_size=16).digest()
+
+
+def _decision_input(kind: str, obj: Json) -> Any:
+    """What of a policy object its decision reads: a KubeDescheduler is rendered whole; of a ConfigMap, only what
+    :func:`render_configmap` renders and the opt-out annotation count (labels, managedFields, the kubectl
+    last-applied annotation and the like, often larger than the policy, neither change the decision nor the key)."""
+    if kind != "ConfigMap":
+        return obj
+    metadata = _mapping(obj.get("metadata"))
+    annotations = _mapping(metadata.get("annotations"))
+    return [obj.get("apiVersion"), obj.get("kind"), {key: metadata[key] for key in ("name", "namespace") if key in
+            metadata}, [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], obj.get("data")]
 
 
 # --- policies -----------------------------------------------------------------------------------------------------

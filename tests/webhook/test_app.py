@@ -122,6 +122,9 @@ def test_an_object_seen_before_is_answered_from_the_cache_with_its_own_uid(
     lambda obj: obj["metadata"].update({"name": "other"}),
     lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": "incident 42"}}),
     lambda obj: obj.update({"data": dict(reversed(obj["data"].items()))}),  # locations follow the received order
+    lambda obj: obj["metadata"].update({"namespace": "other"}),
+    lambda obj: obj.update({"apiVersion": "v2"}),
+    lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": None}}),
 ])
 def test_a_changed_object_is_decided_again(reviewer: Reviewer, client: TestClient, change: Any) -> None:
     client.post("/validate", json=review(configmap(POLICY)))
@@ -129,6 +132,16 @@ def test_a_changed_object_is_decided_again(reviewer: Reviewer, client: TestClien
     change(changed)
     client.post("/validate", json=review(changed))
     assert "desched_webhook_decision_cache_hits_total 0" in reviewer.metrics.exposition()
+
+
+def test_metadata_the_decision_does_not_read_still_finds_it_in_the_cache(reviewer: Reviewer, client: TestClient) -> \
+        None:
+    client.post("/validate", json=review(configmap(POLICY)))
+    changed = configmap(POLICY)
+    changed["metadata"].update({"labels": {"team": "a"}, "resourceVersion": "7", "managedFields": [{"manager": "m"}],
+                                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}})
+    client.post("/validate", json=review(changed))
+    assert "desched_webhook_decision_cache_hits_total 1" in reviewer.metrics.exposition()
 
 
 def test_the_active_policy_is_decided_every_time() -> None:
