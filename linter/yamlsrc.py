@@ -1,9 +1,10 @@
 """YAML loading that keeps source positions and refuses hostile input.
 
 Documents are composed from libyaml's event stream (PyYAML's C parser) into plain ``dict``/``list``
-subclasses, :class:`YMap` and :class:`YSeq`, that remember where every key and value stands in the source
-(1-based line and column). Rules work on ordinary Python data; positions are looked up only when a finding
-is reported (:func:`locate`).
+subclasses, :class:`YMap` and :class:`YSeq` (:mod:`linter.yamlnodes`), that remember where every key and value
+stands in the source (1-based line and column). Rules work on ordinary Python data; positions are looked up only
+when a finding is reported (:func:`locate`). The plain block YAML policies are mostly written in is read by a
+faster scanner (:mod:`linter.yamlfast`) that composes exactly the same documents, or declines.
 
 The composer is iterative, so deep nesting cannot exhaust the C or Python stack; it stops with a
 :class:`YamlError` past :data:`MAX_DEPTH` levels, and when aliases would expand the document beyond
@@ -13,12 +14,25 @@ PyYAML does, so memory stays bounded by the source size.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import yaml
-from yaml.resolver import Resolver
+
+from .yamlfast import compose_simple
+from .yamlnodes import (
+    BOOLEANS,
+    GO_FLOAT,
+    MAX_DEPTH,
+    MAX_EXPANDED_NODES,
+    Position,
+    YMap,
+    YSeq,
+    key_text,
+    plain_scalar,
+    to_float,
+    to_int,
+)
 
 try:  # pragma: no cover - depends on how PyYAML was built
     from yaml import CSafeLoader as _Loader
@@ -41,11 +55,6 @@ __all__ = [
     "to_int",
 ]
 
-MAX_DEPTH = 256
-MAX_EXPANDED_NODES = 2_000_000
-
-Position = tuple[int, int]
-
 _TAG = "tag:yaml.org,2002:"
 _ScalarEvent = yaml.events.ScalarEvent
 _MappingStartEvent = yaml.events.MappingStartEvent
@@ -67,123 +76,10 @@ class YamlError(Exception):
         self.column = column
 
 
-class YMap(dict[str, Any]):
-    """A mapping that knows where it, its keys and its values stand in the source."""
-
-    __slots__ = ("column", "duplicates", "key_pos", "line", "nested_duplicates", "styles", "value_pos")
-
-    def __init__(self, line: int, column: int) -> None:
-        super().__init__()
-        self.line = line
-        self.column = column
-        self.key_pos: dict[str, Position] = {}
-        self.value_pos: dict[str, Position] = {}
-        self.styles: dict[str, str] = {}
-        self.duplicates: list[tuple[str, Position]] = []
-        # On a document's root: how many duplicate keys the whole document holds; -1 elsewhere (unknown).
-        self.nested_duplicates = -1
-
-
-class YSeq(list[Any]):
-    """A sequence that knows where it and each item stand in the source."""
-
-    __slots__ = ("column", "item_pos", "line", "styles")
-
-    def __init__(self, line: int, column: int) -> None:
-        super().__init__()
-        self.line = line
-        self.column = column
-        self.item_pos: list[Position] = []
-        self.styles: list[str] = []
-
-
-BOOLEANS = {
-    "yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
-    "on": True, "On": True, "ON": True,
-    "no": False, "No": False, "NO": False, "false": False, "False": False, "FALSE": False,
-    "off": False, "Off": False, "OFF": False,
-}  # fmt: skip
-_NULL = {"", "~", "null", "Null", "NULL"}
-_RESOLVERS = Resolver.yaml_implicit_resolvers
-# go-yaml (which upstream uses) also reads exponent forms without a dot, such as 1e3, as floats.
-GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
-
-
-def to_int(text: str) -> int:
-    """A YAML 1.1 integer (``0x1f``, ``017``, ``1_000``); raises ``ValueError``."""
-    value = text.replace("_", "")
-    sign = -1 if value.startswith("-") else 1
-    value = value.lstrip("+-")
-    if value == "0":
-        return 0
-    if value.startswith("0b"):
-        return sign * int(value[2:], 2)
-    if value.startswith("0x"):
-        return sign * int(value[2:], 16)
-    if value.startswith("0o"):
-        return sign * int(value[2:], 8)
-    if value.startswith("0"):
-        return sign * int(value, 8)
-    return sign * int(value)
-
-
-def to_float(text: str) -> float:
-    """A YAML float (``.inf``, ``1.5e3``); raises ``ValueError``."""
-    value = text.replace("_", "").lower()
-    sign = -1.0 if value.startswith("-") else 1.0
-    value = value.lstrip("+-")
-    if value == ".inf":
-        return sign * float("inf")
-    if value == ".nan":
-        return float("nan")
-    return sign * float(value)
-
-
-def _resolve_plain(text: str) -> Any:
-    """Resolve an untagged plain scalar the way YAML 1.1 (PyYAML, go-yaml v2) does."""
-    for tag, pattern in _RESOLVERS.get(text[:1] if text else "", ()):
-        if not pattern.match(text):
-            continue
-        kind = tag[len(_TAG) :]
-        if ":" in text:
-            return text  # YAML 1.1 base-60 numbers; go-yaml, which upstream uses, reads them as strings
-        if kind == "null":
-            return None
-        if kind == "bool":
-            return BOOLEANS[text]
-        if kind == "int":
-            try:
-                return to_int(text)
-            except ValueError:
-                return text
-        if kind == "float":
-            try:
-                return to_float(text)
-            except ValueError:
-                return text
-        return text  # timestamps, merge keys and values stay strings, as in a JSON round trip
-    if GO_FLOAT.match(text):
-        return float(text)
-    return None if text in _NULL else text
-
-
-_PLAIN: dict[str, Any] = {}  # resolved plain scalars; keys and small values repeat across files
-_PLAIN_LIMIT = 50_000
-
-
 def _scalar(event: Any) -> Any:
     tag = event.tag
     if tag is None or tag == "!":
-        if not event.implicit[0]:
-            return event.value
-        text = event.value
-        try:
-            return _PLAIN[text]
-        except KeyError:
-            value = _resolve_plain(text)
-            if len(_PLAIN) < _PLAIN_LIMIT and len(text) < 64:
-                _PLAIN[text] = value
-            return value
+        return plain_scalar(event.value) if event.implicit[0] else event.value
     kind = tag[len(_TAG) :] if tag.startswith(_TAG) else ""
     text = event.value
     try:
@@ -203,19 +99,6 @@ def _scalar(event: Any) -> Any:
 def _mark(event: Any) -> Position:
     mark = event.start_mark
     return mark.line + 1, mark.column + 1
-
-
-def key_text(value: Any) -> str:
-    """Map keys become strings, as in Kubernetes' YAML-to-JSON conversion."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    raise TypeError("collection used as a mapping key")
 
 
 class _Frame:
@@ -333,6 +216,10 @@ def _merge(node: YMap, value: Any, pos: Position) -> None:
 
 def load_all(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_EXPANDED_NODES) -> list[Any]:
     """Parse every document of ``text``; raises :class:`YamlError` with the position of the first problem."""
+    if max_depth == MAX_DEPTH and max_nodes == MAX_EXPANDED_NODES:  # the limits the fast scanner enforces
+        documents = compose_simple(text)
+        if documents is not None:
+            return documents
     try:
         parser = _Loader(text)
         try:

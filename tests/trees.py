@@ -11,13 +11,17 @@ _SEQ_FIELDS = ("line", "column", "item_pos", "styles")
 
 
 def tree_difference(left: Any, right: Any, path: str = "$") -> str | None:
-    """Where and how two composed trees first differ, or None when they are the same in every respect."""
+    """Where and how two composed trees (or lists of documents) first differ, or None when they are the same in every
+    respect: types, values, key order, positions, styles and duplicates."""
     if type(left) is not type(right):
         return f"{path}: {type(left).__name__} != {type(right).__name__}"
     if isinstance(left, (YMap, YSeq)):
         for field in _MAP_FIELDS if isinstance(left, YMap) else _SEQ_FIELDS:
-            if getattr(left, field) != getattr(right, field):
-                return f"{path}.<{field}>: {getattr(left, field)!r} != {getattr(right, field)!r}"
+            mine, theirs = getattr(left, field), getattr(right, field)
+            if isinstance(mine, dict):  # in the same order too
+                mine, theirs = list(mine.items()), list(theirs.items())
+            if mine != theirs:
+                return f"{path}.<{field}>: {mine!r} != {theirs!r}"
     if isinstance(left, dict):
         if list(left) != list(right):
             return f"{path}: keys {list(left)!r} != {list(right)!r}"
