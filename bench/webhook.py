@@ -6,7 +6,8 @@ Servers, started side by side on the same stack (:func:`webhook.server.run`: uvi
 
 Load: ``wrk`` (C, from Debian's ``wrk`` package; ``apt-get install wrk``) over 50 keep-alive HTTPS connections, one
 thread, posting an AdmissionReview for a typical policy ConfigMap (``deploy/executor/base/policy.yaml``) in two forms:
-* ``unique``: every request carries a different object (a counter in a YAML comment), so every decision is computed;
+* ``unique``: every request carries a different policy (a counter as its ``maxNoOfPodsToEvictPerNode``), so every
+  decision is computed and no cache of any kind could answer it;
 * ``repeated``: the same object each time, as GitOps controllers send it (Flux's server-side dry-run drift checks,
   a dry run before each apply); the webhook's decision cache answers these.
 
@@ -59,7 +60,7 @@ port, metrics, cert, key = sys.argv[1:]
 sys.exit(run(app, ops, "127.0.0.1", int(port), int(metrics), Certificate(cert, key)))
 """
 
-MARK = "kind: DeschedulerPolicy"  # the request counter goes in a comment after this line of the policy
+MARK = "maxNoOfPodsToEvictPerNode: 5"  # the unique form writes the request counter in place of the 5
 TARGET_RATIO, TARGET_P99_MS = 0.5, 20.0
 
 # wrk prints one JSON line when the run is over: requests, duration, errors and latency percentiles (microseconds).
@@ -97,9 +98,9 @@ def wrk_script(form: str, pace_ms: int | None) -> str:
     if form == "repeated":
         lines.append(f"wrk.body = {_long_string(body)}")
     else:
-        cut = body.index(MARK) + len(MARK)
-        lines += [f"local head = {_long_string(body[:cut] + '  # request ')}",
-                  f"local tail = {_long_string(body[cut:])}", "local n = 0", "request = function()", "  n = n + 1",
+        cut = body.index(MARK) + len(MARK) - 1
+        lines += [f"local head = {_long_string(body[:cut])}", f"local tail = {_long_string(body[cut + 1:])}",
+                  "local n = 0", "request = function()", "  n = n + 1",
                   "  return wrk.format(nil, nil, nil, head .. n .. tail)", "end"]
     if pace_ms is not None:
         # exponential think times (mean pace_ms): arrivals as from independent clients, never in lock-step bursts
