@@ -27,6 +27,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any, NamedTuple, Protocol
 
 import yaml
@@ -350,10 +351,10 @@ def _envelope_document(envelope: Json, data: Any) -> YMap | None:
 def _quoted(value: Any) -> str:
     """``value`` in JSON, which is YAML flow style, in ASCII: YAML takes neither surrogate pairs nor a raw DEL, so
     every character beyond ``~`` is a YAML escape (``\\u`` or, beyond U+FFFF, ``\\U``)."""
-    text = json.dumps(value, ensure_ascii=False)
-    if text.isascii() and "\x7f" not in text:
+    text = encode_basestring_ascii(value) if isinstance(value, str) else json.dumps(value)
+    if "\\ud" not in text and "\x7f" not in text:  # no surrogate pair, no raw DEL
         return text
-    return _BEYOND_ASCII.sub(_escape, text)
+    return _BEYOND_ASCII.sub(_escape, json.dumps(value, ensure_ascii=False))
 
 
 _BEYOND_ASCII = re.compile(r"[^\x00-\x7e]")

@@ -11,7 +11,16 @@ from hypothesis import strategies as st
 from linter.engine import FileResult, Settings, lint_text
 from linter.yamlsrc import load_all
 from tests.trees import tree_difference
-from webhook.review import BadReview, Options, _block_safe, decide, parse_review, render_configmap, response
+from webhook.review import (
+    BadReview,
+    Options,
+    _block_safe,
+    _quoted,
+    decide,
+    parse_review,
+    render_configmap,
+    response,
+)
 
 Json = dict[str, Any]
 GOOD = """apiVersion: descheduler/v1alpha2
@@ -201,3 +210,13 @@ def test_a_configmap_composed_with_its_rendering_is_what_parsing_the_rendering_g
 
 def test_a_typical_configmap_is_composed_with_its_rendering() -> None:
     assert render_configmap(configmap(GOOD)).documents is not None
+
+
+@pytest.mark.parametrize("value", ["descheduler", "a\U0001f600b", "del\x7f", "\\ud83d is text", "café",
+                                   'q"uote\\', {"k\U0001f600": ["é", "x\n"]}, 5, None])
+def test_rendered_values_are_ascii_yaml_that_reads_back_the_same(value: Any) -> None:
+    import yaml
+
+    quoted = _quoted(value)
+    assert quoted.isascii() and "\x7f" not in quoted
+    assert yaml.safe_load(quoted) == value
