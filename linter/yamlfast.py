@@ -53,7 +53,7 @@ _PLAIN_FLOW = (
 try:
     re.compile("(?>a)")
     _KEY_PLAIN = "(?>" + _PLAIN_BLOCK + ")"
-except re.error:  # pragma: no cover - Python 3.10
+except re.error:  # Python 3.10 (a test forces this branch)
     _KEY_PLAIN = _PLAIN_BLOCK
 _QUOTED = r"\"[^\"\\" + _C + r"]*\"|'(?:[^'" + _C + r"]|'')*'"
 _SCALAR = _PLAIN_FLOW + "|" + _QUOTED

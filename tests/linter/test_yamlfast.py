@@ -151,6 +151,38 @@ def test_texts_outside_the_subset_are_refused(text):
     assert compose_simple(text) is None
 
 
+def test_without_atomic_groups_the_scanner_gives_the_same_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.10's re has no atomic groups: the scanner then builds its key pattern without one."""
+    import importlib
+    import re
+
+    import linter.yamlfast as module
+
+    compile_pattern = re.compile
+
+    def without_atomic_groups(pattern: Any, flags: int = 0) -> re.Pattern[str]:
+        if isinstance(pattern, str) and "(?>" in pattern:
+            raise re.error("unknown extension ?>")
+        return compile_pattern(pattern, flags)
+
+    texts = [*ACCEPTED, *REFUSED, (ROOT / "deploy/executor/base/policy.yaml").read_text()]
+    try:
+        monkeypatch.setattr(module.re, "compile", without_atomic_groups)
+        importlib.reload(module)
+        monkeypatch.undo()
+        assert "(?>" not in module._LINE.pattern
+        fallback = [module.compose_simple(text) for text in texts]
+    finally:
+        monkeypatch.undo()
+        importlib.reload(module)
+    assert "(?>" in module._LINE.pattern
+    for text, answer in zip(texts, fallback, strict=True):
+        expected = compose_simple(text)
+        assert (answer is None) == (expected is None), text
+        if answer is not None:
+            assert tree_difference(answer, expected) is None, text
+
+
 def _levels(line: str, count: int) -> str:
     return "".join(" " * level + line + "\n" for level in range(count))
 
