@@ -220,10 +220,8 @@ def _decision_input(kind: str, obj: Json) -> Any:
     last-applied annotation and the like, often larger than the policy, neither change the decision nor the key)."""
     if kind != "ConfigMap":
         return obj
-    metadata = _mapping(obj.get("metadata"))
-    annotations = _mapping(metadata.get("annotations"))
-    return [obj.get("apiVersion"), obj.get("kind"), {key: metadata[key] for key in ("name", "namespace") if key in
-            metadata}, [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], obj.get("data")]
+    annotations = _mapping(_mapping(obj.get("metadata")).get("annotations"))
+    return [_envelope(obj), [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], obj.get("data")]
 
 
 # --- policies -----------------------------------------------------------------------------------------------------
@@ -290,11 +288,9 @@ def render_configmap(obj: Json) -> Rendering:
     the envelope holds only strings and ``data`` maps strings to strings (what the API server admits), the document
     is composed along with the text, so only the policies inside are parsed."""
     data = obj.get("data")
-    metadata = _mapping(obj.get("metadata"))
-    envelope = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-                "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata}}
+    envelope = _envelope(obj)
     lines = [f"{key}: {_quoted(value)}" for key, value in envelope.items()]
-    root = _envelope_document(envelope, data)
+    root = _envelope_document(envelope) if isinstance(data, dict) and data else None
     spans: list[tuple[int, int, str]] = []  # (first line, last line, key), 1-based lines of the value's content
     if isinstance(data, dict):
         lines.append("data:")
@@ -302,6 +298,7 @@ def render_configmap(obj: Json) -> Rendering:
             key_text = _quoted(str(key))
             if not isinstance(value, str) or not _block_safe(value):
                 lines.append(f"  {key_text}: {_quoted(value)}")
+                root = None  # composed directly only when every value is a block scalar
                 continue
             body = value.split("\n")
             trailing = len(value) - len(value.rstrip("\n"))
@@ -309,7 +306,7 @@ def render_configmap(obj: Json) -> Rendering:
             content = body[: len(body) - 1] if value.endswith("\n") else body
             lines.append(f"  {key_text}: |2{chomp}")
             if root is not None:  # `  "key": |2-`: the key at column 3, the block scalar after `: `
-                _put(root["data"], key, value, (len(lines), 3), (len(lines), 3 + len(key_text) + 2), "|")
+                _put(root["data"], str(key), value, (len(lines), 3), (len(lines), 3 + len(key_text) + 2), "|")
             first = len(lines) + 1
             lines.extend(f"    {line}" if line else "" for line in content)
             spans.append((first, len(lines), str(key)))
@@ -324,14 +321,19 @@ def render_configmap(obj: Json) -> Rendering:
     return Rendering(text, locate, [root] if root is not None else None)
 
 
-def _envelope_document(envelope: Json, data: Any) -> YMap | None:
+def _envelope(obj: Json) -> Json:
+    """What :func:`render_configmap` renders of a ConfigMap besides its data: apiVersion, kind, name, namespace."""
+    metadata = _mapping(obj.get("metadata"))
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata}}
+
+
+def _envelope_document(envelope: Json) -> YMap | None:
     """The rendering's document up to ``data`` (whose entries the caller adds), composed directly; None unless the
-    envelope holds only strings and ``data`` is a non-empty mapping of strings to strings that are block scalars."""
+    envelope holds only strings."""
     metadata = envelope["metadata"]
     if not (isinstance(envelope["apiVersion"], str) and isinstance(envelope["kind"], str)
-            and all(isinstance(value, str) for value in metadata.values()) and isinstance(data, dict) and data
-            and all(isinstance(key, str) and isinstance(value, str) and _block_safe(value)
-                    for key, value in data.items())):
+            and all(isinstance(value, str) for value in metadata.values())):
         return None
     root = YMap(1, 1)
     for line, key in ((1, "apiVersion"), (2, "kind")):  # `apiVersion: "v1"`
