@@ -61,12 +61,18 @@ def _print(args: argparse.Namespace, startup: float, full: LoadReport, sequentia
     pods = full.created["Pod"]
     print(f"machine: {os.cpu_count()} CPUs; control plane up in {startup:.1f} s")
     print(f"{'case':<44} {'objects':>8} {'seconds':>8} {'objects/s':>10}")
-    print(f"{f'{args.nodes} nodes, {pods} pods, {args.workers} workers':<44} {sum(full.created.values()):>8} "
-          f"{full.seconds:>8.1f} {rate(full):>10.0f}")
-    print(f"{'baseline: a tenth, one object at a time':<44} {sum(sequential.created.values()):>8} "
-          f"{sequential.seconds:>8.1f} {rate(sequential):>10.0f}")
-    print(f"concurrency speed-up: {rate(full) / rate(sequential):.1f}x; "
-          f"target: under {TARGET_SECONDS:.0f} s -> {'met' if full.seconds < TARGET_SECONDS else 'MISSED'}")
+    print(
+        f"{f'{args.nodes} nodes, {pods} pods, {args.workers} workers':<44} {sum(full.created.values()):>8} "
+        f"{full.seconds:>8.1f} {rate(full):>10.0f}"
+    )
+    print(
+        f"{'baseline: a tenth, one object at a time':<44} {sum(sequential.created.values()):>8} "
+        f"{sequential.seconds:>8.1f} {rate(sequential):>10.0f}"
+    )
+    print(
+        f"concurrency speed-up: {rate(full) / rate(sequential):.1f}x; "
+        f"target: under {TARGET_SECONDS:.0f} s -> {'met' if full.seconds < TARGET_SECONDS else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

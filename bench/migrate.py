@@ -185,15 +185,25 @@ def main() -> int:
     for label, times in (("migrate --check DIR", checks), ("migrate --in-place DIR", writes)):
         median = statistics.median(times)
         met = median < TARGET_SECONDS * args.files / 1000
-        text = (f"{label:24} median {median:6.2f} s  ({args.files / median:,.0f} files/s)  "
-                f"target < {TARGET_SECONDS * args.files / 1000:.1f} s")
+        text = (
+            f"{label:24} median {median:6.2f} s  ({args.files / median:,.0f} files/s)  "
+            f"target < {TARGET_SECONDS * args.files / 1000:.1f} s"
+        )
         targets[label] = {"seconds": median, "files_per_second": args.files / median, "text": text.strip(), "met": met}
         print(f"  {text}: {'met' if met else 'MISSED'}")
     ok = all(target["met"] for target in targets.values())
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-                       "files": args.files, "runs": args.runs, "targets": targets}, handle, indent=2)
+            json.dump(
+                {
+                    "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+                    "files": args.files,
+                    "runs": args.runs,
+                    "targets": targets,
+                },
+                handle,
+                indent=2,
+            )
     return 0 if ok else 1
 
 

@@ -69,7 +69,7 @@ profiles:
 # Peak RSS of the child, read by the child itself just before it exits.
 RUNNER = """
 import resource, sys
-from linter.cli import main
+from desched.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
@@ -80,9 +80,23 @@ sys.exit(code)
 def _run(policy: str, snapshot: str) -> tuple[float, int, int]:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", RUNNER, "simulate", "--policy", policy, "--cluster", snapshot, "--format", "json",
-         "--now", "2026-11-22T00:00:00Z"],
-        capture_output=True, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-c",
+            RUNNER,
+            "simulate",
+            "--policy",
+            policy,
+            "--cluster",
+            snapshot,
+            "--format",
+            "json",
+            "--now",
+            "2026-11-22T00:00:00Z",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -111,8 +125,7 @@ def main() -> int:
                 json.dump({"apiVersion": "v1", "kind": "List", "items": generate(nodes, PODS_PER_NODE)}, handle)
             for name, policy in policies.items():
                 runs = [_run(policy, snapshot) for _ in range(args.runs if name == "all-but-hnu" else 1)]
-                rows.append((name, nodes, statistics.median(r[0] for r in runs), max(r[1] for r in runs),
-                             runs[0][2]))
+                rows.append((name, nodes, statistics.median(r[0] for r in runs), max(r[1] for r in runs), runs[0][2]))
             os.unlink(snapshot)
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; medians of {args.runs} runs")
     print(f"{'policy':<12} {'nodes':>6} {'pods':>7} {'seconds':>8} {'peak MB':>8} {'evicted':>8}")
@@ -122,25 +135,45 @@ def main() -> int:
     targets = {}
     if 1000 in main_rows:
         seconds, peak = main_rows[1000]
-        targets["1000 nodes"] = {"text": f"1,000 nodes: {seconds:.2f} s (target < {TARGET_SECONDS:.0f}), "
-                                 f"{peak / 2**30:.2f} GB (target < 1.5)",
-                                 "met": seconds < TARGET_SECONDS and peak < TARGET_BYTES}
+        targets["1000 nodes"] = {
+            "text": f"1,000 nodes: {seconds:.2f} s (target < {TARGET_SECONDS:.0f}), "
+            f"{peak / 2**30:.2f} GB (target < 1.5)",
+            "met": seconds < TARGET_SECONDS and peak < TARGET_BYTES,
+        }
     if len(main_rows) >= 2:
         low, high = min(main_rows), max(main_rows)
         exponent = math.log(main_rows[high][0] / main_rows[low][0]) / math.log(high / low)
-        targets["growth"] = {"value": exponent, "text": f"growth exponent {low}->{high} nodes: {exponent:.2f} "
-                             f"(target <= {TARGET_EXPONENT})", "met": exponent <= TARGET_EXPONENT}
+        targets["growth"] = {
+            "value": exponent,
+            "text": f"growth exponent {low}->{high} nodes: {exponent:.2f} (target <= {TARGET_EXPONENT})",
+            "met": exponent <= TARGET_EXPONENT,
+        }
     for target in targets.values():
         print(target["text"])
     verdicts = [target["met"] for target in targets.values()]
     print("targets: " + ("met" if all(verdicts) else "MISSED"))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"machine": f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}", "runs": args.runs,
-                       "rows": [{"policy": name, "nodes": nodes, "pods": nodes * PODS_PER_NODE, "seconds": seconds,
-                                 "peak_bytes": peak, "evicted": evicted}
-                                for name, nodes, seconds, peak, evicted in rows],
-                       "targets": targets}, handle, indent=2)
+            json.dump(
+                {
+                    "machine": f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
+                    "runs": args.runs,
+                    "rows": [
+                        {
+                            "policy": name,
+                            "nodes": nodes,
+                            "pods": nodes * PODS_PER_NODE,
+                            "seconds": seconds,
+                            "peak_bytes": peak,
+                            "evicted": evicted,
+                        }
+                        for name, nodes, seconds, peak, evicted in rows
+                    ],
+                    "targets": targets,
+                },
+                handle,
+                indent=2,
+            )
     return 0 if all(verdicts) else 1
 
 

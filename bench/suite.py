@@ -49,8 +49,7 @@ SECTIONS: dict[str, tuple[list[str], list[str]]] = {  # name: (arguments, --quic
 def bootstrap() -> None:
     """Environments and tools; then this script again inside desched's virtual environment."""
     python = peers.desched_python()
-    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "matplotlib>=3.8"],
-                   check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "matplotlib>=3.8"], check=True)
     if shutil.which("wrk") is None:
         if os.geteuid() != 0:
             raise SystemExit("bench/suite.py needs wrk (Debian's package): sudo apt-get install wrk")
@@ -66,8 +65,11 @@ def run_section(name: str, quick: bool, work: Path) -> dict[str, Any]:
     arguments, quick_arguments = SECTIONS[name]
     output = work / f"{name}.json"
     print(f"\n=== {name} ===", flush=True)
-    done = subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(quick_arguments if quick else arguments),
-                           "--json", str(output)], cwd=ROOT, check=False)
+    done = subprocess.run(
+        [sys.executable, str(HERE / f"{name}.py"), *(quick_arguments if quick else arguments), "--json", str(output)],
+        cwd=ROOT,
+        check=False,
+    )
     if done.returncode not in (0, 1) or not output.exists():
         return {"error": f"bench/{name}.py exited {done.returncode}"}
     result: dict[str, Any] = json.loads(output.read_text())
@@ -87,37 +89,69 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         ours = single["median_ms"]["desched"]
         for peer in ("yamllint", "kubernetes-validate"):
             target = lint["targets"].get(f"single_file_vs_{peer.replace('-', '_')}")
-            table.append(("Lint, one policy file, whole process (pre-commit)", f"{ours:.0f} ms",
-                          f"{peer} {single['median_ms'][peer]:.0f} ms",
-                          f"{single['ratio'][peer]:.2f}x the time", verdict(target)))
+            table.append(
+                (
+                    "Lint, one policy file, whole process (pre-commit)",
+                    f"{ours:.0f} ms",
+                    f"{peer} {single['median_ms'][peer]:.0f} ms",
+                    f"{single['ratio'][peer]:.2f}x the time",
+                    verdict(target),
+                )
+            )
     if "repository" in lint:
         repo = lint["repository"]
         for peer in ("yamllint", "kubernetes-validate", "checkov"):
             if peer not in repo["seconds"]:
                 continue
             target = lint["targets"].get(f"repository_vs_{peer.replace('-', '_')}")
-            table.append((f"Lint, repository of {repo['files']:,} files, one core",
-                          f"{repo['files_per_second']['desched']:,.0f} files/s",
-                          f"{peer} {repo['files_per_second'][peer]:,.0f} files/s",
-                          f"{repo['speedup'][peer]:.1f}x faster", verdict(target)))
+            table.append(
+                (
+                    f"Lint, repository of {repo['files']:,} files, one core",
+                    f"{repo['files_per_second']['desched']:,.0f} files/s",
+                    f"{peer} {repo['files_per_second'][peer]:,.0f} files/s",
+                    f"{repo['speedup'][peer]:.1f}x faster",
+                    verdict(target),
+                )
+            )
     migrate = results.get("migrate", {})
     for label, target in migrate.get("targets", {}).items():
-        table.append((f"Migration, {migrate['files']:,} v1alpha1 files (`{label}`)",
-                      f"{target['seconds']:.2f} s ({target['files_per_second']:,.0f} files/s)", "", "",
-                      f"{target['text'].split('target')[-1].strip()}: {verdict(target)}"))
+        table.append(
+            (
+                f"Migration, {migrate['files']:,} v1alpha1 files (`{label}`)",
+                f"{target['seconds']:.2f} s ({target['files_per_second']:,.0f} files/s)",
+                "",
+                "",
+                f"{target['text'].split('target')[-1].strip()}: {verdict(target)}",
+            )
+        )
     workloads = results.get("workloads", {})
     if "seconds" in workloads:
-        table.append((f"Workload safety, {workloads['workloads']:,} workloads + {workloads['pdbs']:,} PDBs",
-                      f"{workloads['seconds']:.2f} s", "", "", f"< 3 s: {verdict(workloads['targets']['workloads'])}"))
+        table.append(
+            (
+                f"Workload safety, {workloads['workloads']:,} workloads + {workloads['pdbs']:,} PDBs",
+                f"{workloads['seconds']:.2f} s",
+                "",
+                "",
+                f"< 3 s: {verdict(workloads['targets']['workloads'])}",
+            )
+        )
     simulate = results.get("simulate", {})
     for row in simulate.get("rows", []):
         if row["policy"] == "all-but-hnu":
-            table.append((f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods, all plugins",
-                          f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB", "", "", ""))
+            table.append(
+                (
+                    f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods, all plugins",
+                    f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB",
+                    "",
+                    "",
+                    "",
+                )
+            )
     if "growth" in simulate.get("targets", {}):
         growth = simulate["targets"]["growth"]
-        table.append(("Executor simulate, growth exponent", f"{growth['value']:.2f}", "", "",
-                      f"<= 1.2: {verdict(growth)}"))
+        table.append(
+            ("Executor simulate, growth exponent", f"{growth['value']:.2f}", "", "", f"<= 1.2: {verdict(growth)}")
+        )
     webhook = results.get("webhook", {})
     for form in ("unique", "repeated"):
         key = f"saturated/webhook/{form}"
@@ -126,14 +160,25 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
         ours, noop = webhook["medians"][key], webhook["medians"][f"saturated/no-op/{form}"]
         paced = webhook["medians"][f"paced/webhook/{form}"]
         ratio, p99 = webhook["targets"][f"throughput/{form}"], webhook["targets"][f"p99/{form}"]
-        table.append((f"Webhook, {webhook['connections']} TLS connections, {form} policy ConfigMaps, saturated",
-                      f"{ours['rps']:,.0f} req/s", f"no-op {noop['rps']:,.0f} req/s", f"{ratio['value']:.2f}",
-                      f">= 0.5: {verdict(ratio)}"))
+        table.append(
+            (
+                f"Webhook, {webhook['connections']} TLS connections, {form} policy ConfigMaps, saturated",
+                f"{ours['rps']:,.0f} req/s",
+                f"no-op {noop['rps']:,.0f} req/s",
+                f"{ratio['value']:.2f}",
+                f">= 0.5: {verdict(ratio)}",
+            )
+        )
         offered = 1000 // webhook["pace_ms"] * webhook["connections"]
-        table.append((f"Webhook, {form} policy ConfigMaps, paced (~{offered} req/s offered)",
-                      f"p50 {paced['p50_ms']:.1f} ms, p99 {paced['p99_ms']:.1f} ms",
-                      "no-op p99 {:.1f} ms".format(webhook["medians"][f"paced/no-op/{form}"]["p99_ms"]), "",
-                      f"p99 <= 20 ms: {verdict(p99)}"))
+        table.append(
+            (
+                f"Webhook, {form} policy ConfigMaps, paced (~{offered} req/s offered)",
+                f"p50 {paced['p50_ms']:.1f} ms, p99 {paced['p99_ms']:.1f} ms",
+                "no-op p99 {:.1f} ms".format(webhook["medians"][f"paced/no-op/{form}"]["p99_ms"]),
+                "",
+                f"p99 <= 20 ms: {verdict(p99)}",
+            )
+        )
     return table
 
 
@@ -179,11 +224,11 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         f"Generated by `python bench/suite.py` on {meta['date']}{' (--quick: a smoke run)' if meta['quick'] else ''}"
         " from `docs/performance.json`; do not edit by hand.",
         "",
-        "Sections measured on: " + ", ".join(f"{name} {date}" for name, date in meta.get("measured", {}).items())
-        + ".",
+        "Sections measured on: " + ", ".join(f"{name} {date}" for name, date in meta.get("measured", {}).items()) + ".",
         "",
-        f"Machine: {meta['machine']}. Tools: " + ", ".join(f"{tool} {version}" for tool, version in
-                                                          sorted(meta.get("versions", {}).items())) + ".",
+        f"Machine: {meta['machine']}. Tools: "
+        + ", ".join(f"{tool} {version}" for tool, version in sorted(meta.get("versions", {}).items()))
+        + ".",
         "",
         "| Benchmark | desched | Peer or baseline | Ratio | Target |",
         "|---|---|---|---|---|",
@@ -194,8 +239,12 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
     if gaps:
         lines += ["## Targets missed", "", *[f"- {gap}" for gap in gaps], ""]
     if plotted:
-        lines += ["## Executor simulate against cluster size", "",
-                  "![simulate time and peak memory against nodes](performance-simulate.png)", ""]
+        lines += [
+            "## Executor simulate against cluster size",
+            "",
+            "![simulate time and peak memory against nodes](performance-simulate.png)",
+            "",
+        ]
     lines += [
         "## Method",
         "",
@@ -262,9 +311,13 @@ def main() -> int:
             for name in sections:
                 results[name] = run_section(name, args.quick, Path(work))
         measured = {**results.get("_run", {}).get("measured", {}), **dict.fromkeys(sections, today)}
-        results["_run"] = {"date": today, "quick": args.quick, "measured": measured,
-                           "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python "
-                                      f"{platform.python_version()}", "versions": peers.versions()}
+        results["_run"] = {
+            "date": today,
+            "quick": args.quick,
+            "measured": measured,
+            "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+            "versions": peers.versions(),
+        }
         (DOCS / "performance.json").write_text(json.dumps(results, indent=2) + "\n")
     table = render(results)
     width = max(len(row[0]) for row in table) if table else 10

@@ -1,6 +1,6 @@
 """Admission webhook latency and throughput (issue 8): 50 concurrent TLS connections on loopback, driven by wrk.
 
-Servers, started side by side on the same stack (:func:`webhook.server.run`: uvicorn, TLS 1.2+):
+Servers, started side by side on the same stack (:func:`desched.webhook.server.run`: uvicorn, TLS 1.2+):
 * ``desched webhook`` (enforce mode, no cluster cache);
 * the baseline, a no-op ``/validate`` that only parses the AdmissionReview and echoes its uid.
 
@@ -46,7 +46,7 @@ NOOP = """
 import json, sys
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from webhook.server import Certificate, run
+from desched.webhook.server import Certificate, run
 app, ops = FastAPI(), FastAPI()
 @app.post("/validate")
 async def validate(request: Request):
@@ -76,11 +76,27 @@ end
 
 def review_body() -> str:
     policy = Path(ROOT, "deploy", "executor", "base", "policy.yaml").read_text()
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": "bench", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "operation": "CREATE",
-        "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "descheduler",
-                   "namespace": "kube-system", "labels": {"desched.io/policy": "true"}},
-                   "data": {"policy.yaml": policy}}}})
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "bench",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "operation": "CREATE",
+                "object": {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": "descheduler",
+                        "namespace": "kube-system",
+                        "labels": {"desched.io/policy": "true"},
+                    },
+                    "data": {"policy.yaml": policy},
+                },
+            },
+        }
+    )
 
 
 def _long_string(text: str) -> str:
@@ -99,20 +115,35 @@ def wrk_script(form: str, pace_ms: int | None) -> str:
         lines.append(f"wrk.body = {_long_string(body)}")
     else:
         cut = body.index(MARK) + len(MARK) - 1
-        lines += [f"local head = {_long_string(body[:cut])}", f"local tail = {_long_string(body[cut + 1:])}",
-                  "local n = 0", "request = function()", "  n = n + 1",
-                  "  return wrk.format(nil, nil, nil, head .. n .. tail)", "end"]
+        lines += [
+            f"local head = {_long_string(body[:cut])}",
+            f"local tail = {_long_string(body[cut + 1 :])}",
+            "local n = 0",
+            "request = function()",
+            "  n = n + 1",
+            "  return wrk.format(nil, nil, nil, head .. n .. tail)",
+            "end",
+        ]
     if pace_ms is not None:
         # exponential think times (mean pace_ms): arrivals as from independent clients, never in lock-step bursts
-        lines += ["math.randomseed(os.time())",
-                  f"delay = function() return math.floor(-{pace_ms} * math.log(1 - math.random())) end"]
+        lines += [
+            "math.randomseed(os.time())",
+            f"delay = function() return math.floor(-{pace_ms} * math.log(1 - math.random())) end",
+        ]
     return "\n".join(lines) + "\n" + REPORT
 
 
 def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[str, float]:
     """One wrk run: requests/s, p50 and p99 in ms; a failed request fails the benchmark."""
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "-s", str(script),
-               f"https://127.0.0.1:{port}/validate"]
+    command = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds:g}s",
+        "-s",
+        str(script),
+        f"https://127.0.0.1:{port}/validate",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith('{"requests"')]
     if done.returncode != 0 or not lines:
@@ -120,13 +151,27 @@ def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[s
     figures = json.loads(lines[-1])
     if figures["errors"]:
         raise SystemExit(f"{figures['errors']} failed requests: {done.stdout}")
-    return {"rps": figures["requests"] / (figures["duration_us"] / 1e6), "p50_ms": figures["p50_us"] / 1000,
-            "p99_ms": figures["p99_us"] / 1000}
+    return {
+        "rps": figures["requests"] / (figures["duration_us"] / 1e6),
+        "p50_ms": figures["p50_us"] / 1000,
+        "p99_ms": figures["p99_us"] / 1000,
+    }
 
 
 def start_noop(directory: Path) -> Running:
-    return serve(directory, "the no-op server", lambda port, metrics: [
-        sys.executable, "-c", NOOP, str(port), str(metrics), str(directory / "tls.crt"), str(directory / "tls.key")])
+    return serve(
+        directory,
+        "the no-op server",
+        lambda port, metrics: [
+            sys.executable,
+            "-c",
+            NOOP,
+            str(port),
+            str(metrics),
+            str(directory / "tls.crt"),
+            str(directory / "tls.key"),
+        ],
+    )
 
 
 def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict[str, Any]:
@@ -147,24 +192,45 @@ def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict
                         for name, server in (("webhook", webhook), ("no-op", noop)):
                             figures = run_wrk(server.port, scripts[mode, form], connections, seconds)
                             runs.setdefault((mode, name, form), []).append(figures)
-            cache_hits = next((line.split()[-1] for line in webhook.metrics().splitlines()
-                               if line.startswith("desched_webhook_decision_cache_hits_total")), "0")
+            cache_hits = next(
+                (
+                    line.split()[-1]
+                    for line in webhook.metrics().splitlines()
+                    if line.startswith("desched_webhook_decision_cache_hits_total")
+                ),
+                "0",
+            )
         finally:
             webhook.stop()
             noop.stop()
-    medians = {f"{mode}/{name}/{form}": {key: statistics.median(run[key] for run in found) for key in found[0]}
-               for (mode, name, form), found in runs.items()}
+    medians = {
+        f"{mode}/{name}/{form}": {key: statistics.median(run[key] for run in found) for key in found[0]}
+        for (mode, name, form), found in runs.items()
+    }
     targets = {}
     for form in ("unique", "repeated"):
         ratio = medians[f"saturated/webhook/{form}"]["rps"] / medians[f"saturated/no-op/{form}"]["rps"]
         p99 = medians[f"paced/webhook/{form}"]["p99_ms"]
-        targets[f"throughput/{form}"] = {"value": ratio, "text": f"webhook/no-op throughput, {form} objects: "
-                                         f"{ratio:.2f} (target >= {TARGET_RATIO})", "met": ratio >= TARGET_RATIO}
-        targets[f"p99/{form}"] = {"value": p99, "text": f"webhook p99 paced, {form} objects: {p99:.1f} ms "
-                                  f"(target <= {TARGET_P99_MS:g})", "met": p99 <= TARGET_P99_MS}
-    return {"machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-            "connections": connections, "seconds": seconds, "rounds": rounds, "pace_ms": pace_ms,
-            "medians": medians, "cache_hits": int(float(cache_hits)), "targets": targets}
+        targets[f"throughput/{form}"] = {
+            "value": ratio,
+            "text": f"webhook/no-op throughput, {form} objects: {ratio:.2f} (target >= {TARGET_RATIO})",
+            "met": ratio >= TARGET_RATIO,
+        }
+        targets[f"p99/{form}"] = {
+            "value": p99,
+            "text": f"webhook p99 paced, {form} objects: {p99:.1f} ms (target <= {TARGET_P99_MS:g})",
+            "met": p99 <= TARGET_P99_MS,
+        }
+    return {
+        "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "connections": connections,
+        "seconds": seconds,
+        "rounds": rounds,
+        "pace_ms": pace_ms,
+        "medians": medians,
+        "cache_hits": int(float(cache_hits)),
+        "targets": targets,
+    }
 
 
 def main() -> int:
@@ -176,17 +242,22 @@ def main() -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
-        print("bench/webhook.py needs wrk: apt-get install wrk (or run bench/suite.py, which installs it)",
-              file=sys.stderr)
+        print(
+            "bench/webhook.py needs wrk: apt-get install wrk (or run bench/suite.py, which installs it)",
+            file=sys.stderr,
+        )
         return 2
     result = measure(args.connections, args.seconds, args.rounds, args.pace_ms)
-    print(f"machine: {result['machine']}; wrk -t1 -c{args.connections}, load generator on the same machine; "
-          f"medians of {args.rounds} alternated rounds of {args.seconds:g} s")
+    print(
+        f"machine: {result['machine']}; wrk -t1 -c{args.connections}, load generator on the same machine; "
+        f"medians of {args.rounds} alternated rounds of {args.seconds:g} s"
+    )
     print(f"{'mode':<10} {'endpoint':<9} {'objects':<9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
     for key, figures in result["medians"].items():
         mode, name, form = key.split("/")
-        print(f"{mode:<10} {name:<9} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} "
-              f"{figures['p99_ms']:>8.1f}")
+        print(
+            f"{mode:<10} {name:<9} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f}"
+        )
     for target in result["targets"].values():
         print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
     if args.json:

@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from linter.workloads import PDBIndex, collect, evaluate  # noqa: E402
+from desched.workloads import PDBIndex, collect, evaluate  # noqa: E402
 
 NAMESPACES = 50
 KINDS = ("Deployment", "Deployment", "Deployment", "StatefulSet", "Job", "DaemonSet", "Pod")
@@ -140,11 +140,24 @@ def main() -> int:
     print(f"target < {TARGET_SECONDS:g} s: {'met' if met else 'MISSED'}")
     if options.json:
         with open(options.json, "w", encoding="utf-8") as handle:
-            json.dump({"machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-                       "workloads": count, "pdbs": options.pdbs, "runs": options.repeat, "seconds": seconds,
-                       "targets": {"workloads": {"text": f"{count:,} workloads and {options.pdbs:,} PDBs in "
-                                                 f"{seconds:.2f} s (target < {TARGET_SECONDS:g} s)", "met": met}}},
-                      handle, indent=2)
+            json.dump(
+                {
+                    "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+                    "workloads": count,
+                    "pdbs": options.pdbs,
+                    "runs": options.repeat,
+                    "seconds": seconds,
+                    "targets": {
+                        "workloads": {
+                            "text": f"{count:,} workloads and {options.pdbs:,} PDBs in "
+                            f"{seconds:.2f} s (target < {TARGET_SECONDS:g} s)",
+                            "met": met,
+                        }
+                    },
+                },
+                handle,
+                indent=2,
+            )
     return 0 if met else 1
 
 

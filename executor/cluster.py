@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from linter.workloads.selectors import Selector, compile_selector, label_map
-
-from .nodeutil import node_requested
-from .podutil import is_terminal
+from desched.executor.nodeutil import node_requested
+from desched.executor.podutil import is_terminal
+from desched.workloads.selectors import Selector, compile_selector, label_map
 
 Json = dict[str, Any]
 

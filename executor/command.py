@@ -1,10 +1,10 @@
-"""``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`executor.framework`).
+"""``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
 * ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain]`` runs one cycle
   offline on a snapshot (``kind: List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it),
   with upstream's dry-run semantics: every eviction of a pod still present succeeds, PDBs are not simulated.
 * ``run --policy POLICY [--dry-run] [--kubeconfig PATH] [--context NAME] [--interval DURATION]`` runs against the live
-  cluster (see :mod:`executor.live`).
+  cluster (see :mod:`desched.executor.live`).
 
 ``POLICY`` is a raw policy, a ConfigMap holding one, Helm chart values, a v1alpha1 policy (converted) or a
 KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings go to stderr and the exit code is 2.
@@ -23,20 +23,18 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
-from linter.cli import UsageError
-
-from .cluster import Json
+from desched.errors import UsageError
+from desched.executor.cluster import Json
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
 
 def load_policy(path: str, target_text: str | None) -> Json:
     """The v1alpha2 policy ``path`` stands for, after the lint gate (see the module docstring)."""
-    from linter import versions
-    from linter.cli import findings_report
-    from linter.engine import Settings, lint_file, target_for
-    from linter.formatters import get
-    from linter.policy.effective import effective_policy
+    from desched import versions
+    from desched.linter.engine import Settings, lint_file, target_for
+    from desched.linter.formatters import findings_report, get
+    from desched.policy.effective import effective_policy
 
     try:
         target = versions.parse(target_text) if target_text else None
@@ -84,8 +82,11 @@ def read_snapshot(path: str) -> list[Json]:
         raise UsageError(f"cannot read {path}: {first}") from None
     objects: list[Json] = []
     for document in documents:
-        if isinstance(document, dict) and str(document.get("kind", "")).endswith("List") \
-                and isinstance(document.get("items"), list):
+        if (
+            isinstance(document, dict)
+            and str(document.get("kind", "")).endswith("List")
+            and isinstance(document.get("items"), list)
+        ):
             objects.extend(item for item in document["items"] if isinstance(item, dict))
         elif isinstance(document, dict):
             objects.append(document)
@@ -104,7 +105,7 @@ def parse_now(text: str | None) -> datetime:
 
 def report(result: Any, evictions: list[Any], explain: bool) -> Json:
     """The JSON output contract (module docstring)."""
-    from .evictions import summary
+    from desched.executor.evictions import summary
 
     document: Json = {
         "evictions": [eviction._asdict() for eviction in evictions],
@@ -129,13 +130,16 @@ def render_text(document: Json, errors: list[str], failures: list[Any]) -> str:
     if summary["skippedCycle"]:
         lines = ["cycle skipped: fewer than 2 ready nodes match the policy's nodeSelector"]
     for failure in failures:
-        lines.append(f"failed: {failure.namespace}/{failure.pod} ({failure.profile}/{failure.plugin}): "
-                     f"{failure.message}")
+        lines.append(
+            f"failed: {failure.namespace}/{failure.pod} ({failure.profile}/{failure.plugin}): {failure.message}"
+        )
     for error in errors:
         lines.append(f"plugin error: {error}")
     by_plugin = ", ".join(f"{name} {count}" for name, count in summary["byPlugin"].items())
-    lines.append(f"{summary['evicted']} pod{'s' if summary['evicted'] != 1 else ''} evicted"
-                 + (f" ({by_plugin})" if by_plugin else ""))
+    lines.append(
+        f"{summary['evicted']} pod{'s' if summary['evicted'] != 1 else ''} evicted"
+        + (f" ({by_plugin})" if by_plugin else "")
+    )
     for pod in document.get("pods", []):
         verdict = "evictable" if pod["evictable"] else f"protected: {pod['reason']}"
         lines.append(f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {verdict}")
@@ -159,7 +163,8 @@ def _progress(total_plugins: int) -> Any:
 def _enabled_count(policy: Json) -> int:
     return sum(
         len(((profile.get("plugins") or {}).get(point) or {}).get("enabled") or [])
-        for profile in policy.get("profiles") or [] for point in ("deschedule", "balance")
+        for profile in policy.get("profiles") or []
+        for point in ("deschedule", "balance")
     )
 
 
@@ -171,8 +176,12 @@ class Simulate:
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--policy", required=True, metavar="POLICY", help="policy file (raw, ConfigMap, chart "
-                            "values, v1alpha1 or KubeDescheduler)")
+        parser.add_argument(
+            "--policy",
+            required=True,
+            metavar="POLICY",
+            help="policy file (raw, ConfigMap, chart values, v1alpha1 or KubeDescheduler)",
+        )
         parser.add_argument("--cluster", required=True, metavar="SNAPSHOT", help="cluster snapshot; - reads stdin")
         parser.add_argument("--now", metavar="RFC3339", help="the clock for age-based plugins (default: now)")
         parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -181,10 +190,10 @@ class Simulate:
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
 
     def run(self, args: argparse.Namespace) -> int:
-        from .cluster import Cluster
-        from .defaultevictor import ConfigError
-        from .evictions import Limits, PodEvictor
-        from .framework import prepare_policy, run_cycle
+        from desched.executor.cluster import Cluster
+        from desched.executor.defaultevictor import UnrunnablePolicy
+        from desched.executor.evictions import Limits, PodEvictor
+        from desched.executor.framework import prepare_policy, run_cycle
 
         policy = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
@@ -192,10 +201,9 @@ class Simulate:
         try:
             prepared = prepare_policy(policy)
             evictor = PodEvictor(cluster, Limits.from_policy(prepared))
-            observe = _progress(_enabled_count(prepared)) if sys.stderr.isatty() and len(cluster.pods) > 5000 \
-                else None
+            observe = _progress(_enabled_count(prepared)) if sys.stderr.isatty() and len(cluster.pods) > 5000 else None
             result = run_cycle(prepared, cluster, now, evictor, explain=args.explain, observe=observe)
-        except ConfigError as error:
+        except UnrunnablePolicy as error:
             raise UsageError(str(error)) from None
         document = report(result, evictor.evictions, args.explain)
         if args.format == "json":
@@ -208,6 +216,7 @@ class Simulate:
 
 
 class Run:
+    extra = "executor"
     help = "run the policy against the live cluster (one cycle, or every --interval)"
     description = (
         "Evict through the Eviction API what the policy selects, with upstream's decisions; --dry-run evicts "
@@ -215,12 +224,12 @@ class Run:
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from .live import add_arguments
+        from desched.executor.live import add_arguments
 
         add_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from .live import run
+        from desched.executor.live import run
 
         return run(args)
 

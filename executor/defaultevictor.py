@@ -5,7 +5,7 @@ reason of the first failing check, in upstream's order and with upstream's wordi
 from the mirror-pod test on and logs them all; the verdict is the same). :meth:`DefaultEvictor.pre_eviction_failure`
 does the same for ``PreEvictionFilter`` (NodeFit against the ready nodes matching the evictor's ``nodeSelector``,
 then ``namespaceLabelSelector``). Building the evictor resolves ``priorityThreshold`` (a ``name`` is looked up among
-the cluster's PriorityClasses) and raises :class:`ConfigError` when it cannot, as upstream fails to start.
+the cluster's PriorityClasses) and raises :class:`UnrunnablePolicy` when it cannot, as upstream fails to start.
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from linter.goduration import parse_duration
-from linter.validation.labels import label_selector_requirements
-from linter.workloads.scope import active_protections
-from linter.workloads.selectors import compile_selector, label_map
-
-from . import nodeutil, podutil
-from .cluster import Cluster, Json
+from desched.errors import PolicyRefused
+from desched.executor import nodeutil, podutil
+from desched.executor.cluster import Cluster, Json
+from desched.goduration import parse_duration
+from desched.validation.labels import label_selector_requirements
+from desched.workloads.scope import active_protections
+from desched.workloads.selectors import compile_selector, label_map
 
 SYSTEM_CRITICAL_PRIORITY = 2000000000
 MANDATORY = "Mandatory"
 
 
-class ConfigError(Exception):
+class UnrunnablePolicy(PolicyRefused):
     """The policy cannot be run in this cluster (upstream fails at start-up with the same problem)."""
 
 
@@ -42,13 +42,14 @@ def resolve_priority_threshold(args: Json, cluster: Cluster) -> int:
     elif isinstance(name, str) and name:
         found = cluster.priority_classes.get(name)
         if found is None:
-            raise ConfigError(f'unable to get priority class "{name}": priorityclasses.scheduling.k8s.io "{name}" '
-                              "not found")
+            raise UnrunnablePolicy(
+                f'unable to get priority class "{name}": priorityclasses.scheduling.k8s.io "{name}" not found'
+            )
         resolved = int(found.get("value") or 0)
     else:
         resolved = SYSTEM_CRITICAL_PRIORITY
     if resolved > SYSTEM_CRITICAL_PRIORITY:
-        raise ConfigError(f"priority threshold can't be greater than {SYSTEM_CRITICAL_PRIORITY}")
+        raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL_PRIORITY}")
     return resolved
 
 
@@ -69,19 +70,22 @@ class DefaultEvictor:
         if self.label_selector is not None and self.label_selector.kind == "empty":
             self.label_selector = None
         namespace_selector = args.get("namespaceLabelSelector")
-        self.namespace_selector = compile_selector(namespace_selector, nil_matches=True) \
-            if namespace_selector else None
+        self.namespace_selector = compile_selector(namespace_selector, nil_matches=True) if namespace_selector else None
         if self.namespace_selector is not None and self.namespace_selector.kind == "empty":
             self.namespace_selector = None
         min_replicas = args.get("minReplicas")
         self.min_replicas = min_replicas if isinstance(min_replicas, int) and min_replicas > 1 else 0
         min_age = args.get("minPodAge")
-        self.min_pod_age = timedelta(microseconds=parse_duration(min_age) // 1000) \
-            if isinstance(min_age, str) and min_age else None
+        self.min_pod_age = (
+            timedelta(microseconds=parse_duration(min_age) // 1000) if isinstance(min_age, str) and min_age else None
+        )
         protected = _map(_map(_map(args.get("podProtections")).get("config")).get("PodsWithPVC"))
         classes = protected.get("protectedStorageClasses")
-        self.protected_classes = {str(item.get("name")) for item in classes if isinstance(item, dict)} \
-            if isinstance(classes, list) else set()
+        self.protected_classes = (
+            {str(item.get("name")) for item in classes if isinstance(item, dict)}
+            if isinstance(classes, list)
+            else set()
+        )
         self.node_fit = args.get("nodeFit") is True
         node_selector = args.get("nodeSelector")
         self.node_selector = node_selector if isinstance(node_selector, str) else ""
@@ -178,10 +182,13 @@ class DefaultEvictor:
     def pre_eviction_failure(self, pod: Json) -> str | None:
         if self.node_fit:
             nodes = self._fit_nodes()
-            if not nodeutil.pod_fits_any_other_node(pod, nodes, self.cluster.pods_on_node,
-                                                    requested_by_node=self.cluster.requested):
-                return "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked " \
-                       "as unschedulable"
+            if not nodeutil.pod_fits_any_other_node(
+                pod, nodes, self.cluster.pods_on_node, requested_by_node=self.cluster.requested
+            ):
+                return (
+                    "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
+                    "as unschedulable"
+                )
         if self.namespace_selector is not None:
             namespace = self.cluster.namespaces.get(str((pod.get("metadata") or {}).get("namespace") or ""))
             labels = label_map(((namespace or {}).get("metadata") or {}).get("labels"))
@@ -194,19 +201,20 @@ class DefaultEvictor:
         if self._fit_nodes_cache is None:
             selector = node_label_selector(self.node_selector)
             self._fit_nodes_cache = [
-                node for node in self.cluster.nodes
+                node
+                for node in self.cluster.nodes
                 if nodeutil.is_ready(node) and selector(label_map((node.get("metadata") or {}).get("labels")))
             ]
         return self._fit_nodes_cache
 
 
 def node_label_selector(text: str) -> Any:
-    """A predicate over node labels for a ``labels.Parse`` selector string (``""`` matches every node); ConfigError
+    """A predicate over node labels for a ``labels.Parse`` selector string (``""`` matches every node); UnrunnablePolicy
     when the string does not parse."""
     try:
         requirements = label_selector_requirements(text) if text else []
     except ValueError as error:
-        raise ConfigError(f"unable to parse node selector {text!r}: {error}") from None
+        raise UnrunnablePolicy(f"unable to parse node selector {text!r}: {error}") from None
 
     def matches(labels: dict[str, str]) -> bool:
         return all(_requirement(labels, *requirement) for requirement in requirements)

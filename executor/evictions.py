@@ -15,7 +15,7 @@ import enum
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
-from .cluster import Cluster, Json, key, node_of
+from desched.executor.cluster import Cluster, Json, key, node_of
 
 TOTAL_LIMIT_TEXT = "maximum number of evicted pods per a descheduling cycle reached"
 NODE_LIMIT_TEXT = "maximum number of evicted pods per node reached"
@@ -43,8 +43,11 @@ class Limits(NamedTuple):
             raw = policy.get(name)
             return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
 
-        return cls(value("maxNoOfPodsToEvictPerNode"), value("maxNoOfPodsToEvictPerNamespace"),
-                   value("maxNoOfPodsToEvictTotal"))
+        return cls(
+            value("maxNoOfPodsToEvictPerNode"),
+            value("maxNoOfPodsToEvictPerNamespace"),
+            value("maxNoOfPodsToEvictTotal"),
+        )
 
 
 class Eviction(NamedTuple):
@@ -108,8 +111,7 @@ class PodEvictor:
         if outcome is None:
             if not self.cluster.present(pod):
                 outcome = Outcome.FAILED
-                self.failures.append(Failure(namespace, name, node, profile, plugin, 404,
-                                             f'pods "{name}" not found'))
+                self.failures.append(Failure(namespace, name, node, profile, plugin, 404, f'pods "{name}" not found'))
             else:
                 error = self.backend.evict(pod, profile, plugin)
                 if error is None:
@@ -147,6 +149,7 @@ class PodEvictor:
 
 def summary(evictions: list[Eviction]) -> dict[str, Any]:
     """Counts by plugin, node and namespace, keys sorted."""
+
     def count(field: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         for eviction in evictions:
@@ -154,5 +157,9 @@ def summary(evictions: list[Eviction]) -> dict[str, Any]:
             counts[value] = counts.get(value, 0) + 1
         return dict(sorted(counts.items()))
 
-    return {"evicted": len(evictions), "byPlugin": count("plugin"), "byNode": count("node"),
-            "byNamespace": count("namespace")}
+    return {
+        "evicted": len(evictions),
+        "byPlugin": count("plugin"),
+        "byNode": count("node"),
+        "byNamespace": count("namespace"),
+    }

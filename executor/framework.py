@@ -1,10 +1,12 @@
-"""Profiles, extension points and the descheduling cycle (semantics §1), over one :class:`~executor.cluster.Cluster`.
+"""Profiles, extension points and the descheduling cycle (semantics §1), over one
+:class:`~desched.executor.cluster.Cluster`.
 
 Contract:
 * :func:`prepare_policy` applies what upstream does at load time: the implicit DefaultEvictor (first in
   ``filter``/``preEvictionFilter``, a default ``pluginConfig`` entry when missing), each plugin's argument defaults,
-  and the check that every enabled plugin has a ``pluginConfig`` entry (:class:`~executor.defaultevictor.ConfigError`
-  otherwise). Validation is the linter's job and happens before.
+  and the check that every enabled plugin has a ``pluginConfig`` entry
+  (:class:`~desched.executor.defaultevictor.UnrunnablePolicy` otherwise). Validation is the linter's job and happens
+  before.
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
   is recorded in :attr:`CycleResult.errors` and the cycle goes on.
@@ -21,13 +23,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from linter.workloads.selectors import compile_selector, label_map
-
-from . import nodeutil
-from .cluster import Cluster, Json, key, node_of
-from .defaultevictor import ConfigError, DefaultEvictor, node_label_selector
-from .evictions import Outcome, PodEvictor
-from .plugins import module_for
+from desched.executor import nodeutil
+from desched.executor.cluster import Cluster, Json, key, node_of
+from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
+from desched.executor.evictions import Outcome, PodEvictor
+from desched.executor.plugins import module_for
+from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
 
@@ -47,7 +48,12 @@ class Handle:
     """What a plugin may use: the cluster, the clock, the profile's evictor and the shared PodEvictor."""
 
     def __init__(
-        self, cluster: Cluster, now: datetime, profile: str, evictor: DefaultEvictor, pod_evictor: PodEvictor,
+        self,
+        cluster: Cluster,
+        now: datetime,
+        profile: str,
+        evictor: DefaultEvictor,
+        pod_evictor: PodEvictor,
         verdicts: dict[tuple[str, str], Verdict] | None = None,
     ) -> None:
         self.cluster = cluster
@@ -129,11 +135,11 @@ def prepare_policy(policy: Json) -> Json:
                 enabled.insert(0, DEFAULT_EVICTOR)
         by_name = {config.get("name"): config for config in configs}
         for point in ("deschedule", "balance"):
-            for plugin in ((plugins.get(point) or {}).get("enabled") or []):
+            for plugin in (plugins.get(point) or {}).get("enabled") or []:
                 if plugin not in by_name:
-                    raise ConfigError(f'unable to find "{plugin}" plugin config in profile "{name}"')
+                    raise UnrunnablePolicy(f'unable to find "{plugin}" plugin config in profile "{name}"')
                 if module_for(plugin) is None:
-                    raise ConfigError(f'"{plugin}" plugin not found in profile "{name}"')
+                    raise UnrunnablePolicy(f'"{plugin}" plugin not found in profile "{name}"')
         for config in configs:
             module = module_for(str(config.get("name")))
             args = config.get("args") if isinstance(config.get("args"), dict) else {}
@@ -154,13 +160,18 @@ def cycle_nodes(policy: Json, cluster: Cluster) -> list[Json]:
     selector = policy.get("nodeSelector")
     matches = node_label_selector(selector if isinstance(selector, str) else "")
     return [
-        node for node in cluster.nodes
+        node
+        for node in cluster.nodes
         if matches(label_map((node.get("metadata") or {}).get("labels"))) and nodeutil.is_ready(node)
     ]
 
 
 def run_cycle(
-    policy: Json, cluster: Cluster, now: datetime, pod_evictor: PodEvictor, explain: bool = False,
+    policy: Json,
+    cluster: Cluster,
+    now: datetime,
+    pod_evictor: PodEvictor,
+    explain: bool = False,
     observe: Callable[[str, str, float], None] | None = None,
 ) -> CycleResult:
     """One descheduling cycle of the prepared ``policy`` (see the module contract)."""

@@ -1,13 +1,13 @@
 """``desched run``: the engine against a live cluster.
 
-Contract: each cycle lists Nodes, Pods, Namespaces, PriorityClasses, PVCs and PodDisruptionBudgets (``policy/v1``,
-else ``policy/v1beta1``) and runs :func:`executor.framework.run_cycle` on them. Without ``--dry-run`` an eviction is a
-POST to the pod's ``eviction`` subresource whose body has no ``apiVersion`` (every server version accepts it), with
+Contract: each cycle lists Nodes, Pods, Namespaces, PriorityClasses, PVCs and PodDisruptionBudgets (``policy/v1``, else
+``policy/v1beta1``) and runs :func:`desched.executor.framework.run_cycle` on them. Without ``--dry-run`` an eviction is
+a POST to the pod's ``eviction`` subresource whose body has no ``apiVersion`` (every server version accepts it), with
 upstream's annotations and the policy's ``gracePeriodSeconds``; a refusal (429 from a PDB, 404, anything else) is
 recorded for that pod and the cycle goes on. A successful eviction emits an ``events.k8s.io/v1`` Event on the pod like
 upstream (reason: the plugin; action ``Descheduled``); with ``evictionFailureEventNotification`` a failed one emits a
 Warning ``EvictionFailed``. ``--dry-run`` sends no mutating request at all. Metrics use upstream's names
-(:mod:`executor.metrics`). ``--interval`` repeats cycles until SIGTERM/SIGINT (finishing the current cycle);
+(:mod:`desched.executor.metrics`). ``--interval`` repeats cycles until SIGTERM/SIGINT (finishing the current cycle);
 without it one cycle runs. A summary (text or JSON, as ``simulate``) is printed after each cycle.
 
 Exit codes: 0 every cycle ran; 2 usage error, a policy with lint errors, or a cluster that cannot be reached or
@@ -26,18 +26,16 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from linter import __version__
-from linter.cli import UsageError
-from linter.goduration import parse_duration
-from linter.kube import Cluster as Kube
-from linter.kube import KubeError
-
-from .cluster import Cluster, Json, key, node_of
-from .command import load_policy, render_text, report
-from .defaultevictor import ConfigError
-from .evictions import Limits, Outcome, PodEvictor
-from .framework import prepare_policy, run_cycle
-from .metrics import Metrics, serve
+from desched import __version__
+from desched.errors import KubeError, UsageError
+from desched.executor.cluster import Cluster, Json, key, node_of
+from desched.executor.command import load_policy, render_text, report
+from desched.executor.defaultevictor import UnrunnablePolicy
+from desched.executor.evictions import Limits, Outcome, PodEvictor
+from desched.executor.framework import prepare_policy, run_cycle
+from desched.executor.metrics import Metrics, serve
+from desched.goduration import parse_duration
+from desched.kube import Cluster as Kube
 
 EXIT_OK, EXIT_ERROR = 0, 2
 REQUESTED_BY = "sigs.k8s.io/descheduler"
@@ -52,17 +50,30 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policy", required=True, metavar="POLICY", help="policy file (raw, ConfigMap, chart values, "
-                        "v1alpha1 or KubeDescheduler)")
+    parser.add_argument(
+        "--policy",
+        required=True,
+        metavar="POLICY",
+        help="policy file (raw, ConfigMap, chart values, v1alpha1 or KubeDescheduler)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="decide and report, but evict nothing")
-    parser.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig (default: in-cluster service account when "
-                        "running in a pod, else KUBECONFIG or ~/.kube/config)")
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig (default: in-cluster service account when "
+        "running in a pod, else KUBECONFIG or ~/.kube/config)",
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-    parser.add_argument("--interval", metavar="DURATION", help="run a cycle every DURATION (5m, 1h) until SIGTERM; "
-                        "default: one cycle")
+    parser.add_argument(
+        "--interval", metavar="DURATION", help="run a cycle every DURATION (5m, 1h) until SIGTERM; default: one cycle"
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="per-cycle summary format")
-    parser.add_argument("--metrics-bind-address", default="", metavar="HOST:PORT",
-                        help="serve Prometheus metrics on plain HTTP at HOST:PORT (default: off)")
+    parser.add_argument(
+        "--metrics-bind-address",
+        default="",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on plain HTTP at HOST:PORT (default: off)",
+    )
     parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
     parser.epilog = "Exit codes: 0 every cycle ran; 2 usage error, a policy with lint errors or an unreachable cluster."
 
@@ -97,16 +108,25 @@ class Evictions:
 
     def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None:
         namespace, name = key(pod)
-        body: Json = {"metadata": {"name": name, "namespace": namespace, "annotations": {
-            "reason": f"triggered by {profile}/{plugin}: ", "requested-by": REQUESTED_BY}}}
+        body: Json = {
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "annotations": {"reason": f"triggered by {profile}/{plugin}: ", "requested-by": REQUESTED_BY},
+            }
+        }
         if self.grace is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": self.grace}
         try:
             self.kube.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/eviction", body=body)
         except KubeError as error:
             if self.notify_failures:
-                self._event(pod, "Warning", "EvictionFailed", f"pod eviction from {node_of(pod)} node by "
-                            f"{REQUESTED_BY} failed: {error}")
+                self._event(
+                    pod,
+                    "Warning",
+                    "EvictionFailed",
+                    f"pod eviction from {node_of(pod)} node by {REQUESTED_BY} failed: {error}",
+                )
             message = str(error) + (" (ignoring)" if error.status == 429 else "")
             return error.status, message
         self._event(pod, "Normal", plugin or "NotSet", f"pod eviction from {node_of(pod)} node by {REQUESTED_BY}")
@@ -116,12 +136,23 @@ class Evictions:
         namespace, name = key(pod)
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         event = {
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
             "metadata": {"name": f"{name}.{time.time_ns():x}", "namespace": namespace},  # as client-go names it
-            "eventTime": now, "reportingController": REQUESTED_BY, "reportingInstance": f"desched-{os.getpid()}",
-            "action": "Descheduled", "reason": reason, "note": note, "type": kind,
-            "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name,
-                          "uid": (pod.get("metadata") or {}).get("uid")},
+            "eventTime": now,
+            "reportingController": REQUESTED_BY,
+            "reportingInstance": f"desched-{os.getpid()}",
+            "action": "Descheduled",
+            "reason": reason,
+            "note": note,
+            "type": kind,
+            "regarding": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "namespace": namespace,
+                "name": name,
+                "uid": (pod.get("metadata") or {}).get("uid"),
+            },
         }
         try:
             self.kube.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body=event)
@@ -139,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--interval must be positive")
     try:
         prepared = prepare_policy(policy)
-    except ConfigError as error:
+    except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
     kube = connect(args.kubeconfig, args.context)
     metrics = Metrics(__version__)
@@ -172,9 +203,14 @@ def _cycle(kube: Kube, policy: Json, args: argparse.Namespace, metrics: Metrics)
 
     evictor.listeners.append(count)
     try:
-        result = run_cycle(policy, cluster, datetime.now(timezone.utc), evictor,
-                           observe=lambda profile, plugin, seconds: metrics.strategy_duration(profile, plugin, seconds))
-    except ConfigError as error:
+        result = run_cycle(
+            policy,
+            cluster,
+            datetime.now(timezone.utc),
+            evictor,
+            observe=lambda profile, plugin, seconds: metrics.strategy_duration(profile, plugin, seconds),
+        )
+    except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
     metrics.loop_duration(time.perf_counter() - started)
     document: dict[str, Any] = report(result, evictor.evictions, explain=False)

@@ -12,7 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from linter.prometheus import Counter, Histogram, labels
+from desched.prometheus import Counter, Histogram, labels
 
 LOOP_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600)
 STRATEGY_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 15, 20, 25, 30, 40, 50, 100)
@@ -27,12 +27,18 @@ class Metrics:
         self._evicted = Counter(
             "descheduler_pods_evicted_total",
             "Number of evicted pods, by the result, by the strategy, by the namespace, by the node name. 'error' "
-            "result means a pod could not be evicted", EVICTED_LABELS)
-        self._loop = Histogram("descheduler_loop_duration_seconds",
-                               "Time taken to complete a full descheduling cycle", LOOP_BUCKETS)
-        self._strategy = Histogram("descheduler_strategy_duration_seconds",
-                                   "Time taken to complete Each strategy of the descheduling operation",
-                                   STRATEGY_BUCKETS, ("strategy", "profile"))
+            "result means a pod could not be evicted",
+            EVICTED_LABELS,
+        )
+        self._loop = Histogram(
+            "descheduler_loop_duration_seconds", "Time taken to complete a full descheduling cycle", LOOP_BUCKETS
+        )
+        self._strategy = Histogram(
+            "descheduler_strategy_duration_seconds",
+            "Time taken to complete Each strategy of the descheduling operation",
+            STRATEGY_BUCKETS,
+            ("strategy", "profile"),
+        )
 
     def evicted(self, result: str, strategy: str, profile: str, namespace: str, node: str) -> None:
         self._evicted.inc(result, strategy, profile, namespace, node)
@@ -44,15 +50,23 @@ class Metrics:
         self._strategy.observe(seconds, strategy, profile)
 
     def exposition(self) -> str:
-        lines = [*self._evicted.render(), *self._evicted.render("descheduler_pods_evicted"),
-                 *self._loop.render(), *self._loop.render("descheduler_descheduler_loop_duration_seconds"),
-                 *self._strategy.render(),
-                 *self._strategy.render("descheduler_descheduler_strategy_duration_seconds"),
-                 "# HELP descheduler_build_info Build info about descheduler, including Go version, Descheduler "
-                 "version, Git SHA, Git branch", "# TYPE descheduler_build_info gauge",
-                 "descheduler_build_info" + labels(
-                     ("AppVersion", "DeschedulerVersion", "GitBranch", "GitSha1", "GoVersion"),
-                     (self.version, self.version, "", "", "")) + " 1"]
+        lines = [
+            *self._evicted.render(),
+            *self._evicted.render("descheduler_pods_evicted"),
+            *self._loop.render(),
+            *self._loop.render("descheduler_descheduler_loop_duration_seconds"),
+            *self._strategy.render(),
+            *self._strategy.render("descheduler_descheduler_strategy_duration_seconds"),
+            "# HELP descheduler_build_info Build info about descheduler, including Go version, Descheduler "
+            "version, Git SHA, Git branch",
+            "# TYPE descheduler_build_info gauge",
+            "descheduler_build_info"
+            + labels(
+                ("AppVersion", "DeschedulerVersion", "GitBranch", "GitSha1", "GoVersion"),
+                (self.version, self.version, "", "", ""),
+            )
+            + " 1",
+        ]
         return "\n".join(lines) + "\n"
 
 

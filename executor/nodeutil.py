@@ -1,7 +1,7 @@
 """Node helpers of the executor: readiness, taints, node affinity and NodeFit (semantics §1.2, §4, §7.4).
 
 Nodes, pods, taints and tolerations are decoded JSON objects; absent and ``null`` fields read as Go's zero values.
-Nothing here modifies its arguments. Resource amounts are in :func:`executor.quantity.resource_value` units.
+Nothing here modifies its arguments. Resource amounts are in :func:`desched.executor.quantity.resource_value` units.
 
 NodeFit (:func:`node_fit_failure`) runs upstream's checks in upstream's order and returns upstream's error text:
 
@@ -20,11 +20,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache, partial
 from typing import Any
 
-from linter.validation.labels import is_label_key, is_label_value
-from linter.workloads.selectors import Selector, compile_selector, label_map
-
-from .podutil import is_terminal, pod_requests
-from .quantity import resource_value
+from desched.executor.podutil import is_terminal, pod_requests
+from desched.executor.quantity import resource_value
+from desched.validation.labels import is_label_key, is_label_value
+from desched.workloads.selectors import Selector, compile_selector, label_map
 
 __all__ = [
     "best_preferred_weight",

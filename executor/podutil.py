@@ -1,7 +1,7 @@
 """Pod helpers of the executor: effective requests, QoS class, the pod predicates and sorts (semantics §3.2, §7.1-§7.3).
 
 Pods are decoded JSON objects (``kubectl get -o json``); absent and ``null`` fields read as Go's zero values. No
-function modifies a pod. Resource amounts are in :func:`executor.quantity.resource_value` units (millicores for
+function modifies a pod. Resource amounts are in :func:`desched.executor.quantity.resource_value` units (millicores for
 ``cpu``, whole units otherwise); a malformed quantity raises ``ValueError`` (Go would not decode such a pod at all).
 """
 
@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from .quantity import NANO, nano_to_resource_value, nano_value
+from desched.executor.quantity import NANO, nano_to_resource_value, nano_value
 
 __all__ = [
     "CONFIG_MIRROR_ANNOTATION",

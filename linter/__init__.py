@@ -1,9 +1,1 @@
-"""desched's light core: find descheduler policies in YAML, check them, report findings.
-
-Nothing here imports ``kubernetes``, ``fastapi``, ``uvicorn``, ``cryptography`` or ``jsonschema``: the lint path
-runs in pre-commit on every commit and must start fast.
-"""
-
-from __future__ import annotations
-
-__version__ = "0.1.0"
+"""The lint engine, its rules and its formatters: findings with exact positions for every policy a file holds."""

@@ -19,16 +19,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import versions
-from .finding import SEVERITIES
+from desched import versions
+from desched.errors import ConfigError
+from desched.linter.finding import SEVERITIES
 
 __all__ = ["Config", "ConfigError", "discover", "load"]
 
 _NAMES = (".desched.yaml", ".desched.yml")
-
-
-class ConfigError(Exception):
-    """The configuration is invalid; the message names the file and the key."""
 
 
 class Config:
@@ -82,7 +79,7 @@ def _read(path: str) -> Any:
 
 def load(path: str) -> Config:
     """Read and validate the configuration at ``path``."""
-    from . import rules
+    from desched.linter import rules
 
     try:
         raw = _read(path)

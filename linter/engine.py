@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
-from . import rules as rule_registry
-from . import versions
-from .documents import DerivedDoc, PolicyDoc, extract
-from .finding import Finding, pointer
-from .rules._base import Context
-from .sources import SourceError, read_text
-from .suppress import parse as parse_suppressions
-from .yamlsrc import YamlError
+from desched import versions
+from desched.documents import DerivedDoc, PolicyDoc, extract
+from desched.linter import rules as rule_registry
+from desched.linter.finding import Finding, pointer
+from desched.linter.rules._base import Context
+from desched.linter.suppress import parse as parse_suppressions
+from desched.sources import SourceError, read_text
+from desched.yamlsrc import YamlError
 
 __all__ = ["FileResult", "Settings", "lint_file", "lint_repository", "lint_text", "target_for"]
 
@@ -106,21 +106,16 @@ def lint_text(
     documents: list[Any] | None = None,
 ) -> FileResult:
     """Lint one file's text; never raises for bad input. ``documents``, when given, are ``text`` as
-    :func:`~linter.yamlsrc.load_all` composes it (a caller that built the text can skip parsing it)."""
+    :func:`~desched.yamlsrc.load_all` composes it (a caller that built the text can skip parsing it)."""
     result = FileResult(file, text)
-    severity = settings.severities.get(_SYNTAX, "error")
     try:
         extraction = extract(file, text, documents)
     except YamlError as exc:
-        if _SYNTAX not in settings.disabled:
-            result.findings.append(Finding(_SYNTAX, severity, file, exc.line, exc.column, exc.message))
+        _unreadable(result, settings, exc.message, exc.line, exc.column)
         return result
     result.policies, result.others = extraction.policies, extraction.others
     for error in extraction.errors:
-        if _SYNTAX not in settings.disabled:
-            result.findings.append(
-                Finding(_SYNTAX, severity, file, error.line, error.column, error.message, error.object)
-            )
+        _unreadable(result, settings, error.message, error.line, error.column, error.object)
     active = list(modules) if modules is not None else settings.enabled_rules()
     for doc in extraction.policies:
         ctx = Context(doc, target_for(doc, settings), settings.options)
@@ -154,7 +149,7 @@ _AFTER_CONVERSION = ("DS2", "DS3")
 
 def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
     """Lint what a v1alpha1 policy becomes once converted, with findings placed on the v1alpha1 lines."""
-    from .migrate.convert import convert
+    from desched.migrate.convert import convert
 
     # Up to v0.30 the descheduler converts (upstream semantics); later releases run what `desched migrate` writes.
     upstream = ctx.target < versions.V1ALPHA1_REMOVED
@@ -169,7 +164,7 @@ _ON_KUBEDESCHEDULER = ("DS210", "DS501", "DS502", "DS503", "DS504")
 
 def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
     """Lint the policy the OpenShift operator renders from a KubeDescheduler, with findings on the CR's lines."""
-    from .openshift import RenderError, render
+    from desched.openshift import RenderError, render
 
     try:
         rendering = render(ctx.policy)
@@ -194,7 +189,7 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
         return []
     if not any(result.others for result in results):
         return []
-    from .rules._repository import Repository
+    from desched.linter.rules._repository import Repository
 
     policies = [(doc, target_for(doc, settings)) for result in results for doc in result.policies]
     repo = Repository(policies, ((result.file, doc) for result in results for doc in result.others))
@@ -216,15 +211,21 @@ def _suppress(text: str, findings: list[Finding]) -> list[Finding]:
     return [f._replace(suppressed=table.reason(f.rule, f.line)) for f in findings]
 
 
-def lint_file(path: str, settings: Settings) -> FileResult:
-    """Read and lint ``path`` (``-`` for stdin); raises ``OSError`` only when the file cannot be read at all."""
-    display = path
+def lint_file(path: str, settings: Settings, display: str | None = None) -> FileResult:
+    """Read and lint ``path`` (``-`` for stdin), reported as ``display`` (default: ``path``); raises ``OSError`` only
+    when the file cannot be read at all."""
+    display = display or path
     try:
         text = read_text(path)
     except SourceError as exc:
         result = FileResult(display)
-        if _SYNTAX not in settings.disabled:
-            level = settings.severities.get(_SYNTAX, "error")
-            result.findings.append(Finding(_SYNTAX, level, display, exc.line, exc.column, exc.message))
+        _unreadable(result, settings, exc.message, exc.line, exc.column)
         return result
     return lint_text(display, text, settings)
+
+
+def _unreadable(result: FileResult, settings: Settings, message: str, line: int, column: int, object: str = "") -> None:
+    """The one place DS001 findings are made: bytes, YAML or an embedded policy that cannot be read."""
+    if _SYNTAX not in settings.disabled:
+        level = settings.severities.get(_SYNTAX, "error")
+        result.findings.append(Finding(_SYNTAX, level, result.file, line, column, message, object))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from linter import versions
-from linter.engine import Settings, lint_repository, lint_text
-from linter.finding import Finding
+from desched import versions
+from desched.linter.engine import Settings, lint_repository, lint_text
+from desched.linter.finding import Finding
 
 pytest_plugins = ["tests.kcp.fixtures"]
 

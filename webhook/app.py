@@ -1,14 +1,14 @@
 """The HTTP face of the webhook: ``POST /validate`` (TLS port) and ``/healthz``, ``/readyz``, ``/metrics`` (plain port).
 
 Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``
-(:mod:`webhook.review` decides). A body over ``max_body_bytes`` gets 413, a body that is not an AdmissionReview 400
-(``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision
+(:mod:`desched.webhook.review` decides). A body over ``max_body_bytes`` gets 413, a body that is not an AdmissionReview
+400 (``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision
 (deny for policy objects in ``enforce`` mode, allow with a warning otherwise), as is running out of the time budget.
 At most ``max_concurrency`` decisions run at once; the others wait within their time budget. Small policy objects
 (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on the event loop: their cost is bounded by
 their size and is below that of a hand-off to a thread (and the GIL contention it brings under load); the others
 (large or aliased policies, workloads and PDBs, which read the cluster cache) run in the thread pool, where the time
-budget applies. Decisions on policy objects are remembered by content (:class:`~webhook.review.DecisionCache`).
+budget applies. Decisions on policy objects are remembered by content (:class:`~desched.webhook.review.DecisionCache`).
 Every request logs one JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs, whether the
 decision came from the cache, and duration - never the object's data.
 ``/readyz`` is 200 only while the TLS certificate is loaded (and the cluster cache, when there is one, has synced).
@@ -27,9 +27,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from linter.prometheus import Counter, Histogram
-
-from .review import (
+from desched.prometheus import Counter, Histogram
+from desched.webhook.review import (
     POLICY_KINDS,
     BadReview,
     ClusterView,
@@ -49,14 +48,21 @@ INLINE_BYTES = 16 * 1024
 
 class Metrics:
     def __init__(self) -> None:
-        self.requests = Counter("desched_webhook_requests_total", "Admission requests by operation, result and mode",
-                                ("operation", "result", "mode"))
-        self.latency = Histogram("desched_webhook_request_duration_seconds", "Time to answer an admission request",
-                                 LATENCY_BUCKETS)
+        self.requests = Counter(
+            "desched_webhook_requests_total",
+            "Admission requests by operation, result and mode",
+            ("operation", "result", "mode"),
+        )
+        self.latency = Histogram(
+            "desched_webhook_request_duration_seconds", "Time to answer an admission request", LATENCY_BUCKETS
+        )
         self.rules = Counter("desched_webhook_rule_hits_total", "Findings reported at admission, by rule", ("rule",))
         self.rejected = Counter("desched_webhook_bad_requests_total", "Requests answered 400 or 413", ("code",))
-        self.cached = Counter("desched_webhook_decision_cache_hits_total", "Decisions answered from the decision "
-                              "cache (the same object seen before)", ())
+        self.cached = Counter(
+            "desched_webhook_decision_cache_hits_total",
+            "Decisions answered from the decision cache (the same object seen before)",
+            (),
+        )
 
     def exposition(self) -> str:
         families = (self.requests, self.latency, self.rules, self.rejected, self.cached)
@@ -66,8 +72,14 @@ class Metrics:
 class Reviewer:
     """Decides admission requests within the limits (see the module contract)."""
 
-    def __init__(self, options: Options, cluster: ClusterView | None = None, budget: float = 2.5,
-                 max_concurrency: int = 64, max_body_bytes: int = 3 * 2**20) -> None:
+    def __init__(
+        self,
+        options: Options,
+        cluster: ClusterView | None = None,
+        budget: float = 2.5,
+        max_concurrency: int = 64,
+        max_body_bytes: int = 3 * 2**20,
+    ) -> None:
         self.options = options
         self.cluster = cluster
         self.budget = budget
@@ -107,8 +119,9 @@ class Reviewer:
     def _fallback(self, request: Json, reason: str) -> Decision:
         kind = str(request["kind"].get("kind", ""))
         deny = self.options.mode == "enforce" and kind in POLICY_KINDS and request["operation"] in ("CREATE", "UPDATE")
-        return Decision(str(request["uid"]), not deny, f"desched: {reason}", [] if deny else [f"desched: {reason}"],
-                        [], kind)
+        return Decision(
+            str(request["uid"]), not deny, f"desched: {reason}", [] if deny else [f"desched: {reason}"], [], kind
+        )
 
     def _account(self, request: Json, decision: Decision, seconds: float) -> None:
         result = "allowed" if decision.allowed else "denied"
@@ -121,12 +134,24 @@ class Reviewer:
         obj = request.get("object") or request.get("oldObject")
         metadata = obj.get("metadata") if isinstance(obj, dict) else None
         metadata = metadata if isinstance(metadata, dict) else {}
-        LOG.info("admission", extra={"event": {
-            "uid": decision.uid, "kind": decision.kind, "namespace": request.get("namespace") or
-            metadata.get("namespace"), "name": request.get("name") or metadata.get("name"),
-            "operation": request.get("operation"), "dryRun": bool(request.get("dryRun")), "allowed": decision.allowed,
-            "rules": decision.rules, "warnings": len(decision.warnings), "cached": decision.cached,
-            "ms": round(seconds * 1000, 2)}})
+        LOG.info(
+            "admission",
+            extra={
+                "event": {
+                    "uid": decision.uid,
+                    "kind": decision.kind,
+                    "namespace": request.get("namespace") or metadata.get("namespace"),
+                    "name": request.get("name") or metadata.get("name"),
+                    "operation": request.get("operation"),
+                    "dryRun": bool(request.get("dryRun")),
+                    "allowed": decision.allowed,
+                    "rules": decision.rules,
+                    "warnings": len(decision.warnings),
+                    "cached": decision.cached,
+                    "ms": round(seconds * 1000, 2),
+                }
+            },
+        )
 
 
 def create_app(reviewer: Reviewer) -> FastAPI:

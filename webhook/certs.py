@@ -23,7 +23,7 @@ Contract:
   service account when ``KUBERNETES_SERVICE_HOST`` is set, else ``KUBECONFIG`` or ``~/.kube/config``.
 
 Prints one line per file written and per object applied. Everything the user must fix (invalid flags, an unwritable
-DIR, API errors) raises :class:`~linter.cli.UsageError` (exit 2); files written before an API error stay written.
+DIR, API errors) raises :class:`~desched.errors.UsageError` (exit 2); files written before an API error stay written.
 """
 
 from __future__ import annotations
@@ -39,14 +39,21 @@ import tempfile
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
-from linter.cli import UsageError
-from linter.kube import Cluster, KubeError
+from desched.errors import KubeError, UsageError
+from desched.kube import Cluster
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
 
 __all__ = [
-    "BACKDATE", "CA_DAYS", "CERTS", "Bundle", "apply_secret", "generate", "patch_webhook", "secret_manifest",
+    "BACKDATE",
+    "CA_DAYS",
+    "CERTS",
+    "Bundle",
+    "apply_secret",
+    "generate",
+    "patch_webhook",
+    "secret_manifest",
     "write_atomic",
 ]
 
@@ -84,16 +91,26 @@ def generate(dns_names: list[str], ips: list[IPAddress], days: int = DEFAULT_DAY
 
     def usage(*, signature: bool = False, encipherment: bool = False, sign: bool = False) -> x509.KeyUsage:
         return x509.KeyUsage(
-            digital_signature=signature, content_commitment=False, key_encipherment=encipherment,
-            data_encipherment=False, key_agreement=False, key_cert_sign=sign, crl_sign=sign, encipher_only=False,
+            digital_signature=signature,
+            content_commitment=False,
+            key_encipherment=encipherment,
+            data_encipherment=False,
+            key_agreement=False,
+            key_cert_sign=sign,
+            crl_sign=sign,
+            encipher_only=False,
             decipher_only=False,
         )
 
     def builder(subject: x509.Name, owner: EllipticCurvePrivateKey, lifetime: int) -> x509.CertificateBuilder:
         return (
-            x509.CertificateBuilder().subject_name(subject).issuer_name(ca_name).public_key(owner.public_key())
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(ca_name)
+            .public_key(owner.public_key())
             .serial_number(x509.random_serial_number())
-            .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=lifetime))
+            .not_valid_before(start)
+            .not_valid_after(start + datetime.timedelta(days=lifetime))
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(owner.public_key()), critical=False)
         )
 
@@ -180,8 +197,9 @@ def patch_webhook(cluster: Cluster, name: str, ca_pem: bytes) -> str:
             raise UsageError(f"validatingwebhookconfiguration {name} has no webhooks to patch")
         bundle = base64.b64encode(ca_pem).decode("ascii")
         # The resourceVersion read is a precondition: 409 if the entries changed meanwhile (none is missed).
-        patch: list[Json] = [{"op": "replace", "path": "/metadata/resourceVersion",
-                              "value": current["metadata"]["resourceVersion"]}]
+        patch: list[Json] = [
+            {"op": "replace", "path": "/metadata/resourceVersion", "value": current["metadata"]["resourceVersion"]}
+        ]
         for index, webhook in enumerate(webhooks):
             op = "replace" if "caBundle" in (webhook.get("clientConfig") or {}) else "add"
             patch.append({"op": op, "path": f"/webhooks/{index}/clientConfig/caBundle", "value": bundle})
@@ -210,8 +228,10 @@ def _validate(args: argparse.Namespace) -> _Request:
         if len(name) > 253 or not _DNS_NAME.fullmatch(name):
             raise UsageError(f"--dns-name {name!r} is not a DNS name (RFC 1123 labels, optionally starting with *.)")
     if len(dns_names[0]) > _COMMON_NAME_MAX:
-        raise UsageError(f"the first --dns-name becomes the common name, at most {_COMMON_NAME_MAX} characters; "
-                         "give a shorter one first")
+        raise UsageError(
+            f"the first --dns-name becomes the common name, at most {_COMMON_NAME_MAX} characters; "
+            "give a shorter one first"
+        )
     ips: list[IPAddress] = []
     for text in dict.fromkeys(args.ip):
         try:
@@ -239,6 +259,7 @@ def _object_name(text: str) -> bool:
 
 
 class Certs:
+    extra = "webhook"
     help = "generate the admission webhook's CA and serving certificate (optionally install them in the cluster)"
     description = (
         "Write a new CA (ca.crt) and a serving certificate it signs (tls.crt, tls.key; ECDSA P-256) into DIR, each "
@@ -247,23 +268,53 @@ class Certs:
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--out", required=True, metavar="DIR", help="directory for ca.crt, tls.crt, tls.key "
-                            "(created when missing; existing files are replaced)")
-        parser.add_argument("--dns-name", required=True, action="append", metavar="NAME",
-                            help="DNS name the webhook is reached at (repeatable; the first is the common name), "
-                            "e.g. SERVICE.NAMESPACE.svc")
-        parser.add_argument("--ip", action="append", default=[], metavar="ADDRESS",
-                            help="IP address the webhook is reached at (repeatable)")
-        parser.add_argument("--days", type=int, default=DEFAULT_DAYS, metavar="N",
-                            help=f"validity of the serving certificate in days (default {DEFAULT_DAYS}, at most "
-                            f"{CA_DAYS}); the CA is valid {CA_DAYS} days")
-        parser.add_argument("--secret", metavar="NAMESPACE/NAME",
-                            help="also write DIR/secret.yaml, a kubernetes.io/tls Secret with tls.crt, tls.key, ca.crt")
+        parser.add_argument(
+            "--out",
+            required=True,
+            metavar="DIR",
+            help="directory for ca.crt, tls.crt, tls.key (created when missing; existing files are replaced)",
+        )
+        parser.add_argument(
+            "--dns-name",
+            required=True,
+            action="append",
+            metavar="NAME",
+            help="DNS name the webhook is reached at (repeatable; the first is the common name), "
+            "e.g. SERVICE.NAMESPACE.svc",
+        )
+        parser.add_argument(
+            "--ip",
+            action="append",
+            default=[],
+            metavar="ADDRESS",
+            help="IP address the webhook is reached at (repeatable)",
+        )
+        parser.add_argument(
+            "--days",
+            type=int,
+            default=DEFAULT_DAYS,
+            metavar="N",
+            help=f"validity of the serving certificate in days (default {DEFAULT_DAYS}, at most "
+            f"{CA_DAYS}); the CA is valid {CA_DAYS} days",
+        )
+        parser.add_argument(
+            "--secret",
+            metavar="NAMESPACE/NAME",
+            help="also write DIR/secret.yaml, a kubernetes.io/tls Secret with tls.crt, tls.key, ca.crt",
+        )
         parser.add_argument("--apply", action="store_true", help="create or replace the --secret through the API")
-        parser.add_argument("--patch-webhook", metavar="NAME", help="set the caBundle of every webhook of "
-                            "ValidatingWebhookConfiguration NAME to the new CA, through the API")
-        parser.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig for --apply/--patch-webhook (default: "
-                            "in-cluster service account when running in a pod, else KUBECONFIG or ~/.kube/config)")
+        parser.add_argument(
+            "--patch-webhook",
+            metavar="NAME",
+            help="set the caBundle of every webhook of "
+            "ValidatingWebhookConfiguration NAME to the new CA, through the API",
+        )
+        parser.add_argument(
+            "--kubeconfig",
+            metavar="PATH",
+            help="kubeconfig for --apply/--patch-webhook (default: "
+            "in-cluster service account when running in a pod, else KUBECONFIG or ~/.kube/config)",
+        )
         parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
         parser.epilog = "Exit codes: 0 written (and applied); 2 usage error, unwritable DIR or an API error."
 
@@ -273,7 +324,8 @@ class Certs:
         request = _validate(args)
         cluster = None
         if args.apply or args.patch_webhook is not None:
-            from linter.kube import Cluster, KubeError
+            from desched.errors import KubeError
+            from desched.kube import Cluster
 
             try:
                 cluster = Cluster.connect(args.kubeconfig, args.context)

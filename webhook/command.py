@@ -1,4 +1,4 @@
-"""``desched webhook``: the validating admission webhook (see :mod:`webhook.review` for what it decides).
+"""``desched webhook``: the validating admission webhook (see :mod:`desched.webhook.review` for what it decides).
 
 ``desched webhook --host 127.0.0.1 --port 8443 --tls-cert CERT --tls-key KEY [--metrics-port 9090]
 [--mode enforce|warn] [--policy-configmap NAMESPACE/NAME] [--deny RULES] [--kubeconfig PATH] [--context NAME]``
@@ -15,15 +15,15 @@ import ssl
 import sys
 from typing import TYPE_CHECKING
 
-from linter.cli import UsageError
+from desched.errors import UsageError
 
 if TYPE_CHECKING:
-    from linter.engine import Settings
-
-    from .state import ClusterCache
+    from desched.linter.engine import Settings
+    from desched.webhook.state import ClusterCache
 
 
 class Webhook:
+    extra = "webhook"
     help = "serve the validating admission webhook (POST /validate over HTTPS)"
     description = (
         "Check DeschedulerPolicy ConfigMaps, KubeDescheduler resources and workloads at kubectl-apply time with the "
@@ -33,36 +33,61 @@ class Webhook:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default: %(default)s)")
         parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default: %(default)s)")
-        parser.add_argument("--tls-cert", required=True, metavar="CERT", help="serving certificate (PEM), reloaded "
-                            "when it changes")
+        parser.add_argument(
+            "--tls-cert", required=True, metavar="CERT", help="serving certificate (PEM), reloaded when it changes"
+        )
         parser.add_argument("--tls-key", required=True, metavar="KEY", help="its private key (PEM)")
-        parser.add_argument("--metrics-port", type=int, default=9090, help="plain-HTTP port for /healthz, /readyz "
-                            "and /metrics (default: %(default)s)")
-        parser.add_argument("--mode", choices=("enforce", "warn"), default="enforce",
-                            help="enforce: errors deny; warn: never deny (default: %(default)s)")
-        parser.add_argument("--policy-configmap", metavar="NAMESPACE/NAME", help="the descheduler's active policy "
-                            "ConfigMap; enables the workload checks (watched, with a cache of workloads and PDBs)")
-        parser.add_argument("--deny", default="", metavar="RULES", help="workload rules that deny instead of warn "
-                            "(comma-separated, e.g. DS401,DS402)")
-        parser.add_argument("--kubeconfig", metavar="PATH", help="for the cache (default: in-cluster, else "
-                            "KUBECONFIG or ~/.kube/config)")
+        parser.add_argument(
+            "--metrics-port",
+            type=int,
+            default=9090,
+            help="plain-HTTP port for /healthz, /readyz and /metrics (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--mode",
+            choices=("enforce", "warn"),
+            default="enforce",
+            help="enforce: errors deny; warn: never deny (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--policy-configmap",
+            metavar="NAMESPACE/NAME",
+            help="the descheduler's active policy "
+            "ConfigMap; enables the workload checks (watched, with a cache of workloads and PDBs)",
+        )
+        parser.add_argument(
+            "--deny",
+            default="",
+            metavar="RULES",
+            help="workload rules that deny instead of warn (comma-separated, e.g. DS401,DS402)",
+        )
+        parser.add_argument(
+            "--kubeconfig",
+            metavar="PATH",
+            help="for the cache (default: in-cluster, else KUBECONFIG or ~/.kube/config)",
+        )
         parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
-        parser.add_argument("--timeout-seconds", type=float, default=2.5, help="time budget per request, below the "
-                            "webhook's timeoutSeconds (default: %(default)s)")
-        parser.add_argument("--max-body-bytes", type=int, default=3 * 2**20, help="larger bodies get 413 "
-                            "(default: %(default)s)")
-        parser.add_argument("--max-concurrency", type=int, default=64, help="decisions running at once "
-                            "(default: %(default)s)")
+        parser.add_argument(
+            "--timeout-seconds",
+            type=float,
+            default=2.5,
+            help="time budget per request, below the webhook's timeoutSeconds (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--max-body-bytes", type=int, default=3 * 2**20, help="larger bodies get 413 (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--max-concurrency", type=int, default=64, help="decisions running at once (default: %(default)s)"
+        )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policies run on")
         parser.epilog = "Exit codes: 0 after SIGTERM/SIGINT; 2 usage error, unreadable certificate or cluster."
 
     def run(self, args: argparse.Namespace) -> int:
-        from linter import versions
-        from linter.engine import Settings
-
-        from .app import JsonFormatter, Reviewer, create_app, create_ops_app
-        from .review import WORKLOAD_RULES, Options
-        from .server import Certificate, run
+        from desched import versions
+        from desched.linter.engine import Settings
+        from desched.webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
+        from desched.webhook.review import WORKLOAD_RULES, Options
+        from desched.webhook.server import Certificate, run
 
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(JsonFormatter())
@@ -90,26 +115,42 @@ class Webhook:
         cache = None
         if args.policy_configmap:
             cache = _cache(args, settings)
-        reviewer = Reviewer(Options(args.mode, deny, settings), cache, args.timeout_seconds, args.max_concurrency,
-                            args.max_body_bytes)
+        reviewer = Reviewer(
+            Options(args.mode, deny, settings), cache, args.timeout_seconds, args.max_concurrency, args.max_body_bytes
+        )
 
         def ready() -> bool:
             return certificate.loaded and (cache is None or cache.synced())
 
-        logger.info("serving", extra={"event": {"port": args.port, "metricsPort": args.metrics_port,
-                                                "mode": args.mode, "policy": args.policy_configmap}})
+        logger.info(
+            "serving",
+            extra={
+                "event": {
+                    "port": args.port,
+                    "metricsPort": args.metrics_port,
+                    "mode": args.mode,
+                    "policy": args.policy_configmap,
+                }
+            },
+        )
         try:
-            return run(create_app(reviewer), create_ops_app(reviewer, ready), args.host, args.port,
-                       args.metrics_port, certificate)
+            return run(
+                create_app(reviewer),
+                create_ops_app(reviewer, ready),
+                args.host,
+                args.port,
+                args.metrics_port,
+                certificate,
+            )
         finally:
             if cache is not None:
                 cache.stop()
 
 
 def _cache(args: argparse.Namespace, settings: Settings) -> ClusterCache:
-    from linter.kube import Cluster, KubeError
-
-    from .state import ClusterCache
+    from desched.errors import KubeError
+    from desched.kube import Cluster
+    from desched.webhook.state import ClusterCache
 
     namespace, _, name = args.policy_configmap.partition("/")
     if not namespace or not name:

@@ -32,9 +32,9 @@ from typing import Any, NamedTuple, Protocol
 
 import yaml
 
-from linter.engine import FileResult, Settings, lint_repository, lint_text
-from linter.finding import Finding
-from linter.yamlsrc import YMap
+from desched.linter.engine import FileResult, Settings, lint_repository, lint_text
+from desched.linter.finding import Finding
+from desched.yamlsrc import YMap
 
 Json = dict[str, Any]
 SKIP_ANNOTATION = "desched.io/skip-validation"
@@ -143,19 +143,24 @@ def _skip(uid: str, kind: str, obj: Json) -> Decision | None:
     reason = str(annotations[SKIP_ANNOTATION]).strip()
     if not reason:
         return None  # an opt-out must say why; without a reason it is not honoured (and the rules still run)
-    return Decision(uid, True, "", [f"desched validation skipped ({SKIP_ANNOTATION}: {reason})"[:MAX_WARNING]], [],
-                    kind)
+    return Decision(
+        uid, True, "", [f"desched validation skipped ({SKIP_ANNOTATION}: {reason})"[:MAX_WARNING]], [], kind
+    )
 
 
 def _settings(options: Options, only: Sequence[str] | None = None) -> Settings:
     base = options.settings or Settings()
     if only is None:
         return base
-    from linter import rules
+    from desched.linter import rules
 
     disabled = {module.ID for module in rules.all_rules()} - set(only)
-    return Settings(target=base.target, disabled=disabled | base.disabled, severities=dict(base.severities),
-                    options=dict(base.options))
+    return Settings(
+        target=base.target,
+        disabled=disabled | base.disabled,
+        severities=dict(base.severities),
+        options=dict(base.options),
+    )
 
 
 def reads_cluster(request: Json, cluster: ClusterView | None) -> bool:
@@ -207,8 +212,12 @@ class DecisionCache:
     def _key(request: Json, cluster: ClusterView | None) -> bytes | None:
         kind = _mapping(request["kind"]).get("kind")
         obj = request.get("object")
-        if kind not in POLICY_KINDS or request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict) \
-                or reads_cluster(request, cluster):
+        if (
+            kind not in POLICY_KINDS
+            or request["operation"] not in ("CREATE", "UPDATE")
+            or not isinstance(obj, dict)
+            or reads_cluster(request, cluster)
+        ):
             return None
         content = json.dumps([kind, request["operation"], _decision_input(kind, obj)], separators=(",", ":"))
         return hashlib.blake2b(content.encode(), digest_size=16).digest()
@@ -245,8 +254,13 @@ def _policy_object(
 
 
 def _verdict(
-    uid: str, kind: str, findings: list[Finding], locate: Callable[[int, int], str], options: Options,
-    extra_warnings: list[str], deny: Callable[[Finding], bool],
+    uid: str,
+    kind: str,
+    findings: list[Finding],
+    locate: Callable[[int, int], str],
+    options: Options,
+    extra_warnings: list[str],
+    deny: Callable[[Finding], bool],
 ) -> Decision:
     denying = [f for f in findings if deny(f)] if options.mode == "enforce" else []
     warning_findings = [f for f in findings if f not in denying]
@@ -266,7 +280,7 @@ def _line(finding: Finding, locate: Callable[[int, int], str]) -> str:
 
 class Rendering(NamedTuple):
     """An object as YAML text, a locator of ``line:column`` positions in it, and, when built along with the text,
-    the documents exactly as :func:`linter.yamlsrc.load_all` composes that text (``None``: parse the text)."""
+    the documents exactly as :func:`desched.yamlsrc.load_all` composes that text (``None``: parse the text)."""
 
     text: str
     locate: Callable[[int, int], str]
@@ -324,16 +338,22 @@ def render_configmap(obj: Json) -> Rendering:
 def _envelope(obj: Json) -> Json:
     """What :func:`render_configmap` renders of a ConfigMap besides its data: apiVersion, kind, name, namespace."""
     metadata = _mapping(obj.get("metadata"))
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata}}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {key: metadata[key] for key in ("name", "namespace") if key in metadata},
+    }
 
 
 def _envelope_document(envelope: Json) -> YMap | None:
     """The rendering's document up to ``data`` (whose entries the caller adds), composed directly; None unless the
     envelope holds only strings."""
     metadata = envelope["metadata"]
-    if not (isinstance(envelope["apiVersion"], str) and isinstance(envelope["kind"], str)
-            and all(isinstance(value, str) for value in metadata.values())):
+    if not (
+        isinstance(envelope["apiVersion"], str)
+        and isinstance(envelope["kind"], str)
+        and all(isinstance(value, str) for value in metadata.values())
+    ):
         return None
     root = YMap(1, 1)
     for line, key in ((1, "apiVersion"), (2, "kind")):  # `apiVersion: "v1"`
@@ -386,8 +406,9 @@ def _object_key(obj: Json) -> tuple[str, str, str]:
     return (str(obj.get("kind", "")), *_namespaced_name(obj))
 
 
-def _repository_findings(policy: FileResult, objects: Iterable[Json], incoming: Json | None, options: Options) -> \
-        list[Finding]:
+def _repository_findings(
+    policy: FileResult, objects: Iterable[Json], incoming: Json | None, options: Options
+) -> list[Finding]:
     """DS401-DS406 over the active policy, the cached objects and ``incoming`` (in a file of its own)."""
     settings = _settings(options, WORKLOAD_RULES)
     cache = FileResult("cluster")
@@ -410,16 +431,24 @@ def _workload(uid: str, kind: str, obj: Json, options: Options, cluster: Cluster
         return Decision(uid, True, "", [], [], kind)
     findings = _repository_findings(policy, _without(cluster.objects(), _object_key(obj)), obj, options)
     mine = [f for f in findings if f.file == "incoming"]
-    return _verdict(uid, kind, mine, lambda line, column: f"{kind}", options, [],
-                    deny=lambda f: f.rule in options.deny_rules)
+    return _verdict(
+        uid, kind, mine, lambda line, column: f"{kind}", options, [], deny=lambda f: f.rule in options.deny_rules
+    )
 
 
 def _unprotected(findings: list[Finding]) -> set[str]:
     return {f.object for f in findings if f.rule == "DS401" and f.file == "cluster"}
 
 
-def _pdb(uid: str, kind: str, operation: str, obj: Json | None, old: Json | None, options: Options,
-         cluster: ClusterView | None) -> Decision:
+def _pdb(
+    uid: str,
+    kind: str,
+    operation: str,
+    obj: Json | None,
+    old: Json | None,
+    options: Options,
+    cluster: ClusterView | None,
+) -> Decision:
     if operation != "DELETE" and obj is not None:
         skipped = _skip(uid, kind, obj)
         if skipped is not None:
@@ -434,11 +463,21 @@ def _pdb(uid: str, kind: str, operation: str, obj: Json | None, old: Json | None
     before = _repository_findings(policy, others + ([previous] if previous else []), None, options)
     after = _repository_findings(policy, others, current, options)
     lost = sorted(_unprotected(after) - _unprotected(before))
-    warnings = [f"DS401 {name}: no PodDisruptionBudget covers it any more after this "
-                f"{'deletion' if operation == 'DELETE' else 'change'}" for name in lost]
+    warnings = [
+        f"DS401 {name}: no PodDisruptionBudget covers it any more after this "
+        f"{'deletion' if operation == 'DELETE' else 'change'}"
+        for name in lost
+    ]
     mine = [f for f in after if f.file == "incoming"]
-    return _verdict(uid, kind, mine, lambda line, column: "PodDisruptionBudget", options, warnings,
-                    deny=lambda f: f.rule in options.deny_rules)
+    return _verdict(
+        uid,
+        kind,
+        mine,
+        lambda line, column: "PodDisruptionBudget",
+        options,
+        warnings,
+        deny=lambda f: f.rule in options.deny_rules,
+    )
 
 
 def _workload_warnings_for_policy(result: FileResult, options: Options, cluster: ClusterView) -> list[str]:

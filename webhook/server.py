@@ -63,15 +63,38 @@ class Certificate:
         return True
 
 
-def run(app: Any, ops_app: Any, host: str, port: int, metrics_port: int, certificate: Certificate,
-        grace: float = 25.0, poll: float = 1.0) -> int:
+def run(
+    app: Any,
+    ops_app: Any,
+    host: str,
+    port: int,
+    metrics_port: int,
+    certificate: Certificate,
+    grace: float = 25.0,
+    poll: float = 1.0,
+) -> int:
     """Serve until SIGTERM/SIGINT (see the module contract)."""
-    admission = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
-                               timeout_graceful_shutdown=int(grace), server_header=False)
+    admission = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=int(grace),
+        server_header=False,
+    )
     admission.load()
     admission.ssl = certificate.context  # the one context the listener uses: reloading it rotates the certificate
-    operations = uvicorn.Config(ops_app, host=host, port=metrics_port, log_level="warning", access_log=False,
-                                lifespan="off", server_header=False)
+    operations = uvicorn.Config(
+        ops_app,
+        host=host,
+        port=metrics_port,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+    )
     servers = [_Server(admission), _Server(operations)]
 
     async def main() -> None:

@@ -14,14 +14,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from linter.engine import FileResult, Settings, lint_text
-from linter.kube import Cluster, Json, KubeError
-from linter.workloads.live import KINDS as LIVE_KINDS
-
-from .review import render_configmap
+from desched.errors import KubeError
+from desched.kube import Cluster, Json
+from desched.linter.engine import FileResult, Settings, lint_text
+from desched.webhook.review import render_configmap
+from desched.workloads.live import KINDS as LIVE_KINDS
 
 LOG = logging.getLogger("desched.webhook")
-# What the scope model reads (linter.workloads.live.KINDS) but Pods: the checks judge templates, and caching every
+# What the scope model reads (desched.workloads.live.KINDS) but Pods: the checks judge templates, and caching every
 # pod of the cluster would cost memory for nothing.
 KINDS = tuple(entry for entry in LIVE_KINDS if entry[0] != "Pod")
 WATCH_SECONDS = 240
@@ -98,8 +98,9 @@ class ClusterCache:
                 LOG.warning("cache policy %s/%s: %s; retrying", namespace, name, error)
                 self._stop.wait(5)
 
-    def _inform(self, label: str, version: str, path: str, params: dict[str, Any],
-                store: Callable[[str, Json], None]) -> None:
+    def _inform(
+        self, label: str, version: str, path: str, params: dict[str, Any], store: Callable[[str, Json], None]
+    ) -> None:
         """List then watch ``path`` until the watch breaks or expires (the caller loops)."""
         listing = self.kube.get(path, params)
         with self._lock:  # a relist replaces what the broken watch may have missed
@@ -109,8 +110,15 @@ class ClusterCache:
             store("ADDED", {"apiVersion": version, **item})
         self._mark_listed(label)
         resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
-        for event in self.kube.watch(path, {**params, "resourceVersion": resource_version,
-                                            "timeoutSeconds": WATCH_SECONDS, "allowWatchBookmarks": "true"}):
+        for event in self.kube.watch(
+            path,
+            {
+                **params,
+                "resourceVersion": resource_version,
+                "timeoutSeconds": WATCH_SECONDS,
+                "allowWatchBookmarks": "true",
+            },
+        ):
             if self._stop.is_set():
                 return
             kind, obj = event.get("type"), event.get("object")

@@ -1,4 +1,4 @@
-"""The ten descheduler plugins, one module each (see :mod:`executor.framework` for the module protocol)."""
+"""The ten descheduler plugins, one module each (see :mod:`desched.executor.framework` for the module protocol)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Contract:
 * Usage comes from pod requests only (semantics §7.1): :func:`snapshot` sums the effective requests of every
   non-terminal pod of each node, evictable or not, for the tracked resources (the threshold keys plus cpu, memory and
-  pods); ``pods`` is the pod count. Units are the comparison units of :mod:`executor.podutil` (cpu in millicores).
+  pods); ``pods`` is the pod count. Units are the comparison units of :mod:`desched.executor.podutil` (cpu in
+  millicores).
   ``metricsUtilization`` (metrics-server or Prometheus) is refused by :func:`reject_metrics_utilization`.
 * :func:`percentages`, :func:`deviation_thresholds`, :func:`below`, :func:`above`, :func:`cap_to_threshold` and
   :func:`usage_score` reproduce upstream's float arithmetic, inclusive/strict comparisons and int64 truncation.
@@ -20,12 +21,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import nodeutil, podutil
-from ..cluster import Json
-from ..evictions import Outcome
+from desched.executor import nodeutil, podutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
 
 if TYPE_CHECKING:
-    from ..framework import Handle
+    from desched.executor.framework import Handle
 
 BASIC_RESOURCES = ("cpu", "memory", "pods")
 PODS = "pods"

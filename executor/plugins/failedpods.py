@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .. import podutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
-from .podlifetime import container_statuses, exit_codes, state_reasons, whole_seconds
+from desched.executor import podutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
+from desched.executor.plugins.podlifetime import container_statuses, exit_codes, state_reasons, whole_seconds
 
 NAME = "RemoveFailedPods"
 POINTS = ("deschedule",)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import nodeutil
-from ..cluster import Json
-from . import _nodeutilization as nu
+from desched.executor import nodeutil
+from desched.executor.cluster import Json
+from desched.executor.plugins import _nodeutilization as nu
 
 if TYPE_CHECKING:
-    from ..framework import Handle
+    from desched.executor.framework import Handle
 
 NAME = "HighNodeUtilization"
 POINTS = ("balance",)
@@ -66,6 +66,12 @@ class Plugin:
             node.budget = nu.cap_to_threshold(node.capacity, full, self.resources)
         under.sort(key=nu.usage_score)
         nu.evict_from_sources(
-            self.handle, NAME, under, schedulable, self.resources, self.removable,
-            nu.excluded_namespaces(self.args), source_budget=False,
+            self.handle,
+            NAME,
+            under,
+            schedulable,
+            self.resources,
+            self.removable,
+            nu.excluded_namespaces(self.args),
+            source_budget=False,
         )

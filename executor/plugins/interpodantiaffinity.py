@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from linter.workloads.selectors import Selector, compile_selector, label_map
-
-from .. import podutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
+from desched.executor import podutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
+from desched.workloads.selectors import Selector, compile_selector, label_map
 
 NAME = "RemovePodsViolatingInterPodAntiAffinity"
 POINTS = ("deschedule",)
@@ -179,9 +178,7 @@ class Plugin:
     def deschedule(self, nodes: list[Json]) -> None:
         handle = self.handle
         node_labels = {str(node["metadata"]["name"]): label_map(node["metadata"].get("labels")) for node in nodes}
-        by_node = {
-            name: [pod for pod in handle.active_pods_on_node(name) if self.accepts(pod)] for name in node_labels
-        }
+        by_node = {name: [pod for pod in handle.active_pods_on_node(name) if self.accepts(pod)] for name in node_labels}
         listing = _Listing((pod for pods in by_node.values() for pod in pods), node_labels)
         for node in nodes:
             for pod in podutil.sort_by_priority_low_to_high(by_node[str(node["metadata"]["name"])]):

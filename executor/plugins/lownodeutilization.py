@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import nodeutil
-from ..cluster import Json
-from . import _nodeutilization as nu
+from desched.executor import nodeutil
+from desched.executor.cluster import Json
+from desched.executor.plugins import _nodeutilization as nu
 
 if TYPE_CHECKING:
-    from ..framework import Handle
+    from desched.executor.framework import Handle
 
 NAME = "LowNodeUtilization"
 POINTS = ("balance",)
@@ -61,6 +61,13 @@ class Plugin:
             node.budget = nu.cap_to_threshold(node.capacity, high, self.resources)
         over.sort(key=nu.usage_score, reverse=True)
         nu.evict_from_sources(
-            self.handle, NAME, over, under, self.resources, self.handle.filter,
-            nu.excluded_namespaces(self.args), source_budget=True, node_limit=self.node_limit,
+            self.handle,
+            NAME,
+            over,
+            under,
+            self.resources,
+            self.handle.filter,
+            nu.excluded_namespaces(self.args),
+            source_budget=True,
+            node_limit=self.node_limit,
         )

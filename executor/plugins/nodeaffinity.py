@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 
-from .. import nodeutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
+from desched.executor import nodeutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
 
 NAME = "RemovePodsViolatingNodeAffinity"
 POINTS = ("deschedule",)
@@ -107,7 +107,8 @@ class Plugin:
         for node in nodes:
             name = str(node["metadata"]["name"])
             listed = [
-                pod for pod in handle.active_pods_on_node(name)
+                pod
+                for pod in handle.active_pods_on_node(name)
                 if self.accepts(pod) and handle.filter(pod) and handle.pre_eviction_filter(pod) and violates(pod, node)
             ]
             for pod in listed:

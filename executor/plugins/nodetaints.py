@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import nodeutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
+from desched.executor import nodeutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
 
 NAME = "RemovePodsViolatingNodeTaints"
 POINTS = ("deschedule",)
@@ -66,7 +66,8 @@ class Plugin:
             name = str(node["metadata"]["name"])
             taints = [taint for taint in (node.get("spec") or {}).get("taints") or [] if self.counts(taint)]
             listed = [
-                pod for pod in handle.active_pods_on_node(name)
+                pod
+                for pod in handle.active_pods_on_node(name)
                 if self.accepts(pod) and handle.filter(pod) and handle.pre_eviction_filter(pod)
             ]
             for pod in listed:

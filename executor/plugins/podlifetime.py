@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .. import podutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
+from desched.executor import podutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
 
 NAME = "PodLifeTime"
 POINTS = ("deschedule",)
@@ -179,10 +179,7 @@ class Plugin:
 
     def deschedule(self, nodes: list[Json]) -> None:
         candidates = [
-            pod
-            for node in nodes
-            for pod in self.handle.pods_on_node(node["metadata"]["name"])
-            if self._candidate(pod)
+            pod for node in nodes for pod in self.handle.pods_on_node(node["metadata"]["name"]) if self._candidate(pod)
         ]
         for pod in podutil.sort_by_age(candidates):
             if self.handle.evict(pod, NAME) is Outcome.TOTAL_LIMIT:

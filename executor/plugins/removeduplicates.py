@@ -21,10 +21,10 @@ import copy
 import json
 from typing import NamedTuple
 
-from .. import nodeutil, podutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
+from desched.executor import nodeutil, podutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
 
 NAME = "RemoveDuplicates"
 POINTS = ("balance",)
@@ -46,7 +46,8 @@ def _placement(pod: Json) -> str:
     """What decides a pod's target nodes (tolerations, required node affinity, nodeSelector), as a hashable key."""
     spec = pod.get("spec") or {}
     required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution")
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     return json.dumps([spec.get("tolerations"), required, spec.get("nodeSelector")], sort_keys=True)
 
 
@@ -79,10 +80,13 @@ class Plugin:
                 ]
                 for owner_key in owner_keys:
                     occurrences[owner_key] = occurrences.get(owner_key, 0) + 1
-                signature = tuple(sorted(
-                    "/".join((namespace, owner_key.kind, owner_key.name, image))
-                    for owner_key in owner_keys for image in images
-                ))
+                signature = tuple(
+                    sorted(
+                        "/".join((namespace, owner_key.kind, owner_key.name, image))
+                        for owner_key in owner_keys
+                        for image in images
+                    )
+                )
                 if signature not in signatures:
                     signatures.add(signature)
                     continue
@@ -98,7 +102,7 @@ class Plugin:
             for pods in by_node.values():
                 if len(pods) + 1 <= keep:
                     continue
-                for pod in pods[keep - 1:]:
+                for pod in pods[keep - 1 :]:
                     outcome = self.handle.evict(pod, NAME)
                     if outcome is Outcome.NODE_LIMIT:
                         break
@@ -120,7 +124,8 @@ class Plugin:
                 matching = placements.get(placement)
                 if matching is None:
                     matching = [
-                        str(node["metadata"]["name"]) for node in nodes
+                        str(node["metadata"]["name"])
+                        for node in nodes
                         if nodeutil.tolerates_no_schedule_or_execute(pod, node)
                         and not nodeutil.pod_selection_excludes_node(pod, node)
                     ]

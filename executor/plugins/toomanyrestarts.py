@@ -4,17 +4,17 @@ Contract: node by node, every pod bound to the node, whatever its phase, is a ca
 namespace and label filters, the profile's ``Filter``, the restart threshold (``Σ containerStatuses[].restartCount``,
 plus the init containers' with ``includingInitContainers``, at least ``podRestartThreshold``), the ``states`` test
 (phase, or a container's waiting reason, or with the flag an init container's) and ``PreEvictionFilter`` (checked just
-before each eviction, see :func:`~executor.plugins.failedpods.evict_on_node`). A node's candidates are evicted most
-restarts first (ties keep listing order). A node limit moves on to the next node, a total limit stops the plugin, any
-other refusal moves on to the next pod.
+before each eviction, see :func:`~desched.executor.plugins.failedpods.evict_on_node`). A node's candidates are evicted
+most restarts first (ties keep listing order). A node limit moves on to the next node, a total limit stops the plugin,
+any other refusal moves on to the next pod.
 """
 
 from __future__ import annotations
 
-from ..cluster import Json
-from ..framework import Handle, pod_filter
-from .failedpods import evict_on_node
-from .podlifetime import container_statuses, state_reasons
+from desched.executor.cluster import Json
+from desched.executor.framework import Handle, pod_filter
+from desched.executor.plugins.failedpods import evict_on_node
+from desched.executor.plugins.podlifetime import container_statuses, state_reasons
 
 NAME = "RemovePodsHavingTooManyRestarts"
 POINTS = ("deschedule",)

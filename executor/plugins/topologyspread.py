@@ -27,12 +27,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from linter.workloads.selectors import Selector, compile_selector, label_map
-
-from .. import nodeutil, podutil
-from ..cluster import Json
-from ..evictions import Outcome
-from ..framework import Handle, pod_filter
+from desched.executor import nodeutil, podutil
+from desched.executor.cluster import Json
+from desched.executor.evictions import Outcome
+from desched.executor.framework import Handle, pod_filter
+from desched.workloads.selectors import Selector, compile_selector, label_map
 
 NAME = "RemovePodsViolatingTopologySpreadConstraint"
 POINTS = ("balance",)
@@ -78,13 +77,15 @@ def _inclusion_stubs(spread: Json, pod: Json) -> tuple[Json | None, Json | None]
         if spec.get("nodeSelector"):
             placement["spec"]["nodeSelector"] = spec["nodeSelector"]
         required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution")
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
         if required is not None:
             placement["spec"]["affinity"] = {
                 "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
             }
-    tolerating = {"spec": {"tolerations": spec.get("tolerations") or []}} \
-        if spread.get("nodeTaintsPolicy") == HONOR else None
+    tolerating = (
+        {"spec": {"tolerations": spec.get("tolerations") or []}} if spread.get("nodeTaintsPolicy") == HONOR else None
+    )
     return placement, tolerating
 
 
@@ -101,8 +102,15 @@ def constraint_key(spread: Json, pod: Json) -> str:
     """Equal for two (constraint, declaring pod) pairs that give deep-equal internal constraints, which upstream
     processes once. (Unequal keys that still give equal constraints, e.g. with mappings in another order, are only
     processed twice, with the same result.)"""
-    return repr((spread.get("maxSkew"), spread.get("topologyKey"), spread.get("labelSelector"),
-                 _matched_labels(spread, pod), *_inclusion_stubs(spread, pod)))
+    return repr(
+        (
+            spread.get("maxSkew"),
+            spread.get("topologyKey"),
+            spread.get("labelSelector"),
+            _matched_labels(spread, pod),
+            *_inclusion_stubs(spread, pod),
+        )
+    )
 
 
 def build_constraint(spread: Json, pod: Json) -> Constraint:
@@ -117,8 +125,14 @@ def build_constraint(spread: Json, pod: Json) -> Constraint:
         selector = Selector("normal", matched + selector.match_labels, selector.expressions)
     placement, tolerating = _inclusion_stubs(spread, pod)
     max_skew = spread.get("maxSkew")
-    return Constraint(max_skew if isinstance(max_skew, int) else 0, str(spread.get("topologyKey") or ""), selector,
-                      placement, tolerating, json.dumps([placement, tolerating], sort_keys=True))
+    return Constraint(
+        max_skew if isinstance(max_skew, int) else 0,
+        str(spread.get("topologyKey") or ""),
+        selector,
+        placement,
+        tolerating,
+        json.dumps([placement, tolerating], sort_keys=True),
+    )
 
 
 def _has_selector_or_affinity(pod: Json) -> bool:
@@ -129,6 +143,7 @@ def _has_selector_or_affinity(pod: Json) -> bool:
 def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool]) -> list[Json]:
     """A domain's pods, front to back: non-evictable pods, then pods with a nodeSelector or node affinity, then the
     others; ascending priority inside each group, nil first (upstream ``sortDomains``; pods are taken from the end)."""
+
     def order(pod: Json) -> tuple[bool, bool, bool, int]:
         priority = podutil.priority(pod)
         return (is_evictable(pod), not _has_selector_or_affinity(pod), priority is not None, priority or 0)
@@ -163,7 +178,8 @@ class _Nodes:
             included = self._included.get(constraint.inclusion)
             if included is None:
                 included = self._included[constraint.inclusion] = [
-                    node for node in self.nodes if constraint.includes(node)]
+                    node for node in self.nodes if constraint.includes(node)
+                ]
             pairs = []
             for node in included:
                 value = self.labels[str(node["metadata"]["name"])].get(constraint.topology_key)
@@ -272,7 +288,8 @@ class Plugin:
             if uid not in fit_cache:
                 below = (node for value, node in eligible.nodes if value not in at_or_above)
                 fit_cache[uid] = nodeutil.pod_fits_any_other_node(
-                    pod, below, self.handle.pods_on_node, requested_by_node=cycle_nodes.requested)
+                    pod, below, self.handle.pods_on_node, requested_by_node=cycle_nodes.requested
+                )
             return fit_cache[uid]
 
         for high, move in _moves(size, average, constraint.max_skew):
@@ -310,8 +327,11 @@ def _moves(size: list[int], average: float, max_skew: int) -> Iterator[tuple[int
             if size[high] <= average and (high - 1 <= low or size[high - 1] <= average):
                 return
         skew = size[high] - size[low]
-        move = 0 if skew <= max_skew else min(
-            math.ceil(size[high] - average), math.ceil(average - size[low]), math.ceil((skew - max_skew) / 2))
+        move = (
+            0
+            if skew <= max_skew
+            else min(math.ceil(size[high] - average), math.ceil(average - size[low]), math.ceil((skew - max_skew) / 2))
+        )
         if move <= 0:
             same = not stepped_down and size[low + 1] == size[low]
             low = bisect.bisect_right(size, size[low], low + 1, high) if same else low + 1

@@ -6,11 +6,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 
-from ..finding import Finding, RuleInfo
+from desched.linter.finding import Finding, RuleInfo
 
-__all__ = ["FORMATTERS", "Report", "get"]
+__all__ = ["FORMATTERS", "Report", "findings_report", "get"]
 
 
 class Report:
@@ -64,3 +65,18 @@ def get(name: str) -> Formatter:
 
 
 FORMATTERS = {"text": "text", "json": "json_", "sarif": "sarif", "junit": "junit", "github": "github"}
+
+
+def findings_report(findings: list[Finding], files: int, sources: dict[str, str], color: str = "never") -> Report:
+    """A :class:`Report` of ``findings`` with every rule's metadata (``color``: auto, always or never)."""
+    from desched import __version__
+    from desched.linter import rules
+
+    infos = {
+        module.ID: RuleInfo(
+            module.ID, module.NAME, module.SUMMARY, module.RATIONALE, module.REMEDIATION, module.SEVERITY
+        )
+        for module in rules.all_rules()
+    }
+    use_color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    return Report(sorted(findings, key=Finding.sort_key), files, infos, sources, __version__, use_color)

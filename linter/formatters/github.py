@@ -10,8 +10,8 @@ string.
 
 from __future__ import annotations
 
-from ..finding import Finding
-from . import Report
+from desched.linter.finding import Finding
+from desched.linter.formatters import Report
 
 __all__ = ["escape_data", "escape_property", "render"]
 

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from . import Report
+from desched.linter.formatters import Report
 
 __all__ = ["dumps", "render"]
 

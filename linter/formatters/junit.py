@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..finding import Finding
-from . import Report
+from desched.linter.finding import Finding
+from desched.linter.formatters import Report
 
 __all__ = ["render"]
 

@@ -18,9 +18,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from ..finding import Finding, RuleInfo
-from . import Report
-from .json_ import dumps
+from desched.linter.finding import Finding, RuleInfo
+from desched.linter.formatters import Report
+from desched.linter.formatters.json_ import dumps
 
 __all__ = ["FINGERPRINT_KEY", "INFORMATION_URI", "render"]
 

@@ -14,8 +14,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from ..finding import Finding
-from . import Report
+from desched.linter.finding import Finding
+from desched.linter.formatters import Report
 
 __all__ = ["render"]
 

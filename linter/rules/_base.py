@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from ..documents import PolicyDoc
-from ..policy.spec import PLUGINS
-from ..policy.structure import StructureProblem, check_structure
+from desched.documents import PolicyDoc
+from desched.policy.spec import PLUGINS
+from desched.policy.structure import StructureProblem, check_structure
 
 __all__ = ["Context", "Hit", "Path", "PluginRef"]
 

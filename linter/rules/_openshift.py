@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..openshift.validate import Problem, problems
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
+from desched.openshift.validate import Problem, problems
 
 __all__ = ["example", "hits"]
 

@@ -1,7 +1,7 @@
 """The repository pass: rules that need policies and workloads from several files at once (DS401-DS407).
 
 :class:`Repository` gathers every policy and every other document of a lint run, builds the workload inventory
-and the PDB index once, and evaluates each policy's eviction scope once (:mod:`linter.workloads`). Repository
+and the PDB index once, and evaluates each policy's eviction scope once (:mod:`desched.workloads`). Repository
 rules (``SCOPE = "repository"``) yield :class:`RepoHit` values that carry their own file and position, because a
 finding points at a workload or a PDB, not at the policy.
 """
@@ -11,11 +11,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from ..documents import PolicyDoc
-from ..policy.effective import effective_policy
-from ..workloads import PDB, Inventory, PDBIndex, Summary, Verdict, Workload, collect, evaluate, summarize
-from ..workloads.model import objects
-from ._base import RepoHit
+from desched.documents import PolicyDoc
+from desched.linter.rules._base import RepoHit
+from desched.policy.effective import effective_policy
+from desched.workloads import (
+    PDB,
+    Inventory,
+    PDBIndex,
+    Summary,
+    Verdict,
+    Workload,
+    collect,
+    evaluate,
+    summarize,
+)
+from desched.workloads.model import objects
 
 __all__ = ["Analysis", "RepoHit", "Repository", "Targeted"]
 

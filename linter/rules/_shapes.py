@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
-from ._base import Context, Path
+from desched.linter.rules._base import Context, Path
+from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 
 __all__ = ["EVICTOR_FLAGS", "foreign_key", "lost_key"]
 

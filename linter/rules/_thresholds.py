@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ._base import Context, Path
+from desched.linter.rules._base import Context, Path
 
 __all__ = ["UtilizationArgs", "numbers", "utilization_args"]
 
@@ -43,6 +43,12 @@ def utilization_args(ctx: Context) -> Iterator[UtilizationArgs]:
             for index, profile in ctx.profiles():
                 for entry, name, args in ctx.plugin_configs(profile):
                     if name in UTILIZATION:
-                        found.append(UtilizationArgs(name, ctx.profile_name(index), args if isinstance(args, dict)
-                                                     else {}, ctx.args_path(index, entry)))
+                        found.append(
+                            UtilizationArgs(
+                                name,
+                                ctx.profile_name(index),
+                                args if isinstance(args, dict) else {},
+                                ctx.args_path(index, entry),
+                            )
+                        )
     return iter(found)

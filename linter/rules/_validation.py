@@ -1,16 +1,16 @@
-"""Upstream's validators (:mod:`linter.validation`) run once per document, with paths made absolute.
+"""Upstream's validators (:mod:`desched.validation`) run once per document, with paths made absolute.
 
 Several rules (DS006, DS301–DS304, DS309, DS310) report slices of the same results; :func:`arg_errors` computes
-them once per :class:`~linter.rules._base.Context` and tags each with the upstream phase it belongs to.
+them once per :class:`~desched.linter.rules._base.Context` and tags each with the upstream phase it belongs to.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import validation
-from ..policy.spec import ARGS
-from ._base import Context, Path
+from desched import validation
+from desched.linter.rules._base import Context, Path
+from desched.policy.spec import ARGS
 
 __all__ = ["LocatedError", "arg_errors"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
 
 ID = "DS001"
 NAME = "yaml-syntax"
@@ -28,5 +28,5 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    """Nothing to do per document: the loader reports DS001 (see :mod:`linter.engine`) before rules run."""
+    """Nothing to do per document: the loader reports DS001 (see :mod:`desched.linter.engine`) before rules run."""
     return iter(())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import V1ALPHA1, V1ALPHA2, Context, Hit
+from desched.linter.rules._base import V1ALPHA1, V1ALPHA2, Context, Hit
 
 ID = "DS002"
 NAME = "api-version-kind"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
-from ._shapes import foreign_key, lost_key
+from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._shapes import foreign_key, lost_key
 
 ID = "DS003"
 NAME = "unknown-key"

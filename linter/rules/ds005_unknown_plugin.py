@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..policy.spec import EXTENSION_POINTS, PLUGINS
-from ..policy.structure import closest
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
+from desched.policy.spec import EXTENSION_POINTS, PLUGINS
+from desched.policy.structure import closest
 
 ID = "DS005"
 NAME = "unknown-plugin"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import versions
-from ._base import Context, Hit
+from desched import versions
+from desched.linter.rules._base import Context, Hit
 
 ID = "DS101"
 NAME = "v1alpha1-policy"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
-from ._shapes import foreign_key
+from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._shapes import foreign_key
 
 ID = "DS102"
 NAME = "mixed-shapes"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..validation.vocab import LEGACY_FLAG_PROTECTIONS
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
+from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS
 
 ID = "DS103"
 NAME = "deprecated-evictor-flags"

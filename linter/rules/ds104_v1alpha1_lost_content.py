@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..policy.spec import PLUGINS
-from ..policy.structure import closest
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
+from desched.policy.spec import PLUGINS
+from desched.policy.structure import closest
 
 ID = "DS104"
 NAME = "v1alpha1-lost-content"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..policy.spec import PLUGINS
-from ._base import ACTIVE_POINTS, Context, Hit
+from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
+from desched.policy.spec import PLUGINS
 
 ID = "DS204"
 NAME = "unused-plugin-config"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import EVICTING_POINTS, Context, Hit
+from desched.linter.rules._base import EVICTING_POINTS, Context, Hit
 
 ID = "DS207"
 NAME = "never-evicts"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..policy.namespaces import overlap, scope_of
-from ._base import Context, Hit, PluginRef
+from desched.linter.rules._base import Context, Hit, PluginRef
+from desched.policy.namespaces import overlap, scope_of
 
 ID = "DS208"
 NAME = "overlapping-profiles"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..yamlsrc import YMap, YSeq
-from ._base import Context, Hit, Path
+from desched.linter.rules._base import Context, Hit, Path
+from desched.yamlsrc import YMap, YSeq
 
 ID = "DS210"
 NAME = "duplicate-key"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
-from ._validation import arg_errors
+from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._validation import arg_errors
 
 ID = "DS301"
 NAME = "args-validation"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
-from ._thresholds import numbers, utilization_args
+from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._thresholds import numbers, utilization_args
 
 ID = "DS306"
 NAME = "thresholds-never-trigger"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..policy.structure import closest
-from ..validation import vocab
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
+from desched.policy.structure import closest
+from desched.validation import vocab
 
 ID = "DS307"
 NAME = "runtime-only-enum"

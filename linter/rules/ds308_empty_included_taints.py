@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
+from desched.linter.rules._base import Context, Hit
 
 ID = "DS308"
 NAME = "empty-included-taints"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ._base import Context, Hit
-from ._thresholds import utilization_args
-from ._validation import arg_errors
+from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._thresholds import utilization_args
+from desched.linter.rules._validation import arg_errors
 
 ID = "DS309"
 NAME = "metrics-provider"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ._base import RepoHit
+from desched.linter.rules._base import RepoHit
 
 if TYPE_CHECKING:
-    from ._repository import Repository
-from ._workload_examples import POLICY, deployment
+    from desched.linter.rules._repository import Repository
+from desched.linter.rules._workload_examples import POLICY, deployment
 
 ID = "DS404"
 NAME = "single-replica"

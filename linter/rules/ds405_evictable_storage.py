@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ._base import RepoHit
+from desched.linter.rules._base import RepoHit
 
 if TYPE_CHECKING:
-    from ._repository import Repository
-from ._workload_examples import POLICY, deployment
+    from desched.linter.rules._repository import Repository
+from desched.linter.rules._workload_examples import POLICY, deployment
 
 ID = "DS405"
 NAME = "evictable-storage"
@@ -29,7 +29,7 @@ EXAMPLES = {
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:
-    from ..workloads.scope import local_storage, pvc_claims
+    from desched.workloads.scope import local_storage, pvc_claims
 
     for target in repo.targeted():
         workload = target.workload

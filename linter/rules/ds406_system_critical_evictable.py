@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ._base import RepoHit
+from desched.linter.rules._base import RepoHit
 
 if TYPE_CHECKING:
-    from ._repository import Repository, Targeted
-from ._workload_examples import deployment
+    from desched.linter.rules._repository import Repository, Targeted
+from desched.linter.rules._workload_examples import deployment
 
 ID = "DS406"
 NAME = "system-critical-evictable"
@@ -55,7 +55,7 @@ def _includes_kube_system(target: Targeted) -> bool:
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:
-    from ..workloads.scope import SYSTEM_CRITICAL, pod_priority
+    from desched.workloads.scope import SYSTEM_CRITICAL, pod_priority
 
     for target in repo.targeted():
         workload = target.workload

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._base import Context, Hit
-from ._openshift import example, hits
+from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._openshift import example, hits
 
 ID = "DS501"
 NAME = "openshift-profile-conflict"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..openshift.environment import environment_problems
-from ._base import RepoHit
-from ._openshift import example
+from desched.linter.rules._base import RepoHit
+from desched.linter.rules._openshift import example
+from desched.openshift.environment import environment_problems
 
 if TYPE_CHECKING:
-    from ._repository import Repository
+    from desched.linter.rules._repository import Repository
 
 ID = "DS505"
 NAME = "openshift-cluster-conflict"
@@ -34,11 +34,13 @@ _SCHEDULER = "---\napiVersion: config.openshift.io/v1\nkind: Scheduler\nmetadata
 EXAMPLES = {
     "pass": [
         example("  mode: Automatic\n  deschedulingIntervalSeconds: 3600\n  profiles: [LongLifecycle]\n")
-        + _SCHEDULER + "  profile: LowNodeUtilization\n",
+        + _SCHEDULER
+        + "  profile: LowNodeUtilization\n",
     ],
     "fail": [
         example("  mode: Automatic\n  deschedulingIntervalSeconds: 3600\n  profiles: [LongLifecycle]\n")
-        + _SCHEDULER + "  profile: HighNodeUtilization\n",
+        + _SCHEDULER
+        + "  profile: HighNodeUtilization\n",
         example("  mode: Automatic\n  deschedulingIntervalSeconds: 3600\n  profiles: [KubeVirtRelieveAndMigrate]\n")
         + "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: worker-0\n  labels: {zone: a}\n",
     ],

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.cli import main
+from desched.cli import main
 from tests.kcp.api import Api, ApiError, Json
 from tests.kcp.controlplane import ControlPlane, free_ports
 from tests.kcp.kubelet import FakeKubelet
@@ -32,29 +32,57 @@ RUN_LABEL = "desched.test/run"
 
 def _snapshot(run: str) -> list[Json]:
     """Three nodes (one tainted), duplicates, an untolerated-taint pod, a failed pod and a crash-looping pod."""
+
     def node(name: str, taints: list[Json] | None = None) -> Json:
-        return {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": {RUN_LABEL: run, "kubernetes.io/hostname": name}},
-                "spec": {"taints": taints or []},
-                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "20"}}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": {RUN_LABEL: run, "kubernetes.io/hostname": name}},
+            "spec": {"taints": taints or []},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "20"}},
+        }
 
     def pod(name: str, node_name: str, owner: str | None = "web", **status: Any) -> Json:
         metadata: Json = {"name": name, "namespace": "apps", "labels": {"app": owner or name}}
         if owner:
-            metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
-                                            "uid": f"uid-{owner}", "controller": True}]
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
-                "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": f"{owner or name}:1",
-                                                                 "resources": {"requests": {"cpu": "100m"}}}]},
-                "status": status or None}
+            metadata["ownerReferences"] = [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": owner,
+                    "uid": f"uid-{owner}",
+                    "controller": True,
+                }
+            ]
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": metadata,
+            "spec": {
+                "nodeName": node_name,
+                "containers": [
+                    {"name": "c", "image": f"{owner or name}:1", "resources": {"requests": {"cpu": "100m"}}}
+                ],
+            },
+            "status": status or None,
+        }
 
-    restarting = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                  "containerStatuses": [{"name": "c", "ready": True, "restartCount": 9, "image": "crash:1",
-                                         "imageID": "", "state": {"running": {}}}]}
+    restarting = {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "containerStatuses": [
+            {"name": "c", "ready": True, "restartCount": 9, "image": "crash:1", "imageID": "", "state": {"running": {}}}
+        ],
+    }
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}},
-        node("a"), node("b"), node("c", [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]),
-        pod("web-1", "a"), pod("web-2", "a"), pod("web-3", "a"), pod("web-4", "b"),
+        node("a"),
+        node("b"),
+        node("c", [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]),
+        pod("web-1", "a"),
+        pod("web-2", "a"),
+        pod("web-3", "a"),
+        pod("web-4", "b"),
         pod("tainted-1", "c", owner="tainted"),
         pod("crash-1", "b", owner="crash", **restarting),
         pod("failed-1", "b", owner="batch", phase="Failed", reason="Error"),
@@ -102,6 +130,7 @@ def loaded(kube: Api, kubelet: FakeKubelet) -> Iterator[tuple[str, str]]:
 
 def _listed(kube: Api, namespace: str, run: str) -> list[Json]:
     """The live cluster as ``kubectl get -o json`` would print it, restricted to this test's objects."""
+
     def typed(api_version: str, kind: str, items: list[Json]) -> list[Json]:
         return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
 
@@ -130,7 +159,11 @@ def _evicted(document: Json) -> list[tuple[str, str, str]]:
 
 
 def test_run_evicts_exactly_what_simulate_predicted(
-    control_plane: ControlPlane, kube: Api, kubelet: FakeKubelet, loaded: tuple[str, str], tmp_path: Path,
+    control_plane: ControlPlane,
+    kube: Api,
+    kubelet: FakeKubelet,
+    loaded: tuple[str, str],
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     namespace, run = loaded
@@ -139,12 +172,14 @@ def test_run_evicts_exactly_what_simulate_predicted(
     snapshot = tmp_path / "snapshot.json"
     snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _listed(kube, namespace, run)}))
 
-    code, predicted, err = _desched(capsys, "simulate", "--policy", str(policy), "--cluster", str(snapshot),
-                                    "--format", "json")
+    code, predicted, err = _desched(
+        capsys, "simulate", "--policy", str(policy), "--cluster", str(snapshot), "--format", "json"
+    )
     assert code == 0, err
     assert {pod for pod, _, _ in _evicted(predicted)} == {"tainted-1", "crash-1", "failed-1", _duplicate(predicted)}
-    code, done, err = _desched(capsys, "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig,
-                               "--format", "json")
+    code, done, err = _desched(
+        capsys, "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig, "--format", "json"
+    )
     assert code == 0, err
     assert _evicted(done) == _evicted(predicted)
     assert done["failures"] == []
@@ -154,7 +189,8 @@ def test_run_evicts_exactly_what_simulate_predicted(
     assert not remaining & {pod for pod, _, _ in _evicted(done)}
     events = kube.list("events.k8s.io/v1", "Event", namespace)
     assert sorted((e["regarding"]["name"], e["reason"], e["action"]) for e in events) == sorted(
-        (pod, plugin, "Descheduled") for pod, plugin, _ in _evicted(done))
+        (pod, plugin, "Descheduled") for pod, plugin, _ in _evicted(done)
+    )
 
 
 def _duplicate(document: Json) -> str:
@@ -169,10 +205,15 @@ def _bind(kube: Api, user: str, name: str) -> None:
     role = next(doc for doc in yaml.safe_load_all(RBAC.read_text()) if doc["kind"] == "ClusterRole")
     role["metadata"]["name"] = name
     kube.create(role)
-    kube.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                 "metadata": {"name": name},
-                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-                 "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        }
+    )
 
 
 @pytest.fixture
@@ -185,15 +226,30 @@ def executor_role(kube: Api) -> Iterator[str]:
 
 
 def test_dry_run_decides_like_simulate_and_sends_no_mutating_request(
-    control_plane: ControlPlane, kube: Api, loaded: tuple[str, str], executor_role: str, tmp_path: Path,
+    control_plane: ControlPlane,
+    kube: Api,
+    loaded: tuple[str, str],
+    executor_role: str,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     namespace, run = loaded
     policy = tmp_path / "policy.yaml"
     policy.write_text(_policy(namespace, run))
     before = len(control_plane.audit_events("executor"))
-    code, done, err = _desched(capsys, "run", "--dry-run", "--policy", str(policy), "--kubeconfig",
-                               control_plane.kubeconfig, "--context", "executor", "--format", "json")
+    code, done, err = _desched(
+        capsys,
+        "run",
+        "--dry-run",
+        "--policy",
+        str(policy),
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--context",
+        "executor",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     assert done["summary"]["dryRun"] is True
     assert {pod for pod, _, _ in _evicted(done)} >= {"tainted-1", "crash-1", "failed-1"}
@@ -203,13 +259,21 @@ def test_dry_run_decides_like_simulate_and_sends_no_mutating_request(
 
 
 def test_a_pdb_refusal_is_handled_per_pod_and_the_cycle_goes_on(
-    control_plane: ControlPlane, kube: Api, loaded: tuple[str, str], tmp_path: Path,
+    control_plane: ControlPlane,
+    kube: Api,
+    loaded: tuple[str, str],
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     namespace, run = loaded
-    kube.create({"apiVersion": kube.pdb_version(), "kind": "PodDisruptionBudget",
-                 "metadata": {"name": "tainted", "namespace": namespace},
-                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "tainted"}}}})
+    kube.create(
+        {
+            "apiVersion": kube.pdb_version(),
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "tainted", "namespace": namespace},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "tainted"}}},
+        }
+    )
 
     def settled() -> bool:
         status = kube.get(kube.pdb_version(), "PodDisruptionBudget", "tainted", namespace).get("status") or {}
@@ -218,8 +282,9 @@ def test_a_pdb_refusal_is_handled_per_pod_and_the_cycle_goes_on(
     wait_for(settled, what="the disruption controller")
     policy = tmp_path / "policy.yaml"
     policy.write_text(_policy(namespace, run))
-    code, done, err = _desched(capsys, "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig,
-                               "--format", "json")
+    code, done, err = _desched(
+        capsys, "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig, "--format", "json"
+    )
     assert code == 0, err
     assert [(f["pod"], f["status"]) for f in done["failures"]] == [("tainted-1", 429)]
     assert "disruption budget" in done["failures"][0]["message"] and "(ignoring)" in done["failures"][0]["message"]
@@ -227,14 +292,28 @@ def test_a_pdb_refusal_is_handled_per_pod_and_the_cycle_goes_on(
 
 
 def test_the_deploy_role_is_sufficient_and_no_broader(
-    control_plane: ControlPlane, kube: Api, loaded: tuple[str, str], executor_role: str, tmp_path: Path,
+    control_plane: ControlPlane,
+    kube: Api,
+    loaded: tuple[str, str],
+    executor_role: str,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     namespace, run = loaded
     policy = tmp_path / "policy.yaml"
     policy.write_text(_policy(namespace, run))
-    code, done, err = _desched(capsys, "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig,
-                               "--context", "executor", "--format", "json")
+    code, done, err = _desched(
+        capsys,
+        "run",
+        "--policy",
+        str(policy),
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--context",
+        "executor",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     assert done["failures"] == [] and len(done["evictions"]) == 4
     assert "cannot record an event" not in err
@@ -242,8 +321,14 @@ def test_the_deploy_role_is_sufficient_and_no_broader(
         wait_for(lambda: _allowed(executor, lambda: executor.list("v1", "Pod", namespace)), what="RBAC")
         forbidden: list[Callable[[], Any]] = [
             lambda: executor.delete("v1", "Pod", "web-4", namespace),
-            lambda: executor.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace":
-                                     namespace}, "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+            lambda: executor.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": "x", "namespace": namespace},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                }
+            ),
             lambda: executor.list("v1", "Secret", namespace),
             lambda: executor.list("v1", "ConfigMap", namespace),
             lambda: executor.patch("v1", "Node", next(iter(_nodes(kube, run))), {"spec": {"unschedulable": True}}),
@@ -274,10 +359,26 @@ def test_interval_mode_repeats_cycles_serves_metrics_and_stops_on_sigterm(
     policy = tmp_path / "policy.yaml"
     policy.write_text(_policy(namespace, run))
     (port,) = free_ports(1)
-    command = [sys.executable, "-m", "linter", "run", "--policy", str(policy), "--kubeconfig", control_plane.kubeconfig,
-               "--interval", "1s", "--dry-run", "--format", "json", "--metrics-bind-address", f"127.0.0.1:{port}"]
+    command = [
+        sys.executable,
+        "-m",
+        "desched",
+        "run",
+        "--policy",
+        str(policy),
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--interval",
+        "1s",
+        "--dry-run",
+        "--format",
+        "json",
+        "--metrics-bind-address",
+        f"127.0.0.1:{port}",
+    ]
     runner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+
         def scraped() -> str | None:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as answer:
@@ -295,6 +396,9 @@ def test_interval_mode_repeats_cycles_serves_metrics_and_stops_on_sigterm(
             runner.communicate()
     assert runner.returncode == 0, err
     assert out.count('"evictions"') >= 2
-    assert re.search(r'descheduler_pods_evicted_total\{result="success",strategy="RemovePodsViolatingNodeTaints",'
-                     rf'profile="live",namespace="{namespace}",node="c-{run}"\}} [1-9]', metrics), metrics
+    assert re.search(
+        r'descheduler_pods_evicted_total\{result="success",strategy="RemovePodsViolatingNodeTaints",'
+        rf'profile="live",namespace="{namespace}",node="c-{run}"\}} [1-9]',
+        metrics,
+    ), metrics
     assert 'descheduler_strategy_duration_seconds_count{strategy="RemoveDuplicates",profile="live"}' in metrics

@@ -43,20 +43,34 @@ def test_one_line_entries_become_deb822_deb_src() -> None:
 
 def test_pdb_version_follows_discovery() -> None:
     old = {"name": "policy", "versions": [{"groupVersion": "policy/v1beta1", "version": "v1beta1"}]}
-    new = {"name": "policy", "versions": [{"groupVersion": "policy/v1", "version": "v1"},
-                                         {"groupVersion": "policy/v1beta1", "version": "v1beta1"}]}
+    new = {
+        "name": "policy",
+        "versions": [
+            {"groupVersion": "policy/v1", "version": "v1"},
+            {"groupVersion": "policy/v1beta1", "version": "v1beta1"},
+        ],
+    }
     assert pdb_api_version(old) == "policy/v1beta1"
     assert pdb_api_version(new) == "policy/v1"
 
 
 def test_nodes_lose_server_fields_and_the_not_ready_taint() -> None:
-    created, status = node_object({
-        "metadata": {"name": "n", "uid": "u", "resourceVersion": "9"},
-        "spec": {"providerID": "aws://x", "taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]},
-        "status": {"capacity": {"cpu": "2"}},
-    })
-    assert created == {"apiVersion": "v1", "kind": "Node",
-                       "metadata": {"name": "n", "labels": {"kubernetes.io/hostname": "n"}}, "spec": {}}
+    created, status = node_object(
+        {
+            "metadata": {"name": "n", "uid": "u", "resourceVersion": "9"},
+            "spec": {
+                "providerID": "aws://x",
+                "taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}],
+            },
+            "status": {"capacity": {"cpu": "2"}},
+        }
+    )
+    assert created == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n", "labels": {"kubernetes.io/hostname": "n"}},
+        "spec": {},
+    }
     assert status["status"]["allocatable"] == {"cpu": "2"}
     assert status["status"]["conditions"][0]["type"] == "Ready"
 
@@ -75,8 +89,9 @@ def test_controllers_are_created_owners_first() -> None:
 
 def test_snapshots_read_lists_multi_documents_and_json(tmp_path: Path) -> None:
     multi = tmp_path / "multi.yaml"
-    multi.write_text("kind: List\nitems:\n- {kind: Pod, metadata: {name: a}}\n---\n---\n"
-                     "kind: Node\nmetadata: {name: n}\n")
+    multi.write_text(
+        "kind: List\nitems:\n- {kind: Pod, metadata: {name: a}}\n---\n---\nkind: Node\nmetadata: {name: n}\n"
+    )
     single = tmp_path / "one.json"
     single.write_text(json.dumps({"kind": "PodList", "items": [{"kind": "Pod", "metadata": {"name": "b"}}]}))
     assert [obj["metadata"]["name"] for obj in read([multi, single])] == ["a", "n", "b"]

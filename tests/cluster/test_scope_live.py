@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.cli import main
+from desched.cli import main
 from tests.kcp.api import Api, Json
 from tests.kcp.controlplane import ControlPlane, free_ports
 from tests.kcp.snapshot import LoadReport, isolate, read
@@ -101,12 +101,18 @@ def test_kinds_the_credentials_may_not_list_are_skipped_with_a_warning(
 def test_an_unreachable_cluster_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "kubeconfig"
     server = f"https://127.0.0.1:{free_ports(1)[0]}"
-    config.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "k", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "k", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+            }
+        )
+    )
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     code, _, err = _scope(capsys, "--policy", str(policy), "--kubeconfig", str(config))
@@ -118,8 +124,11 @@ def test_an_unreachable_cluster_is_a_clear_error(tmp_path: Path, capsys: pytest.
     ("content", "context", "message"),
     [
         ("not: [a kubeconfig", None, "desched: cannot load {config}: "),
-        ('{"apiVersion": "v1", "kind": "Config", "contexts": [], "clusters": [], "users": []}', "nope",
-         "desched: cannot load {config}: "),
+        (
+            '{"apiVersion": "v1", "kind": "Config", "contexts": [], "clusters": [], "users": []}',
+            "nope",
+            "desched: cannot load {config}: ",
+        ),
     ],
     ids=["broken-yaml", "unknown-context"],
 )

@@ -39,17 +39,23 @@ def test_an_unknown_token_is_unauthorized(control_plane: ControlPlane) -> None:
 
 
 def test_rbac_grants_what_a_role_binding_allows(control_plane: ControlPlane, kube: Api, namespace: str) -> None:
-    kube.create({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-        "metadata": {"name": "pod-reader", "namespace": namespace},
-        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
-    })
-    kube.create({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": {"name": "pod-reader", "namespace": namespace},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"},
-        "subjects": [{"kind": "User", "name": "unprivileged", "apiGroup": "rbac.authorization.k8s.io"}],
-    })
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "pod-reader", "namespace": namespace},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
+        }
+    )
+    kube.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "pod-reader", "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"},
+            "subjects": [{"kind": "User", "name": "unprivileged", "apiGroup": "rbac.authorization.k8s.io"}],
+        }
+    )
     with control_plane.api("unprivileged") as reader:
         assert wait_for(lambda: _allowed(reader, namespace), what="the RoleBinding to take effect")
         with pytest.raises(ApiError) as denied:
@@ -82,8 +88,10 @@ def test_eviction_of_a_pod_protected_by_a_pdb_returns_429(
     assert refused.value.status == 429
     assert "disruption budget" in refused.value.message
     kubelet.settle()
-    wait_for(lambda: "web-0" not in {p["metadata"]["name"] for p in kube.list("v1", "Pod", namespace)},
-             what="the fake kubelet to remove the evicted pod")
+    wait_for(
+        lambda: "web-0" not in {p["metadata"]["name"] for p in kube.list("v1", "Pod", namespace)},
+        what="the fake kubelet to remove the evicted pod",
+    )
 
 
 def test_pdbs_are_created_at_the_version_discovery_names(kube: Api, namespace: str) -> None:
@@ -148,26 +156,49 @@ def test_the_api_server_calls_a_validating_webhook(
 ) -> None:
     server, ca_pem = recorder
     name = f"smoke-{namespace}"
-    kube.create({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": name},
-        "webhooks": [{
-            "name": "smoke.desched.test",
-            "clientConfig": {"url": f"https://127.0.0.1:{server.server_address[1]}/validate",
-                             "caBundle": base64.b64encode(ca_pem).decode()},
-            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
-                       "resources": ["configmaps"]}],
-            "namespaceSelector": {"matchLabels": {"desched.test/namespace": namespace}},
-            "sideEffects": "None", "admissionReviewVersions": ["v1"], "failurePolicy": "Fail", "timeoutSeconds": 5,
-        }],
-    })
+    kube.create(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": name},
+            "webhooks": [
+                {
+                    "name": "smoke.desched.test",
+                    "clientConfig": {
+                        "url": f"https://127.0.0.1:{server.server_address[1]}/validate",
+                        "caBundle": base64.b64encode(ca_pem).decode(),
+                    },
+                    "rules": [
+                        {
+                            "operations": ["CREATE"],
+                            "apiGroups": [""],
+                            "apiVersions": ["v1"],
+                            "resources": ["configmaps"],
+                        }
+                    ],
+                    "namespaceSelector": {"matchLabels": {"desched.test/namespace": namespace}},
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "failurePolicy": "Fail",
+                    "timeoutSeconds": 5,
+                }
+            ],
+        }
+    )
     try:
+
         def denied() -> ApiError | None:
             with contextlib.suppress(ApiError):
                 kube.delete("v1", "ConfigMap", "probe", namespace)
             try:
-                kube.create({"apiVersion": "v1", "kind": "ConfigMap",
-                             "metadata": {"name": "probe", "namespace": namespace}, "data": {"deny": "yes"}})
+                kube.create(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {"name": "probe", "namespace": namespace},
+                        "data": {"deny": "yes"},
+                    }
+                )
             except ApiError as error:
                 return error
             return None
@@ -175,8 +206,14 @@ def test_the_api_server_calls_a_validating_webhook(
         error = wait_for(denied, what="the API server to call the webhook")
         assert error.status == 403
         assert 'admission webhook "smoke.desched.test" denied the request: the smoke test says no' in error.message
-        kube.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fine", "namespace": namespace},
-                     "data": {"ok": "yes"}})
+        kube.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "fine", "namespace": namespace},
+                "data": {"ok": "yes"},
+            }
+        )
     finally:
         kube.delete("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", name)
     review = server.reviews[-1]  # type: ignore[attr-defined]

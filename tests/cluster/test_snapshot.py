@@ -20,8 +20,14 @@ def test_a_snapshot_loads_with_statuses_owners_and_budgets(kube: Api, load_snaps
     suffix, report = load_snapshot(read([SMALL]))
     namespace = "shop" + suffix
     created = {kind: count for kind, count in report.created.items() if kind != "PriorityClass"}  # shared, cluster-wide
-    assert created == {"Namespace": 1, "Node": 2, "Pod": 5, "ReplicaSet": 1, "PodDisruptionBudget": 1,
-                       "PersistentVolumeClaim": 1}
+    assert created == {
+        "Namespace": 1,
+        "Node": 2,
+        "Pod": 5,
+        "ReplicaSet": 1,
+        "PodDisruptionBudget": 1,
+        "PersistentVolumeClaim": 1,
+    }
     assert report.synthesized == 1
 
     pods = {item["metadata"]["name"]: item for item in kube.list("v1", "Pod", namespace)}

@@ -24,13 +24,13 @@ import tempfile
 from datetime import datetime, timezone
 from typing import Any
 
-from executor import nodeutil
-from executor.cluster import Cluster
-from executor.defaultevictor import DefaultEvictor
-from executor.evictions import Limits, Outcome, PodEvictor
-from executor.framework import Handle
-from executor.plugins import module_for
-from linter.cli import main
+from desched.cli import main
+from desched.executor import nodeutil
+from desched.executor.cluster import Cluster
+from desched.executor.defaultevictor import DefaultEvictor
+from desched.executor.evictions import Limits, Outcome, PodEvictor
+from desched.executor.framework import Handle
+from desched.executor.plugins import module_for
 
 Json = dict[str, Any]
 NOW = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -44,7 +44,8 @@ def build_pod(name: str, cpu_milli: int = 0, memory: int = 0, node: str = "") ->
     if memory >= 0:
         requests["memory"] = str(memory)
     pod: Json = {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "uid": f"uid-{next(_uids)}"},
         "spec": {"containers": [{"name": "", "resources": {"requests": requests}}]},
         "status": {},
@@ -57,43 +58,54 @@ def build_pod(name: str, cpu_milli: int = 0, memory: int = 0, node: str = "") ->
 def build_node(name: str, cpu_milli: int = 0, memory: int = 0, pods: int = 0) -> Json:
     resources = {"cpu": f"{cpu_milli}m", "memory": str(memory), "pods": str(pods)}
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": {}},
         "spec": {},
-        "status": {"capacity": dict(resources), "allocatable": dict(resources),
-                   "conditions": [{"type": "Ready", "status": "True"}]},
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
     }
 
 
 def set_rs_owner(pod: Json, name: str = "replicaset-1", uid: str = "rs-uid-1") -> Json:
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": name,
-                                           "uid": uid, "controller": True}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": name, "uid": uid, "controller": True}
+    ]
     return pod
 
 
 def set_ss_owner(pod: Json) -> Json:
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "statefulset-1",
-                                           "uid": "ss-uid-1", "controller": True}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "statefulset-1", "uid": "ss-uid-1", "controller": True}
+    ]
     return pod
 
 
 def set_ds_owner(pod: Json) -> Json:
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "", "uid": "",
-                                           "controller": True}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "", "uid": "", "controller": True}
+    ]
     return pod
 
 
 def set_normal_owner(pod: Json) -> Json:
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "", "uid": "",
-                                           "controller": True}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "", "uid": "", "controller": True}
+    ]
     return pod
 
 
 def set_mirror(pod: Json) -> Json:
-    pod["metadata"].setdefault("annotations", {}).update({
-        "kubernetes.io/config.mirror": "mirror", "kubernetes.io/config.source": "api",
-        "kubernetes.io/created-by": "{}",
-    })
+    pod["metadata"].setdefault("annotations", {}).update(
+        {
+            "kubernetes.io/config.mirror": "mirror",
+            "kubernetes.io/config.source": "api",
+            "kubernetes.io/created-by": "{}",
+        }
+    )
     return pod
 
 
@@ -140,28 +152,43 @@ def run_plugin(
     getattr(instance, chosen)([cluster.node_by_name[node["metadata"]["name"]] for node in nodes])
     evicted = [(eviction.namespace, eviction.pod) for eviction in pod_evictor.evictions]
     if module.defaults(copy.deepcopy(plugin_args)) == plugin_args and chosen in module.POINTS:
-        simulated = through_simulate(plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {},
-                                     limits or Limits(), now)
+        simulated = through_simulate(
+            plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {}, limits or Limits(), now
+        )
         assert simulated is None or simulated == evicted, f"desched simulate evicted {simulated}, not {evicted}"
     return [name for _, name in evicted]
 
 
 def through_simulate(
-    plugin: str, point: str, args: Json, nodes: list[Json], objects: list[Json], evictor: Json, limits: Limits,
+    plugin: str,
+    point: str,
+    args: Json,
+    nodes: list[Json],
+    objects: list[Json],
+    evictor: Json,
+    limits: Limits,
     now: datetime,
 ) -> list[tuple[str, str]] | None:
     """``(namespace, pod)`` evicted by ``desched simulate`` on the same case; ``None`` when a policy file cannot
     express it (fewer than two Ready nodes, which skips the cycle, or a policy the lint gate refuses)."""
     if len(nodes) < 2 or not all(nodeutil.is_ready(node) for node in nodes):
         return None
-    policy: Json = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
-        "name": "test-profile",
-        "pluginConfig": [{"name": "DefaultEvictor", "args": evictor}, {"name": plugin, "args": args}],
-        "plugins": {point: {"enabled": [plugin]}},
-    }]}
-    for field, value in (("maxNoOfPodsToEvictPerNode", limits.per_node),
-                         ("maxNoOfPodsToEvictPerNamespace", limits.per_namespace),
-                         ("maxNoOfPodsToEvictTotal", limits.total)):
+    policy: Json = {
+        "apiVersion": "descheduler/v1alpha2",
+        "kind": "DeschedulerPolicy",
+        "profiles": [
+            {
+                "name": "test-profile",
+                "pluginConfig": [{"name": "DefaultEvictor", "args": evictor}, {"name": plugin, "args": args}],
+                "plugins": {point: {"enabled": [plugin]}},
+            }
+        ],
+    }
+    for field, value in (
+        ("maxNoOfPodsToEvictPerNode", limits.per_node),
+        ("maxNoOfPodsToEvictPerNamespace", limits.per_namespace),
+        ("maxNoOfPodsToEvictTotal", limits.total),
+    ):
         if value is not None:
             policy[field] = value
     with tempfile.TemporaryDirectory() as work:
@@ -172,8 +199,19 @@ def through_simulate(
             json.dump({"apiVersion": "v1", "kind": "List", "items": [*nodes, *objects]}, handle, default=str)
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["simulate", "--policy", policy_file, "--cluster", snapshot_file, "--format", "json",
-                         "--now", now.isoformat()])
+            code = main(
+                [
+                    "simulate",
+                    "--policy",
+                    policy_file,
+                    "--cluster",
+                    snapshot_file,
+                    "--format",
+                    "json",
+                    "--now",
+                    now.isoformat(),
+                ]
+            )
     if code == 2 and "lint errors" in err.getvalue():
         return None
     assert code == 0, err.getvalue()

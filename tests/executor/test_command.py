@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from linter.cli import main
+from desched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "tests" / "fixtures" / "snapshots" / "small.yaml"
@@ -47,15 +47,26 @@ def policy(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("fmt", "golden"), [("json", "small.json"), ("text", "small.txt")])
 def test_simulate_output_matches_the_golden_files(capsys, policy: Path, fmt: str, golden: str) -> None:
-    code, out, err = simulate(capsys, "--policy", str(policy), "--cluster", str(SMALL), "--now",
-                              "2026-11-22T00:00:00Z", "--format", fmt, "--explain")
+    code, out, err = simulate(
+        capsys,
+        "--policy",
+        str(policy),
+        "--cluster",
+        str(SMALL),
+        "--now",
+        "2026-11-22T00:00:00Z",
+        "--format",
+        fmt,
+        "--explain",
+    )
     assert (code, err) == (0, "")
     assert out == (GOLDEN / golden).read_text()
 
 
 def test_json_contract(capsys, policy: Path) -> None:
-    code, out, _ = simulate(capsys, "--policy", str(policy), "--cluster", str(SMALL), "--now", "2026-11-22T00:00:00Z",
-                            "--format", "json")
+    code, out, _ = simulate(
+        capsys, "--policy", str(policy), "--cluster", str(SMALL), "--now", "2026-11-22T00:00:00Z", "--format", "json"
+    )
     document = json.loads(out)
     assert code == 0
     assert set(document) == {"evictions", "summary"}
@@ -69,30 +80,67 @@ def test_the_clock_decides_age_based_plugins(capsys, tmp_path: Path) -> None:
     policy = tmp_path / "no-node-fit.yaml"
     policy.write_text(POLICY.replace("args: {nodeFit: true}", "args: {}"))
     snapshot = tmp_path / "snapshot.yaml"
-    snapshot.write_text(SMALL.read_text().replace("  metadata: {name: batch-oom, namespace: shop}",
-                                                  "  metadata: {name: batch-oom, namespace: shop, ownerReferences: "
-                                                  "[{kind: Job, name: j, uid: j1}], creationTimestamp: "
-                                                  "'2026-11-21T23:59:30Z'}"))
-    young = json.loads(simulate(capsys, "--policy", str(policy), "--cluster", str(snapshot), "--now",
-                                "2026-11-22T00:00:00Z", "--format", "json")[1])
-    old = json.loads(simulate(capsys, "--policy", str(policy), "--cluster", str(snapshot), "--now",
-                              "2026-11-22T00:01:00Z", "--format", "json")[1])
+    snapshot.write_text(
+        SMALL.read_text().replace(
+            "  metadata: {name: batch-oom, namespace: shop}",
+            "  metadata: {name: batch-oom, namespace: shop, ownerReferences: "
+            "[{kind: Job, name: j, uid: j1}], creationTimestamp: "
+            "'2026-11-21T23:59:30Z'}",
+        )
+    )
+    young = json.loads(
+        simulate(
+            capsys,
+            "--policy",
+            str(policy),
+            "--cluster",
+            str(snapshot),
+            "--now",
+            "2026-11-22T00:00:00Z",
+            "--format",
+            "json",
+        )[1]
+    )
+    old = json.loads(
+        simulate(
+            capsys,
+            "--policy",
+            str(policy),
+            "--cluster",
+            str(snapshot),
+            "--now",
+            "2026-11-22T00:01:00Z",
+            "--format",
+            "json",
+        )[1]
+    )
     assert "batch-oom" not in {e["pod"] for e in young["evictions"]}
     assert "batch-oom" in {e["pod"] for e in old["evictions"]}
 
 
 def test_fewer_than_two_ready_nodes_skip_the_cycle(capsys, policy: Path, tmp_path: Path) -> None:
     snapshot = tmp_path / "one-node.yaml"
-    snapshot.write_text(SMALL.read_text().replace("- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2",
-                                                  "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2\n"
-                                                  "    annotations: {}", 1)
-                        .replace("    allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}",
-                                 "    allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n"
-                                 "    conditions: [{type: Ready, status: \"False\"}]"))
+    snapshot.write_text(
+        SMALL.read_text()
+        .replace(
+            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2",
+            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n2\n    annotations: {}",
+            1,
+        )
+        .replace(
+            '    allocatable: {cpu: "4", memory: 16Gi, pods: "110"}',
+            '    allocatable: {cpu: "4", memory: 16Gi, pods: "110"}\n    conditions: [{type: Ready, status: "False"}]',
+        )
+    )
     code, out, _ = simulate(capsys, "--policy", str(policy), "--cluster", str(snapshot), "--format", "json")
     assert code == 0
-    assert json.loads(out)["summary"] == {"evicted": 0, "byPlugin": {}, "byNode": {}, "byNamespace": {},
-                                          "skippedCycle": True}
+    assert json.loads(out)["summary"] == {
+        "evicted": 0,
+        "byPlugin": {},
+        "byNode": {},
+        "byNamespace": {},
+        "skippedCycle": True,
+    }
 
 
 def test_a_policy_with_lint_errors_is_refused(capsys, tmp_path: Path) -> None:
@@ -109,14 +157,20 @@ def test_a_policy_with_lint_errors_is_refused(capsys, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        (lambda d: ("policy.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\n"),
-         "no descheduler policy in {policy}"),
+        (
+            lambda d: ("policy.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\n"),
+            "no descheduler policy in {policy}",
+        ),
         (lambda d: ("snapshot", "{not json"), "cannot read {snapshot}: "),
         (lambda d: ("snapshot", b"\xff\xfe binary"), "cannot read {snapshot}: not UTF-8 text"),
         (lambda d: ("now", "yesterday"), "--now 'yesterday' is not an RFC 3339 time"),
-        (lambda d: ("policy.yaml", POLICY.replace("    args: {nodeFit: true}",
-                                                  "    args: {priorityThreshold: {name: gold}}")),
-         'unable to get priority class "gold"'),
+        (
+            lambda d: (
+                "policy.yaml",
+                POLICY.replace("    args: {nodeFit: true}", "    args: {priorityThreshold: {name: gold}}"),
+            ),
+            'unable to get priority class "gold"',
+        ),
     ],
     ids=["no-policy", "broken-snapshot", "binary-snapshot", "bad-clock", "missing-priority-class"],
 )
@@ -139,12 +193,12 @@ def test_bad_input_is_one_clear_line_and_exit_2(capsys, tmp_path: Path, setup, m
 
 
 def test_simulate_is_listed_in_help_and_lint_stays_light() -> None:
-    done = subprocess.run([sys.executable, "-m", "linter", "--help"], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-m", "desched", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert "simulate" in done.stdout and "run" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_progress_line_counts_plugins_and_ends_with_a_newline(capsys) -> None:
-    from executor.command import _progress
+    from desched.executor.command import _progress
 
     observe = _progress(2)
     observe("default", "PodLifeTime", 0.25)

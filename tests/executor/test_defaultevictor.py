@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from executor.cluster import Cluster
-from executor.defaultevictor import DefaultEvictor
+from desched.executor.cluster import Cluster
+from desched.executor.defaultevictor import DefaultEvictor
 from tests.executor.builders import (
     NOW,
     build_node,
@@ -58,20 +58,33 @@ def node(name: str, *edits: Edit, cpu: int = 1000, memory: int = 2000, pods: int
 
 def namespace(name: str, labels: dict[str, str] | None = None) -> Json:
     """``BuildTestNamespace``: labelled ``kubernetes.io/metadata.name``; ``labels`` replaces that when given."""
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name} if labels is None else labels}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name} if labels is None else labels},
+    }
 
 
 def pdb(name: str, app: str) -> Json:
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"selector": {"matchLabels": {"app": app}}, "maxUnavailable": 1}}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": app}}, "maxUnavailable": 1},
+    }
 
 
 def pvc(name: str, storage_class: str) -> Json:
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,
-                     "resources": {"requests": {"storage": "1Gi"}}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
 
 
 # -- edits ---------------------------------------------------------------------------------------------------------
@@ -86,8 +99,11 @@ evict_annotation = annotate(**{EVICT: "true"})
 
 def mirror(obj: Json) -> None:
     """``SetMirrorPodAnnotation``: replaces the annotations."""
-    obj["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "mirror", "kubernetes.io/config.source": "api",
-                                      "kubernetes.io/created-by": "{}"}
+    obj["metadata"]["annotations"] = {
+        "kubernetes.io/config.mirror": "mirror",
+        "kubernetes.io/config.source": "api",
+        "kubernetes.io/created-by": "{}",
+    }
 
 
 def priority(value: int) -> Edit:
@@ -120,7 +136,8 @@ def local_storage(obj: Json) -> None:
 
 def claims(*names: str) -> Edit:
     return lambda obj: obj["spec"].update(
-        volumes=[{"name": f"{name}-pvc", "persistentVolumeClaim": {"claimName": name}} for name in names])
+        volumes=[{"name": f"{name}-pvc", "persistentVolumeClaim": {"claimName": name}} for name in names]
+    )
 
 
 def started(seconds_ago: int) -> Edit:
@@ -168,37 +185,80 @@ FIT = {"nodeFit": True}
 LABELLED_NODES = [node("node2", east), node("node3", east)]
 
 PRE_EVICTION_CASES = [
-    Case("Pod with no tolerations running on normal node, all other nodes tainted",
-         [pod("p1", set_normal_owner)], FIT, False, [node("node2", taint_gpu), node("node3", taint_gpu)]),
-    Case("Pod with correct tolerations running on normal node, all other nodes tainted",
-         [pod("p1", set_normal_owner, tolerate_gpu)], FIT, True, [node("node2", taint_gpu), node("node3", taint_gpu)]),
-    Case("Pod with incorrect node selector", [pod("p1", set_normal_owner, datacenter("fail"))], FIT, False,
-         LABELLED_NODES),
-    Case("Pod with correct node selector", [pod("p1", set_normal_owner, datacenter("east"))], FIT, True,
-         LABELLED_NODES),
-    Case("Pod with correct node selector, but only available node doesn't have enough CPU",
-         [pod("p1", set_normal_owner, datacenter("east"), cpu=12, memory=8)], FIT, False,
-         [node("node2-TEST", east, cpu=10, memory=16, pods=10), node("node3-TEST", east, cpu=10, memory=16, pods=10)]),
-    Case("Pod with correct node selector, and one node has enough memory",
-         [pod("p1", set_normal_owner, datacenter("east"), cpu=12, memory=8),
-          pod("node2-pod-10GB-mem", labels(test="true"), cpu=20, memory=10, on="node2"),
-          pod("node3-pod-10GB-mem", labels(test="true"), cpu=20, memory=10, on="node3")], FIT, True,
-         [node("node2", east, cpu=100, memory=16, pods=10), node("node3", east, cpu=100, memory=20, pods=10)]),
-    Case("Pod with correct node selector, but both nodes don't have enough memory",
-         [pod("p1", set_normal_owner, datacenter("east"), cpu=12, memory=8),
-          pod("node2-pod-10GB-mem", labels(test="true"), cpu=10, memory=10, on="node2"),
-          pod("node3-pod-10GB-mem", labels(test="true"), cpu=10, memory=10, on="node3")], FIT, False,
-         [node("node2", east, cpu=100, memory=16, pods=10), node("node3", east, cpu=100, memory=16, pods=10)]),
-    Case("Pod with incorrect node selector, but nodefit false, should still be evicted",
-         [pod("p1", set_normal_owner, datacenter("fail"))], {}, True, LABELLED_NODES),
-    Case("Pod with namespace matched namespace selector, should be evicted",
-         [pod("p1", in_namespace("test"), owners(NORMAL_OWNER), datacenter("east"))],
-         {**FIT, "namespaceLabelSelector": NAMESPACE_SELECTOR}, True,
-         [*LABELLED_NODES, namespace("default"), namespace("test")]),
-    Case("Pod with namespace does not matched namespace selector, should not be evicted",
-         [pod("p1", owners(NORMAL_OWNER), datacenter("fail"))],
-         {**FIT, "namespaceLabelSelector": NAMESPACE_SELECTOR}, False,
-         [*LABELLED_NODES, namespace("default"), namespace("test")]),
+    Case(
+        "Pod with no tolerations running on normal node, all other nodes tainted",
+        [pod("p1", set_normal_owner)],
+        FIT,
+        False,
+        [node("node2", taint_gpu), node("node3", taint_gpu)],
+    ),
+    Case(
+        "Pod with correct tolerations running on normal node, all other nodes tainted",
+        [pod("p1", set_normal_owner, tolerate_gpu)],
+        FIT,
+        True,
+        [node("node2", taint_gpu), node("node3", taint_gpu)],
+    ),
+    Case(
+        "Pod with incorrect node selector",
+        [pod("p1", set_normal_owner, datacenter("fail"))],
+        FIT,
+        False,
+        LABELLED_NODES,
+    ),
+    Case(
+        "Pod with correct node selector", [pod("p1", set_normal_owner, datacenter("east"))], FIT, True, LABELLED_NODES
+    ),
+    Case(
+        "Pod with correct node selector, but only available node doesn't have enough CPU",
+        [pod("p1", set_normal_owner, datacenter("east"), cpu=12, memory=8)],
+        FIT,
+        False,
+        [node("node2-TEST", east, cpu=10, memory=16, pods=10), node("node3-TEST", east, cpu=10, memory=16, pods=10)],
+    ),
+    Case(
+        "Pod with correct node selector, and one node has enough memory",
+        [
+            pod("p1", set_normal_owner, datacenter("east"), cpu=12, memory=8),
+            pod("node2-pod-10GB-mem", labels(test="true"), cpu=20, memory=10, on="node2"),
+            pod("node3-pod-10GB-mem", labels(test="true"), cpu=20, memory=10, on="node3"),
+        ],
+        FIT,
+        True,
+        [node("node2", east, cpu=100, memory=16, pods=10), node("node3", east, cpu=100, memory=20, pods=10)],
+    ),
+    Case(
+        "Pod with correct node selector, but both nodes don't have enough memory",
+        [
+            pod("p1", set_normal_owner, datacenter("east"), cpu=12, memory=8),
+            pod("node2-pod-10GB-mem", labels(test="true"), cpu=10, memory=10, on="node2"),
+            pod("node3-pod-10GB-mem", labels(test="true"), cpu=10, memory=10, on="node3"),
+        ],
+        FIT,
+        False,
+        [node("node2", east, cpu=100, memory=16, pods=10), node("node3", east, cpu=100, memory=16, pods=10)],
+    ),
+    Case(
+        "Pod with incorrect node selector, but nodefit false, should still be evicted",
+        [pod("p1", set_normal_owner, datacenter("fail"))],
+        {},
+        True,
+        LABELLED_NODES,
+    ),
+    Case(
+        "Pod with namespace matched namespace selector, should be evicted",
+        [pod("p1", in_namespace("test"), owners(NORMAL_OWNER), datacenter("east"))],
+        {**FIT, "namespaceLabelSelector": NAMESPACE_SELECTOR},
+        True,
+        [*LABELLED_NODES, namespace("default"), namespace("test")],
+    ),
+    Case(
+        "Pod with namespace does not matched namespace selector, should not be evicted",
+        [pod("p1", owners(NORMAL_OWNER), datacenter("fail"))],
+        {**FIT, "namespaceLabelSelector": NAMESPACE_SELECTOR},
+        False,
+        [*LABELLED_NODES, namespace("default"), namespace("test")],
+    ),
 ]
 
 
@@ -209,126 +269,290 @@ def test_pre_eviction_filter(case: Case) -> None:
 
 LOW, HIGH = 800, 900
 OWNER_UID = "3f1c7a52-owner"
-BOTH_OWNERS_TWO_REPLICAS = [pod("p1", set_normal_owner, owner_uid(OWNER_UID), cpu=1, memory=1),
-                            pod("p2", set_normal_owner, owner_uid(OWNER_UID), cpu=1, memory=1)]
-MULTIPLE_OWNERS = [pod("p1", owners(NORMAL_OWNER, NORMAL_OWNER), owner_uid(OWNER_UID), cpu=1, memory=1),
-                   pod("p2", set_normal_owner, cpu=1, memory=1)]
+BOTH_OWNERS_TWO_REPLICAS = [
+    pod("p1", set_normal_owner, owner_uid(OWNER_UID), cpu=1, memory=1),
+    pod("p2", set_normal_owner, owner_uid(OWNER_UID), cpu=1, memory=1),
+]
+MULTIPLE_OWNERS = [
+    pod("p1", owners(NORMAL_OWNER, NORMAL_OWNER), owner_uid(OWNER_UID), cpu=1, memory=1),
+    pod("p2", set_normal_owner, cpu=1, memory=1),
+]
 LEGACY_CRITICAL = {"evictSystemCriticalPods": True}
 PVC_PROTECTION = {"podProtections": {"extraEnabled": ["PodsWithPVC"]}}
 
 
 def protected_classes(*names: str) -> Json:
-    return {"podProtections": {"extraEnabled": ["PodsWithPVC"], "config": {
-        "PodsWithPVC": {"protectedStorageClasses": [{"name": name} for name in names]}}}}
+    return {
+        "podProtections": {
+            "extraEnabled": ["PodsWithPVC"],
+            "config": {"PodsWithPVC": {"protectedStorageClasses": [{"name": name} for name in names]}},
+        }
+    }
 
 
 FILTER_CASES = [
     Case("Failed pod eviction with no ownerRefs", [pod("bare_pod_failed", phase("Failed"))], {}, False),
-    Case("Normal pod eviction with no ownerRefs and evictFailedBarePods enabled", [pod("bare_pod")],
-         {"evictFailedBarePods": True}, False),
-    Case("Failed pod eviction with no ownerRefs (evictFailedBarePods)",
-         [pod("bare_pod_failed_but_can_be_evicted", phase("Failed"))], {"evictFailedBarePods": True}, True),
+    Case(
+        "Normal pod eviction with no ownerRefs and evictFailedBarePods enabled",
+        [pod("bare_pod")],
+        {"evictFailedBarePods": True},
+        False,
+    ),
+    Case(
+        "Failed pod eviction with no ownerRefs (evictFailedBarePods)",
+        [pod("bare_pod_failed_but_can_be_evicted", phase("Failed"))],
+        {"evictFailedBarePods": True},
+        True,
+    ),
     Case("Normal pod eviction with normal ownerRefs", [pod("p1", set_normal_owner)], {}, True),
-    Case("Normal pod eviction with normal ownerRefs and evict annotation",
-         [pod("p2", evict_annotation, set_normal_owner)], {}, True),
-    Case("Normal pod eviction with normal ownerRefs and prefer-no-eviction annotation (preference)",
-         [pod("p2", annotate(**{PREFER_NO_EVICTION: ""}), set_normal_owner)], {}, True),
-    Case("Normal pod eviction with normal ownerRefs and prefer-no-eviction annotation (mandatory)",
-         [pod("p2", annotate(**{PREFER_NO_EVICTION: ""}), set_normal_owner)], {"noEvictionPolicy": "Mandatory"},
-         False),
+    Case(
+        "Normal pod eviction with normal ownerRefs and evict annotation",
+        [pod("p2", evict_annotation, set_normal_owner)],
+        {},
+        True,
+    ),
+    Case(
+        "Normal pod eviction with normal ownerRefs and prefer-no-eviction annotation (preference)",
+        [pod("p2", annotate(**{PREFER_NO_EVICTION: ""}), set_normal_owner)],
+        {},
+        True,
+    ),
+    Case(
+        "Normal pod eviction with normal ownerRefs and prefer-no-eviction annotation (mandatory)",
+        [pod("p2", annotate(**{PREFER_NO_EVICTION: ""}), set_normal_owner)],
+        {"noEvictionPolicy": "Mandatory"},
+        False,
+    ),
     Case("Normal pod eviction with replicaSet ownerRefs", [pod("p3", set_normal_owner)], {}, True),
-    Case("Normal pod eviction with replicaSet ownerRefs and evict annotation",
-         [pod("p4", evict_annotation, set_rs_owner)], {}, True),
+    Case(
+        "Normal pod eviction with replicaSet ownerRefs and evict annotation",
+        [pod("p4", evict_annotation, set_rs_owner)],
+        {},
+        True,
+    ),
     Case("Normal pod eviction with statefulSet ownerRefs", [pod("p18", set_normal_owner)], {}, True),
-    Case("Normal pod eviction with statefulSet ownerRefs and evict annotation",
-         [pod("p19", evict_annotation, set_ss_owner)], {}, True),
-    Case("Pod not evicted because it is bound to a PV and evictLocalStoragePods = false",
-         [pod("p5", set_normal_owner, local_storage)], {}, False),
-    Case("Pod is evicted because it is bound to a PV and evictLocalStoragePods = true",
-         [pod("p6", set_normal_owner, local_storage)], {"evictLocalStoragePods": True}, True),
-    Case("Pod is evicted because it is bound to a PV and evictLocalStoragePods = false, but it has evict annotation",
-         [pod("p7", evict_annotation, set_normal_owner, local_storage)], {}, True),
-    Case("Pod not evicted because it is part of a daemonSet", [pod("p8", set_normal_owner, owners(DS_OWNER))], {},
-         False),
-    Case("Pod is evicted because it is part of a daemonSet, but it has evict annotation",
-         [pod("p9", evict_annotation, owners(DS_OWNER))], {}, True),
+    Case(
+        "Normal pod eviction with statefulSet ownerRefs and evict annotation",
+        [pod("p19", evict_annotation, set_ss_owner)],
+        {},
+        True,
+    ),
+    Case(
+        "Pod not evicted because it is bound to a PV and evictLocalStoragePods = false",
+        [pod("p5", set_normal_owner, local_storage)],
+        {},
+        False,
+    ),
+    Case(
+        "Pod is evicted because it is bound to a PV and evictLocalStoragePods = true",
+        [pod("p6", set_normal_owner, local_storage)],
+        {"evictLocalStoragePods": True},
+        True,
+    ),
+    Case(
+        "Pod is evicted because it is bound to a PV and evictLocalStoragePods = false, but it has evict annotation",
+        [pod("p7", evict_annotation, set_normal_owner, local_storage)],
+        {},
+        True,
+    ),
+    Case(
+        "Pod not evicted because it is part of a daemonSet", [pod("p8", set_normal_owner, owners(DS_OWNER))], {}, False
+    ),
+    Case(
+        "Pod is evicted because it is part of a daemonSet, but it has evict annotation",
+        [pod("p9", evict_annotation, owners(DS_OWNER))],
+        {},
+        True,
+    ),
     Case("Pod not evicted because it is a mirror poddsa", [pod("p10", set_normal_owner, mirror)], {}, False),
-    Case("Pod is evicted because it is a mirror pod, but it has evict annotation",
-         [pod("p11", set_normal_owner, mirror, evict_annotation)], {}, True),
-    Case("Pod not evicted because it has system critical priority",
-         [pod("p12", set_normal_owner, priority(SYSTEM_CRITICAL))], {}, False),
-    Case("Pod is evicted because it has system critical priority, but it has evict annotation",
-         [pod("p13", set_normal_owner, priority(SYSTEM_CRITICAL), evict_annotation)], {}, True),
-    Case("Pod not evicted because it has a priority higher than the configured priority threshold",
-         [pod("p14", set_normal_owner, priority(HIGH))], {"priorityThreshold": {"value": LOW}}, False),
-    Case("Pod is evicted because it has a priority higher than the configured priority threshold, but it has evict "
-         "annotation", [pod("p15", set_normal_owner, evict_annotation, priority(HIGH))],
-         {"priorityThreshold": {"value": LOW}}, True),
-    Case("Pod is evicted because it has system critical priority, but evictSystemCriticalPods = true",
-         [pod("p16", set_normal_owner, priority(SYSTEM_CRITICAL))], LEGACY_CRITICAL, True),
-    Case("Pod is evicted because it has system critical priority, but evictSystemCriticalPods = true and it has "
-         "evict annotation", [pod("p16", set_normal_owner, evict_annotation, priority(SYSTEM_CRITICAL))],
-         LEGACY_CRITICAL, True),
-    Case("Pod is evicted because it has a priority higher than the configured priority threshold, but "
-         "evictSystemCriticalPods = true", [pod("p17", set_normal_owner, priority(HIGH))],
-         {**LEGACY_CRITICAL, "priorityThreshold": {"value": LOW}}, True),
-    Case("Pod is evicted because it has a priority higher than the configured priority threshold, but "
-         "evictSystemCriticalPods = true and it has evict annotation",
-         [pod("p17", set_normal_owner, evict_annotation, priority(HIGH))],
-         {**LEGACY_CRITICAL, "priorityThreshold": {"value": LOW}}, True),
-    Case("Pod with no tolerations running on normal node, all other nodes tainted, no PreEvictionFilter, should "
-         "ignore nodeFit", [pod("p1", set_normal_owner)], FIT, True,
-         [node("node2", taint_gpu), node("node3", taint_gpu)]),
+    Case(
+        "Pod is evicted because it is a mirror pod, but it has evict annotation",
+        [pod("p11", set_normal_owner, mirror, evict_annotation)],
+        {},
+        True,
+    ),
+    Case(
+        "Pod not evicted because it has system critical priority",
+        [pod("p12", set_normal_owner, priority(SYSTEM_CRITICAL))],
+        {},
+        False,
+    ),
+    Case(
+        "Pod is evicted because it has system critical priority, but it has evict annotation",
+        [pod("p13", set_normal_owner, priority(SYSTEM_CRITICAL), evict_annotation)],
+        {},
+        True,
+    ),
+    Case(
+        "Pod not evicted because it has a priority higher than the configured priority threshold",
+        [pod("p14", set_normal_owner, priority(HIGH))],
+        {"priorityThreshold": {"value": LOW}},
+        False,
+    ),
+    Case(
+        "Pod is evicted because it has a priority higher than the configured priority threshold, but it has evict "
+        "annotation",
+        [pod("p15", set_normal_owner, evict_annotation, priority(HIGH))],
+        {"priorityThreshold": {"value": LOW}},
+        True,
+    ),
+    Case(
+        "Pod is evicted because it has system critical priority, but evictSystemCriticalPods = true",
+        [pod("p16", set_normal_owner, priority(SYSTEM_CRITICAL))],
+        LEGACY_CRITICAL,
+        True,
+    ),
+    Case(
+        "Pod is evicted because it has system critical priority, but evictSystemCriticalPods = true and it has "
+        "evict annotation",
+        [pod("p16", set_normal_owner, evict_annotation, priority(SYSTEM_CRITICAL))],
+        LEGACY_CRITICAL,
+        True,
+    ),
+    Case(
+        "Pod is evicted because it has a priority higher than the configured priority threshold, but "
+        "evictSystemCriticalPods = true",
+        [pod("p17", set_normal_owner, priority(HIGH))],
+        {**LEGACY_CRITICAL, "priorityThreshold": {"value": LOW}},
+        True,
+    ),
+    Case(
+        "Pod is evicted because it has a priority higher than the configured priority threshold, but "
+        "evictSystemCriticalPods = true and it has evict annotation",
+        [pod("p17", set_normal_owner, evict_annotation, priority(HIGH))],
+        {**LEGACY_CRITICAL, "priorityThreshold": {"value": LOW}},
+        True,
+    ),
+    Case(
+        "Pod with no tolerations running on normal node, all other nodes tainted, no PreEvictionFilter, should "
+        "ignore nodeFit",
+        [pod("p1", set_normal_owner)],
+        FIT,
+        True,
+        [node("node2", taint_gpu), node("node3", taint_gpu)],
+    ),
     Case("minReplicas of 2, owner with 2 replicas, evicts", BOTH_OWNERS_TWO_REPLICAS, {"minReplicas": 2}, True),
     Case("minReplicas of 3, owner with 2 replicas, no eviction", BOTH_OWNERS_TWO_REPLICAS, {"minReplicas": 3}, False),
     Case("minReplicas of 2, multiple owners, no eviction", MULTIPLE_OWNERS, {"minReplicas": 2}, True),
-    Case("minPodAge of 50, pod created 10 minutes ago, no eviction",
-         [pod("p1", set_normal_owner, started(600), cpu=1, memory=1)], {"minPodAge": "50m"}, False),
-    Case("minPodAge of 50, pod created 60 minutes ago, evicts",
-         [pod("p1", set_normal_owner, started(3600), cpu=1, memory=1)], {"minPodAge": "50m"}, True),
-    Case("nil minPodAge, pod created 60 minutes ago, evicts",
-         [pod("p1", set_normal_owner, started(3600), cpu=1, memory=1)], {}, True),
-    Case("ignorePodsWithoutPDB, pod with no PDBs, no eviction",
-         [pod("p1", set_normal_owner, labels(app="foo"), cpu=1, memory=1)], {"ignorePodsWithoutPDB": True}, False),
-    Case("ignorePodsWithoutPDB, pod with PDBs, evicts",
-         [pod("p1", set_normal_owner, labels(app="foo"), cpu=1, memory=1)], {"ignorePodsWithoutPDB": True}, True,
-         [pdb("pdb1", "foo")]),
-    Case("ignorePvcPods is set, pod with PVC, not evicts", [pod("p15", set_normal_owner, claims("foo"))],
-         {"ignorePvcPods": True}, False),
+    Case(
+        "minPodAge of 50, pod created 10 minutes ago, no eviction",
+        [pod("p1", set_normal_owner, started(600), cpu=1, memory=1)],
+        {"minPodAge": "50m"},
+        False,
+    ),
+    Case(
+        "minPodAge of 50, pod created 60 minutes ago, evicts",
+        [pod("p1", set_normal_owner, started(3600), cpu=1, memory=1)],
+        {"minPodAge": "50m"},
+        True,
+    ),
+    Case(
+        "nil minPodAge, pod created 60 minutes ago, evicts",
+        [pod("p1", set_normal_owner, started(3600), cpu=1, memory=1)],
+        {},
+        True,
+    ),
+    Case(
+        "ignorePodsWithoutPDB, pod with no PDBs, no eviction",
+        [pod("p1", set_normal_owner, labels(app="foo"), cpu=1, memory=1)],
+        {"ignorePodsWithoutPDB": True},
+        False,
+    ),
+    Case(
+        "ignorePodsWithoutPDB, pod with PDBs, evicts",
+        [pod("p1", set_normal_owner, labels(app="foo"), cpu=1, memory=1)],
+        {"ignorePodsWithoutPDB": True},
+        True,
+        [pdb("pdb1", "foo")],
+    ),
+    Case(
+        "ignorePvcPods is set, pod with PVC, not evicts",
+        [pod("p15", set_normal_owner, claims("foo"))],
+        {"ignorePvcPods": True},
+        False,
+    ),
     Case("ignorePvcPods is not set, pod with PVC, evicts", [pod("p15", set_normal_owner, claims("foo"))], {}, True),
-    Case("Pod with local storage is evicted because 'PodsWithLocalStorage' is in DefaultDisabled",
-         [pod("p18", set_normal_owner, lambda obj: obj["spec"].update(
-             volumes=[{"name": "local-storage", "emptyDir": {}}]))],
-         {"podProtections": {"defaultDisabled": ["PodsWithLocalStorage"]}}, True),
-    Case("DaemonSet pod is evicted because 'DaemonSetPods' is in DefaultDisabled",
-         [pod("p19", owners({"kind": "DaemonSet", "name": "daemonset-test", "uid": "daemonset-uid"}))],
-         {"podProtections": {"defaultDisabled": ["DaemonSetPods"]}}, True),
-    Case("Pod with PVC is not evicted because 'PodsWithPVC' is in ExtraEnabled",
-         [pod("p20", set_normal_owner, claims("foo"))], PVC_PROTECTION, False),
-    Case("Pod without PDB is not evicted because 'PodsWithoutPDB' is in ExtraEnabled", [pod("p21", set_normal_owner)],
-         {"podProtections": {"extraEnabled": ["PodsWithoutPDB"]}}, False),
-    Case("Pod with ResourceClaims is not evicted because 'PodsWithResourceClaims' is in ExtraEnabled",
-         [pod("p20", set_normal_owner, lambda obj: obj["spec"].update(
-             resourceClaims=[{"name": "test-claim", "resourceClaimName": "test-resource-claim"}]))],
-         {"podProtections": {"extraEnabled": ["PodsWithResourceClaims"]}}, False),
-    Case("Pod using StorageClass is not evicted because 'PodsWithPVC' is in ExtraEnabled",
-         [pod("p23", set_normal_owner, claims("foo"))], protected_classes("standard"), False, [pvc("foo", "standard")]),
-    Case("Pod using unprotected StorageClass is evicted even though 'PodsWithPVC' is in ExtraEnabled",
-         [pod("p24", set_normal_owner, claims("foo"))], protected_classes("protected"), True,
-         [pvc("foo", "unprotected")]),
-    Case("Pod using unexisting PVC is not evicted because we cannot determine if storage class is protected or not",
-         [pod("p25", set_normal_owner, claims("foo"))], protected_classes("protected"), False),
-    Case("Pod using protected and unprotected StorageClasses is not evicted",
-         [pod("p26", set_normal_owner, claims("protected", "unprotected"))], protected_classes("protected"), False,
-         [pvc("protected", "protected"), pvc("unprotected", "unprotected")]),
+    Case(
+        "Pod with local storage is evicted because 'PodsWithLocalStorage' is in DefaultDisabled",
+        [
+            pod(
+                "p18",
+                set_normal_owner,
+                lambda obj: obj["spec"].update(volumes=[{"name": "local-storage", "emptyDir": {}}]),
+            )
+        ],
+        {"podProtections": {"defaultDisabled": ["PodsWithLocalStorage"]}},
+        True,
+    ),
+    Case(
+        "DaemonSet pod is evicted because 'DaemonSetPods' is in DefaultDisabled",
+        [pod("p19", owners({"kind": "DaemonSet", "name": "daemonset-test", "uid": "daemonset-uid"}))],
+        {"podProtections": {"defaultDisabled": ["DaemonSetPods"]}},
+        True,
+    ),
+    Case(
+        "Pod with PVC is not evicted because 'PodsWithPVC' is in ExtraEnabled",
+        [pod("p20", set_normal_owner, claims("foo"))],
+        PVC_PROTECTION,
+        False,
+    ),
+    Case(
+        "Pod without PDB is not evicted because 'PodsWithoutPDB' is in ExtraEnabled",
+        [pod("p21", set_normal_owner)],
+        {"podProtections": {"extraEnabled": ["PodsWithoutPDB"]}},
+        False,
+    ),
+    Case(
+        "Pod with ResourceClaims is not evicted because 'PodsWithResourceClaims' is in ExtraEnabled",
+        [
+            pod(
+                "p20",
+                set_normal_owner,
+                lambda obj: obj["spec"].update(
+                    resourceClaims=[{"name": "test-claim", "resourceClaimName": "test-resource-claim"}]
+                ),
+            )
+        ],
+        {"podProtections": {"extraEnabled": ["PodsWithResourceClaims"]}},
+        False,
+    ),
+    Case(
+        "Pod using StorageClass is not evicted because 'PodsWithPVC' is in ExtraEnabled",
+        [pod("p23", set_normal_owner, claims("foo"))],
+        protected_classes("standard"),
+        False,
+        [pvc("foo", "standard")],
+    ),
+    Case(
+        "Pod using unprotected StorageClass is evicted even though 'PodsWithPVC' is in ExtraEnabled",
+        [pod("p24", set_normal_owner, claims("foo"))],
+        protected_classes("protected"),
+        True,
+        [pvc("foo", "unprotected")],
+    ),
+    Case(
+        "Pod using unexisting PVC is not evicted because we cannot determine if storage class is protected or not",
+        [pod("p25", set_normal_owner, claims("foo"))],
+        protected_classes("protected"),
+        False,
+    ),
+    Case(
+        "Pod using protected and unprotected StorageClasses is not evicted",
+        [pod("p26", set_normal_owner, claims("protected", "unprotected"))],
+        protected_classes("protected"),
+        False,
+        [pvc("protected", "protected"), pvc("unprotected", "unprotected")],
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", FILTER_CASES, ids=lambda case: case.description)
 def test_filter(case: Case) -> None:
     assert check(case, "filter") is case.result
-    assert (DefaultEvictor(case.args, Cluster.from_objects([*case.objects, *case.pods]), NOW)
-            .filter_failure(case.pods[0]) is None) is case.result
+    assert (
+        DefaultEvictor(case.args, Cluster.from_objects([*case.objects, *case.pods]), NOW).filter_failure(case.pods[0])
+        is None
+    ) is case.result
 
 
 def test_upstream_filter_case_count() -> None:
@@ -346,29 +570,41 @@ def test_reinitialization() -> None:
 DEFAULT_SET = {"PodsWithLocalStorage", "DaemonSetPods", "SystemCriticalPods", "FailedBarePods"}
 
 
-@pytest.mark.parametrize(("disabled", "extra", "expected"), [
-    ([], [], DEFAULT_SET),
-    (["PodsWithLocalStorage"], [], {"DaemonSetPods", "SystemCriticalPods", "FailedBarePods"}),
-    (["DaemonSetPods", "SystemCriticalPods"], [], {"PodsWithLocalStorage", "FailedBarePods"}),
-    ([], ["PodsWithPVC"], DEFAULT_SET | {"PodsWithPVC"}),
-    ([], ["PodsWithPVC", "PodsWithoutPDB"], DEFAULT_SET | {"PodsWithPVC", "PodsWithoutPDB"}),
-    (["FailedBarePods", "DaemonSetPods"], ["PodsWithPVC"], {"PodsWithLocalStorage", "SystemCriticalPods",
-                                                             "PodsWithPVC"}),
-    ([], ["PodsWithResourceClaims"], DEFAULT_SET | {"PodsWithResourceClaims"}),
-    (["FailedBarePods", "DaemonSetPods"], ["PodsWithPVC", "PodsWithResourceClaims"],
-     {"PodsWithLocalStorage", "SystemCriticalPods", "PodsWithPVC", "PodsWithResourceClaims"}),
-])
+@pytest.mark.parametrize(
+    ("disabled", "extra", "expected"),
+    [
+        ([], [], DEFAULT_SET),
+        (["PodsWithLocalStorage"], [], {"DaemonSetPods", "SystemCriticalPods", "FailedBarePods"}),
+        (["DaemonSetPods", "SystemCriticalPods"], [], {"PodsWithLocalStorage", "FailedBarePods"}),
+        ([], ["PodsWithPVC"], DEFAULT_SET | {"PodsWithPVC"}),
+        ([], ["PodsWithPVC", "PodsWithoutPDB"], DEFAULT_SET | {"PodsWithPVC", "PodsWithoutPDB"}),
+        (
+            ["FailedBarePods", "DaemonSetPods"],
+            ["PodsWithPVC"],
+            {"PodsWithLocalStorage", "SystemCriticalPods", "PodsWithPVC"},
+        ),
+        ([], ["PodsWithResourceClaims"], DEFAULT_SET | {"PodsWithResourceClaims"}),
+        (
+            ["FailedBarePods", "DaemonSetPods"],
+            ["PodsWithPVC", "PodsWithResourceClaims"],
+            {"PodsWithLocalStorage", "SystemCriticalPods", "PodsWithPVC", "PodsWithResourceClaims"},
+        ),
+    ],
+)
 def test_effective_pod_protections(disabled: list[str], extra: list[str], expected: set[str]) -> None:
     """TestGetEffectivePodProtections_TableDriven."""
     args = {"podProtections": {"defaultDisabled": disabled, "extraEnabled": extra}}
     assert DefaultEvictor(args, Cluster(), NOW).protections == expected
 
 
-@pytest.mark.parametrize(("protections", "expected"), [
-    (None, set()),
-    ({"config": {}}, set()),
-    ({"config": {"PodsWithPVC": {"protectedStorageClasses": [{"name": "sc1"}, {"name": "sc2"}]}}}, {"sc1", "sc2"}),
-])
+@pytest.mark.parametrize(
+    ("protections", "expected"),
+    [
+        (None, set()),
+        ({"config": {}}, set()),
+        ({"config": {"PodsWithPVC": {"protectedStorageClasses": [{"name": "sc1"}, {"name": "sc2"}]}}}, {"sc1", "sc2"}),
+    ],
+)
 def test_protected_pvc_storage_classes(protections: Json | None, expected: set[str]) -> None:
     """Test_protectedPVCStorageClasses."""
     args = {} if protections is None else {"podProtections": protections}
@@ -394,15 +630,24 @@ PROFILE_OBJECTS = [
 PROFILE_SELECTORS = {"profile1": {"matchLabels": {"env": "prod"}}, "profile2": {"matchLabels": {"team": "backend"}}}
 
 
-@pytest.mark.parametrize(("profile", "pod_key", "passes"), [
-    ("profile1", "backend", False), ("profile1", "test", False), ("profile1", "prod", True),
-    ("profile2", "prod", False), ("profile2", "test", False), ("profile2", "backend", True),
-])
+@pytest.mark.parametrize(
+    ("profile", "pod_key", "passes"),
+    [
+        ("profile1", "backend", False),
+        ("profile1", "test", False),
+        ("profile1", "prod", True),
+        ("profile2", "prod", False),
+        ("profile2", "test", False),
+        ("profile2", "backend", True),
+    ],
+)
 def test_profiles_with_different_namespace_label_selectors(profile: str, pod_key: str, passes: bool) -> None:
     """TestMultipleProfilesWithDifferentNamespaceLabelSelectors: two evictors over one cluster."""
     cluster = Cluster.from_objects(PROFILE_OBJECTS)
-    evictors = {name: DefaultEvictor({"namespaceLabelSelector": selector}, cluster, NOW)
-                for name, selector in PROFILE_SELECTORS.items()}
+    evictors = {
+        name: DefaultEvictor({"namespaceLabelSelector": selector}, cluster, NOW)
+        for name, selector in PROFILE_SELECTORS.items()
+    }
     assert evictors[profile].pre_eviction_filter(PROFILE_PODS[pod_key]) is passes
 
 
@@ -422,20 +667,49 @@ OPERATION_OBJECTS = [
 ]
 
 
-@pytest.mark.parametrize(("selector", "passing", "failing"), [
-    pytest.param({"matchLabels": {"tier": "frontend"},
-                  "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "staging"]}]},
-                 ["prod"], ["staging", "test"], id="MatchLabels and MatchExpressions In"),
-    pytest.param({"matchLabels": {"tier": "backend"}, "matchExpressions": [{"key": "env", "operator": "Exists"}]},
-                 ["staging"], ["prod", "test"], id="MatchLabels and MatchExpressions Exists"),
-    pytest.param({"matchExpressions": [{"key": "tier", "operator": "Exists"},
-                                       {"key": "env", "operator": "In", "values": ["staging"]}]},
-                 ["staging"], ["prod", "test"], id="Exists and In"),
-    pytest.param({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]},
-                 ["test", "nolabels"], ["prod", "staging"], id="DoesNotExist"),
-    pytest.param({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod", "test"]}]},
-                 ["staging"], ["prod", "test"], id="NotIn"),
-])
+@pytest.mark.parametrize(
+    ("selector", "passing", "failing"),
+    [
+        pytest.param(
+            {
+                "matchLabels": {"tier": "frontend"},
+                "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "staging"]}],
+            },
+            ["prod"],
+            ["staging", "test"],
+            id="MatchLabels and MatchExpressions In",
+        ),
+        pytest.param(
+            {"matchLabels": {"tier": "backend"}, "matchExpressions": [{"key": "env", "operator": "Exists"}]},
+            ["staging"],
+            ["prod", "test"],
+            id="MatchLabels and MatchExpressions Exists",
+        ),
+        pytest.param(
+            {
+                "matchExpressions": [
+                    {"key": "tier", "operator": "Exists"},
+                    {"key": "env", "operator": "In", "values": ["staging"]},
+                ]
+            },
+            ["staging"],
+            ["prod", "test"],
+            id="Exists and In",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]},
+            ["test", "nolabels"],
+            ["prod", "staging"],
+            id="DoesNotExist",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod", "test"]}]},
+            ["staging"],
+            ["prod", "test"],
+            id="NotIn",
+        ),
+    ],
+)
 def test_namespace_label_selector_operations(selector: Json, passing: list[str], failing: list[str]) -> None:
     """TestNamespaceLabelSelectorAllOperations."""
     evictor = DefaultEvictor({"namespaceLabelSelector": selector}, Cluster.from_objects(OPERATION_OBJECTS), NOW)
@@ -481,8 +755,7 @@ def test_priority_threshold_means_strictly_lower() -> None:
 
 
 def test_priority_threshold_by_class_name() -> None:
-    klass = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-             "value": 1000}
+    klass = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
     args = {"priorityThreshold": {"name": "high"}}
     assert filter_of(args, pod("p", set_normal_owner, priority(999)), klass)
     assert not filter_of(args, pod("p", set_normal_owner, priority(1000)), klass)
@@ -497,8 +770,10 @@ def test_min_pod_age_uses_start_time_and_blocks_pods_without_one() -> None:
 
 
 def test_min_replicas_counts_every_pod_of_the_owner_whatever_its_phase_or_node() -> None:
-    siblings = [pod("p2", set_normal_owner, owner_uid(OWNER_UID), phase("Failed"), on="node9"),
-                pod("p3", set_normal_owner, owner_uid(OWNER_UID), on="")]
+    siblings = [
+        pod("p2", set_normal_owner, owner_uid(OWNER_UID), phase("Failed"), on="node9"),
+        pod("p3", set_normal_owner, owner_uid(OWNER_UID), on=""),
+    ]
     target = pod("p1", set_normal_owner, owner_uid(OWNER_UID))
     assert filter_of({"minReplicas": 3}, target, *siblings)
     assert not filter_of({"minReplicas": 4}, target, *siblings)
@@ -529,8 +804,11 @@ def test_pdb_with_empty_selector_covers_everything_and_nil_selector_nothing() ->
 
 def test_namespace_label_selector_needs_the_namespace_object() -> None:
     target = pod("p", set_normal_owner)
-    evictor = DefaultEvictor({"namespaceLabelSelector": {"matchExpressions": [
-        {"key": "team", "operator": "DoesNotExist"}]}}, Cluster.from_objects([target]), NOW)
+    evictor = DefaultEvictor(
+        {"namespaceLabelSelector": {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}},
+        Cluster.from_objects([target]),
+        NOW,
+    )
     assert not evictor.pre_eviction_filter(target)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.cli import main
+from desched.cli import main
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "executor"
 RUNNERS = {"job": "Job", "cronjob": "CronJob", "deployment": "Deployment", "dry-run": "CronJob"}
@@ -48,8 +48,11 @@ def test_each_runner_runs_desched_on_the_policy_hardened(runner: str) -> None:
     assert pod["serviceAccountName"] == "desched-executor"
     assert pod["securityContext"]["runAsNonRoot"] is True
     security = container["securityContext"]
-    assert security == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                        "capabilities": {"drop": ["ALL"]}}
+    assert security == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
     assert pod["volumes"] == [{"name": "policy", "configMap": {"name": "desched-policy"}}]
     if runner == "deployment":
         assert container["args"][3:] == ["--interval", "5m", "--metrics-bind-address", "0.0.0.0:10258"]
@@ -65,14 +68,24 @@ def test_the_dry_run_overlay_adds_dry_run() -> None:
 
 def test_the_role_reads_what_a_cycle_lists_and_writes_only_evictions_and_events() -> None:
     role = next(obj for obj in _load(DEPLOY / "base" / "rbac.yaml") if obj["kind"] == "ClusterRole")
-    granted = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
-               for resource in rule["resources"] for verb in rule["verbs"]}
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
     writes = {entry for entry in granted if entry[2] not in ("get", "list", "watch")}
-    assert writes == {("", "pods/eviction", "create"), ("", "events", "create"),
-                      ("events.k8s.io", "events", "create")}
+    assert writes == {("", "pods/eviction", "create"), ("", "events", "create"), ("events.k8s.io", "events", "create")}
     reads = {(group, resource) for group, resource, _ in granted - writes}
-    assert reads == {("", "nodes"), ("", "pods"), ("", "namespaces"), ("", "persistentvolumeclaims"),
-                     ("policy", "poddisruptionbudgets"), ("scheduling.k8s.io", "priorityclasses")}
+    assert reads == {
+        ("", "nodes"),
+        ("", "pods"),
+        ("", "namespaces"),
+        ("", "persistentvolumeclaims"),
+        ("policy", "poddisruptionbudgets"),
+        ("scheduling.k8s.io", "priorityclasses"),
+    }
 
 
 def test_the_shipped_policy_lints_clean(capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,8 +99,14 @@ def test_kustomize_builds_each_runner(runner: str) -> None:
     done = subprocess.run(["kubectl", "kustomize", str(DEPLOY / runner)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     built = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
-    assert {doc["kind"] for doc in built} >= {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                                              "ConfigMap", RUNNERS[runner]}
+    assert {doc["kind"] for doc in built} >= {
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        RUNNERS[runner],
+    }
     assert all(doc["metadata"].get("namespace") in (None, "desched-system") for doc in built)
     workload = next(doc for doc in built if doc["kind"] == RUNNERS[runner])
     assert _pod_spec(workload)["containers"][0]["image"] == "ghcr.io/desched/desched:0.1.0"

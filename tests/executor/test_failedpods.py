@@ -13,11 +13,11 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from executor.cluster import Cluster
-from executor.defaultevictor import DefaultEvictor
-from executor.evictions import NODE_LIMIT_TEXT, Limits, PodEvictor
-from executor.framework import Handle
-from executor.plugins import failedpods
+from desched.executor.cluster import Cluster
+from desched.executor.defaultevictor import DefaultEvictor
+from desched.executor.evictions import NODE_LIMIT_TEXT, Limits, PodEvictor
+from desched.executor.framework import Handle
+from desched.executor.plugins import failedpods
 from tests.executor.builders import NOW, build_node, build_pod, run_plugin
 
 Json = dict[str, Any]
@@ -35,8 +35,7 @@ def node(name: str = "node1", cpu_milli: int = 2000, memory: int = 3000, unsched
     return built
 
 
-def pod_status(reason: str = "", phase: str = "", init_state: Json | None = None,
-               state: Json | None = None) -> Json:
+def pod_status(reason: str = "", phase: str = "", init_state: Json | None = None, state: Json | None = None) -> Json:
     """``newPodStatus``: a container (or init container) state makes the phase Failed."""
     built: Json = {"reason": reason, "phase": phase}
     if init_state is not None:
@@ -65,12 +64,21 @@ def waiting(reason: str) -> Json:
     return {"waiting": {"reason": reason}}
 
 
-def args(including_init: bool = False, reasons: list[str] | None = None, exit_codes: list[int] | None = None,
-         exclude_kinds: list[str] | None = None, min_age: int | None = None) -> Json:
+def args(
+    including_init: bool = False,
+    reasons: list[str] | None = None,
+    exit_codes: list[int] | None = None,
+    exclude_kinds: list[str] | None = None,
+    min_age: int | None = None,
+) -> Json:
     """``createRemoveFailedPodsArgs``: only the fields that are set."""
     built: Json = {"includingInitContainers": including_init}
-    for key, value in (("reasons", reasons), ("exitCodes", exit_codes), ("excludeOwnerKinds", exclude_kinds),
-                       ("minPodLifetimeSeconds", min_age)):
+    for key, value in (
+        ("reasons", reasons),
+        ("exitCodes", exit_codes),
+        ("excludeOwnerKinds", exclude_kinds),
+        ("minPodLifetimeSeconds", min_age),
+    ):
         if value is not None:
             built[key] = value
     return built
@@ -90,64 +98,183 @@ CCCE = "CreateContainerConfigError"
 UPSTREAM_CASES = [
     Case("default empty args, 0 failures, 0 evictions", {}, [node()], [], 0),
     Case("0 failures, 0 evictions", args(), [node()], [], 0),
-    Case("1 container terminated with reason NodeAffinity, 1 eviction", args(), [node()],
-         [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))], 1),
-    Case("1 container terminated with exitCode 1, 1 eviction", args(exit_codes=[1]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(exitCode=1)))], 1),
-    Case("1 container terminated with exitCode 1, reason NodeAffinity, 1 eviction", args(exit_codes=[1]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity", exitCode=1)))], 1),
-    Case("1 container terminated with exitCode 1, expected exitCode 2, 0 eviction", args(exit_codes=[2]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(exitCode=1)))], 0),
-    Case("2 containers terminated with exitCode 1 and 2 respectively, 2 evictions", args(exit_codes=[1, 2, 3]),
-         [node()], [failed_pod("p1", pod_status(state=terminated(exitCode=1))),
-                    failed_pod("p2", pod_status(state=terminated(exitCode=2)))], 2),
-    Case("2 containers terminated with exitCode 1 and 2 respectively, expected exitCode 1, 1 eviction",
-         args(exit_codes=[1]), [node()], [failed_pod("p1", pod_status(state=terminated(exitCode=1))),
-                                          failed_pod("p2", pod_status(state=terminated(exitCode=2)))], 1),
-    Case("1 init container terminated with reason NodeAffinity, 1 eviction", args(True), [node()],
-         [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")))], 1),
-    Case("1 init container terminated with exitCode 1, 1 eviction", args(True, exit_codes=[1]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(exitCode=1)))], 1),
-    Case("1 init container terminated with exitCode 2, expected 1, 0 eviction", args(True, exit_codes=[1]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(exitCode=2)))], 0),
-    Case("1 init container waiting with reason CreateContainerConfigError, 1 eviction", args(True), [node()],
-         [failed_pod("p1", pod_status(init_state=waiting(CCCE)))], 1),
-    Case("2 init container waiting with reason CreateContainerConfigError, 2 nodes, 2 evictions", args(True),
-         [node(), node("node2")],
-         [failed_pod("p1", pod_status(init_state=terminated(reason=CCCE))),
-          failed_pod("p2", pod_status(init_state=terminated(reason=CCCE)), on="node2")], 2),
-    Case("include reason=CreateContainerConfigError, 1 container terminated with reason CreateContainerConfigError, "
-         "1 eviction", args(reasons=[CCCE]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(reason=CCCE)))], 1),
-    Case("include reason=CreateContainerConfigError+NodeAffinity, 1 container terminated with reason "
-         "CreateContainerConfigError, 1 eviction", args(reasons=[CCCE, "NodeAffinity"]), [node()],
-         [failed_pod("p1", pod_status(state=terminated(reason=CCCE)))], 1),
-    Case("include reason=CreateContainerConfigError, 1 container terminated with reason NodeAffinity, 0 eviction",
-         args(reasons=[CCCE]), [node()], [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))], 0),
-    Case("include init container=false, 1 init container waiting with reason CreateContainerConfigError, 0 eviction",
-         args(reasons=[CCCE]), [node()], [failed_pod("p1", pod_status(init_state=waiting(CCCE)))], 0),
-    Case("lifetime 1 hour, 1 container terminated with reason NodeAffinity, 0 eviction", args(min_age=3600), [node()],
-         [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))], 0),
-    Case("nodeFit=true, 1 unschedulable node, 1 container terminated with reason NodeAffinity, 0 eviction", args(),
-         [node(), node("node2", 2000, 2000, unschedulable=True)],
-         [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))], 0, True),
-    Case("nodeFit=true, only available node does not have enough resources, 1 container terminated with reason "
-         "CreateContainerConfigError, 0 eviction", args(reasons=[CCCE]), [node("node1", 1, 1), node("node2", 0, 0)],
-         [failed_pod("p1", pod_status(state=terminated(reason=CCCE)))], 0, True),
-    Case("excluded owner kind=ReplicaSet, 1 init container terminated with owner kind=ReplicaSet, 0 eviction",
-         args(True, exclude_kinds=["ReplicaSet"]), [node()],
-         [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")))], 0),
-    Case("excluded owner kind=DaemonSet, 1 init container terminated with owner kind=ReplicaSet, 1 eviction",
-         args(True, exclude_kinds=["DaemonSet"]), [node()],
-         [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")))], 1),
-    Case("excluded owner kind=DaemonSet, 1 init container terminated with owner kind=ReplicaSet, 1 pod in "
-         "termination; nothing should be moved", args(True, exclude_kinds=["DaemonSet"]), [node()],
-         [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")), deleted=True)], 0),
-    Case("1 container terminated with reason ShutDown, 0 evictions", args(), [node()],
-         [failed_pod("p1", pod_status("Shutdown", "Failed"))], 0, True),
-    Case("include reason=Shutdown, 2 containers terminated with reason ShutDown, 2 evictions",
-         args(reasons=["Shutdown"]), [node()],
-         [failed_pod("p1", pod_status("Shutdown", "Failed")), failed_pod("p2", pod_status("Shutdown", "Failed"))], 2),
+    Case(
+        "1 container terminated with reason NodeAffinity, 1 eviction",
+        args(),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))],
+        1,
+    ),
+    Case(
+        "1 container terminated with exitCode 1, 1 eviction",
+        args(exit_codes=[1]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(exitCode=1)))],
+        1,
+    ),
+    Case(
+        "1 container terminated with exitCode 1, reason NodeAffinity, 1 eviction",
+        args(exit_codes=[1]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity", exitCode=1)))],
+        1,
+    ),
+    Case(
+        "1 container terminated with exitCode 1, expected exitCode 2, 0 eviction",
+        args(exit_codes=[2]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(exitCode=1)))],
+        0,
+    ),
+    Case(
+        "2 containers terminated with exitCode 1 and 2 respectively, 2 evictions",
+        args(exit_codes=[1, 2, 3]),
+        [node()],
+        [
+            failed_pod("p1", pod_status(state=terminated(exitCode=1))),
+            failed_pod("p2", pod_status(state=terminated(exitCode=2))),
+        ],
+        2,
+    ),
+    Case(
+        "2 containers terminated with exitCode 1 and 2 respectively, expected exitCode 1, 1 eviction",
+        args(exit_codes=[1]),
+        [node()],
+        [
+            failed_pod("p1", pod_status(state=terminated(exitCode=1))),
+            failed_pod("p2", pod_status(state=terminated(exitCode=2))),
+        ],
+        1,
+    ),
+    Case(
+        "1 init container terminated with reason NodeAffinity, 1 eviction",
+        args(True),
+        [node()],
+        [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")))],
+        1,
+    ),
+    Case(
+        "1 init container terminated with exitCode 1, 1 eviction",
+        args(True, exit_codes=[1]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(exitCode=1)))],
+        1,
+    ),
+    Case(
+        "1 init container terminated with exitCode 2, expected 1, 0 eviction",
+        args(True, exit_codes=[1]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(exitCode=2)))],
+        0,
+    ),
+    Case(
+        "1 init container waiting with reason CreateContainerConfigError, 1 eviction",
+        args(True),
+        [node()],
+        [failed_pod("p1", pod_status(init_state=waiting(CCCE)))],
+        1,
+    ),
+    Case(
+        "2 init container waiting with reason CreateContainerConfigError, 2 nodes, 2 evictions",
+        args(True),
+        [node(), node("node2")],
+        [
+            failed_pod("p1", pod_status(init_state=terminated(reason=CCCE))),
+            failed_pod("p2", pod_status(init_state=terminated(reason=CCCE)), on="node2"),
+        ],
+        2,
+    ),
+    Case(
+        "include reason=CreateContainerConfigError, 1 container terminated with reason CreateContainerConfigError, "
+        "1 eviction",
+        args(reasons=[CCCE]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(reason=CCCE)))],
+        1,
+    ),
+    Case(
+        "include reason=CreateContainerConfigError+NodeAffinity, 1 container terminated with reason "
+        "CreateContainerConfigError, 1 eviction",
+        args(reasons=[CCCE, "NodeAffinity"]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(reason=CCCE)))],
+        1,
+    ),
+    Case(
+        "include reason=CreateContainerConfigError, 1 container terminated with reason NodeAffinity, 0 eviction",
+        args(reasons=[CCCE]),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))],
+        0,
+    ),
+    Case(
+        "include init container=false, 1 init container waiting with reason CreateContainerConfigError, 0 eviction",
+        args(reasons=[CCCE]),
+        [node()],
+        [failed_pod("p1", pod_status(init_state=waiting(CCCE)))],
+        0,
+    ),
+    Case(
+        "lifetime 1 hour, 1 container terminated with reason NodeAffinity, 0 eviction",
+        args(min_age=3600),
+        [node()],
+        [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))],
+        0,
+    ),
+    Case(
+        "nodeFit=true, 1 unschedulable node, 1 container terminated with reason NodeAffinity, 0 eviction",
+        args(),
+        [node(), node("node2", 2000, 2000, unschedulable=True)],
+        [failed_pod("p1", pod_status(state=terminated(reason="NodeAffinity")))],
+        0,
+        True,
+    ),
+    Case(
+        "nodeFit=true, only available node does not have enough resources, 1 container terminated with reason "
+        "CreateContainerConfigError, 0 eviction",
+        args(reasons=[CCCE]),
+        [node("node1", 1, 1), node("node2", 0, 0)],
+        [failed_pod("p1", pod_status(state=terminated(reason=CCCE)))],
+        0,
+        True,
+    ),
+    Case(
+        "excluded owner kind=ReplicaSet, 1 init container terminated with owner kind=ReplicaSet, 0 eviction",
+        args(True, exclude_kinds=["ReplicaSet"]),
+        [node()],
+        [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")))],
+        0,
+    ),
+    Case(
+        "excluded owner kind=DaemonSet, 1 init container terminated with owner kind=ReplicaSet, 1 eviction",
+        args(True, exclude_kinds=["DaemonSet"]),
+        [node()],
+        [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")))],
+        1,
+    ),
+    Case(
+        "excluded owner kind=DaemonSet, 1 init container terminated with owner kind=ReplicaSet, 1 pod in "
+        "termination; nothing should be moved",
+        args(True, exclude_kinds=["DaemonSet"]),
+        [node()],
+        [failed_pod("p1", pod_status(init_state=terminated(reason="NodeAffinity")), deleted=True)],
+        0,
+    ),
+    Case(
+        "1 container terminated with reason ShutDown, 0 evictions",
+        args(),
+        [node()],
+        [failed_pod("p1", pod_status("Shutdown", "Failed"))],
+        0,
+        True,
+    ),
+    Case(
+        "include reason=Shutdown, 2 containers terminated with reason ShutDown, 2 evictions",
+        args(reasons=["Shutdown"]),
+        [node()],
+        [failed_pod("p1", pod_status("Shutdown", "Failed")), failed_pod("p2", pod_status("Shutdown", "Failed"))],
+        2,
+    ),
 ]
 
 
@@ -167,11 +294,19 @@ def aged(name: str, seconds: int, on: str = "node1") -> Json:
     return pod
 
 
-@pytest.mark.parametrize(("seconds", "min_age", "evicted"), [
-    (3599, 3600, False), (3600, 3600, True), (7200, 3600, True), (0, 0, True),
-    # created in the future: upstream's uint(negative) is platform-dependent for min > 0 (we read age 0), and
-    # passes min 0 on every platform
-    (-30, 3600, False), (-30, 0, True)])
+@pytest.mark.parametrize(
+    ("seconds", "min_age", "evicted"),
+    [
+        (3599, 3600, False),
+        (3600, 3600, True),
+        (7200, 3600, True),
+        (0, 0, True),
+        # created in the future: upstream's uint(negative) is platform-dependent for min > 0 (we read age 0), and
+        # passes min 0 on every platform
+        (-30, 3600, False),
+        (-30, 0, True),
+    ],
+)
 def test_min_age_is_greater_or_equal(seconds: int, min_age: int, evicted: bool) -> None:
     assert run_plugin(NAME, args(min_age=min_age), [node()], [aged("p", seconds)]) == (["p"] if evicted else [])
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from executor.cluster import Cluster
-from executor.evictions import Limits, Outcome, PodEvictor
-from executor.live import Evictions
-from executor.metrics import Metrics, serve
-from linter.kube import KubeError
+from desched.errors import KubeError
+from desched.executor.cluster import Cluster
+from desched.executor.evictions import Limits, Outcome, PodEvictor
+from desched.executor.live import Evictions
+from desched.executor.metrics import Metrics, serve
 from tests.executor.builders import build_node, build_pod, set_rs_owner
 
 
@@ -41,9 +41,17 @@ def test_an_eviction_has_no_api_version_and_carries_upstreams_annotations_and_gr
     assert backend.evict(_pod(), "prof", "RemovePodsViolatingNodeTaints") is None
     (method, path, body), (event_method, event_path, event) = kube.requests
     assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/web-1/eviction")
-    assert body == {"metadata": {"name": "web-1", "namespace": "default", "annotations": {
-        "reason": "triggered by prof/RemovePodsViolatingNodeTaints: ", "requested-by": "sigs.k8s.io/descheduler"}},
-        "deleteOptions": {"gracePeriodSeconds": 5}}
+    assert body == {
+        "metadata": {
+            "name": "web-1",
+            "namespace": "default",
+            "annotations": {
+                "reason": "triggered by prof/RemovePodsViolatingNodeTaints: ",
+                "requested-by": "sigs.k8s.io/descheduler",
+            },
+        },
+        "deleteOptions": {"gracePeriodSeconds": 5},
+    }
     assert (event_method, event_path) == ("POST", "/apis/events.k8s.io/v1/namespaces/default/events")
     assert event["type"] == "Normal" and event["reason"] == "RemovePodsViolatingNodeTaints"
     assert event["action"] == "Descheduled"
@@ -89,8 +97,10 @@ def test_metrics_use_upstreams_names_and_are_served() -> None:
     metrics.loop_duration(0.2)
     metrics.strategy_duration("default", "PodLifeTime", 0.03)
     text = metrics.exposition()
-    assert 'descheduler_pods_evicted_total{result="success",strategy="PodLifeTime",profile="default",' \
-           'namespace="shop",node="n1"} 2' in text
+    assert (
+        'descheduler_pods_evicted_total{result="success",strategy="PodLifeTime",profile="default",'
+        'namespace="shop",node="n1"} 2' in text
+    )
     assert 'descheduler_pods_evicted{result="maximum number of evicted pods per node reached",' in text
     assert 'descheduler_loop_duration_seconds_bucket{le="0.5"} 1' in text
     assert 'descheduler_loop_duration_seconds_bucket{le="0.1"} 0' in text

@@ -27,12 +27,12 @@ from typing import Any
 
 import pytest
 
-from executor.cluster import Cluster
-from executor.defaultevictor import DefaultEvictor
-from executor.evictions import Limits, Outcome, PodEvictor
-from executor.framework import Handle
-from executor.plugins import _nodeutilization as nu
-from executor.plugins import lownodeutilization
+from desched.executor.cluster import Cluster
+from desched.executor.defaultevictor import DefaultEvictor
+from desched.executor.evictions import Limits, Outcome, PodEvictor
+from desched.executor.framework import Handle
+from desched.executor.plugins import _nodeutilization as nu
+from desched.executor.plugins import lownodeutilization
 from tests.executor.builders import (
     NOW,
     build_node,
@@ -73,12 +73,14 @@ def node(name: str, cpu: int, memory: int, pods: int, *changes: Change) -> Json:
 def priority(value: int) -> Change:
     def apply(target: Json) -> None:
         target["spec"]["priority"] = value
+
     return apply
 
 
 def namespace(name: str) -> Change:
     def apply(target: Json) -> None:
         target["metadata"]["namespace"] = name
+
     return apply
 
 
@@ -89,6 +91,7 @@ def best_effort(target: Json) -> None:
 def extended_request(amount: int) -> Change:
     def apply(target: Json) -> None:
         target["spec"]["containers"][0]["resources"]["requests"][EXTENDED] = str(amount)
+
     return apply
 
 
@@ -96,6 +99,7 @@ def extended_capacity(amount: int) -> Change:
     def apply(target: Json) -> None:
         target["status"]["capacity"][EXTENDED] = str(amount)
         target["status"]["allocatable"][EXTENDED] = str(amount)
+
     return apply
 
 
@@ -106,12 +110,14 @@ def unschedulable(target: Json) -> None:
 def labels(**values: str) -> Change:
     def apply(target: Json) -> None:
         target["metadata"]["labels"] = dict(values)
+
     return apply
 
 
 def node_selector(**values: str) -> Change:
     def apply(target: Json) -> None:
         target["spec"]["nodeSelector"] = dict(values)
+
     return apply
 
 
@@ -121,18 +127,21 @@ def required_node_affinity(key: str, value: str) -> Change:
         target["spec"]["affinity"] = {
             "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
         }
+
     return apply
 
 
 def taints(*items: Json) -> Change:
     def apply(target: Json) -> None:
         target["spec"]["taints"] = list(items)
+
     return apply
 
 
 def tolerations(*items: Json) -> Change:
     def apply(target: Json) -> None:
         target["spec"]["tolerations"] = list(items)
+
     return apply
 
 
@@ -180,117 +189,254 @@ def rs_pods(node_name: str, *names: str, cpu: int = 400, memory: int = 0) -> lis
 
 
 CPU_PODS = {"thresholds": {"cpu": 30, "pods": 30}, "targetThresholds": {"cpu": 50, "pods": 50}}
-DEVIATION = {"thresholds": {"cpu": 5, "pods": 5}, "targetThresholds": {"cpu": 5, "pods": 5},
-             "useDeviationThresholds": True}
+DEVIATION = {
+    "thresholds": {"cpu": 5, "pods": 5},
+    "targetThresholds": {"cpu": 5, "pods": 5},
+    "useDeviationThresholds": True,
+}
 EXTENDED_PODS = {"thresholds": {"pods": 30, EXTENDED: 30}, "targetThresholds": {"pods": 50, EXTENDED: 50}}
 WEST = required_node_affinity("datacenter", "west")
 
 UPSTREAM_CASES = [
-    Case("no evictable pods", CPU_PODS, standard_nodes(), [
-        pod("p1", 400, 0, "n1", set_ds_owner), pod("p2", 400, 0, "n1", set_ds_owner),
-        pod("p3", 400, 0, "n1", set_ds_owner), pod("p4", 400, 0, "n1", set_ds_owner),
-        pod("p5", 400, 0, "n1", local_storage_mirror), pod("p6", 400, 0, "n1", set_critical),
-        *rs_pods("n2", "p9"),
-    ], 0),
-    Case("without priorities", CPU_PODS, standard_nodes(), [
-        *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9"),
-    ], 4),
-    Case("without priorities, but excluding namespaces",
-         {**CPU_PODS, "evictableNamespaces": {"exclude": ["namespace1"]}}, standard_nodes(), [
-             *[pod(f"p{i}", 400, 0, "n1", set_normal_owner, namespace("namespace1")) for i in range(1, 6)],
-             *unevictable("n1"), *rs_pods("n2", "p9"),
-         ], 0),
+    Case(
+        "no evictable pods",
+        CPU_PODS,
+        standard_nodes(),
+        [
+            pod("p1", 400, 0, "n1", set_ds_owner),
+            pod("p2", 400, 0, "n1", set_ds_owner),
+            pod("p3", 400, 0, "n1", set_ds_owner),
+            pod("p4", 400, 0, "n1", set_ds_owner),
+            pod("p5", 400, 0, "n1", local_storage_mirror),
+            pod("p6", 400, 0, "n1", set_critical),
+            *rs_pods("n2", "p9"),
+        ],
+        0,
+    ),
+    Case(
+        "without priorities",
+        CPU_PODS,
+        standard_nodes(),
+        [
+            *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        4,
+    ),
+    Case(
+        "without priorities, but excluding namespaces",
+        {**CPU_PODS, "evictableNamespaces": {"exclude": ["namespace1"]}},
+        standard_nodes(),
+        [
+            *[pod(f"p{i}", 400, 0, "n1", set_normal_owner, namespace("namespace1")) for i in range(1, 6)],
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        0,
+    ),
     # Upstream passes evictableNamespaces.include, which validation rejects and the code ignores: p3-p5 are bare pods.
-    Case("without priorities, but include only default namespace",
-         {**CPU_PODS, "evictableNamespaces": {"include": ["default"]}}, standard_nodes(), [
-             *rs_pods("n1", "p1", "p2"),
-             pod("p3", 400, 0, "n1", namespace("namespace3")), pod("p4", 400, 0, "n1", namespace("namespace4")),
-             pod("p5", 400, 0, "n1", namespace("namespace5")),
-             *unevictable("n1"), *rs_pods("n2", "p9"),
-         ], 2),
-    Case("without priorities stop when cpu capacity is depleted", CPU_PODS, standard_nodes(), [
-        *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9"),
-    ], 4),
-    Case("with priorities", CPU_PODS, standard_nodes(), [
-        *[pod(f"p{i}", 400, 0, "n1", set_rs_owner, priority(HIGH_PRIORITY)) for i in range(1, 5)],
-        pod("p5", 400, 0, "n1", set_rs_owner, priority(LOW_PRIORITY)),
-        pod("p6", 400, 0, "n1", set_ds_owner, priority(HIGH_PRIORITY)),
-        pod("p7", 400, 0, "n1", local_storage_mirror, priority(LOW_PRIORITY)),
-        pod("p8", 400, 0, "n1", critical),
-        *rs_pods("n2", "p9"),
-    ], 4),
-    Case("without priorities evicting best-effort pods only", CPU_PODS, standard_nodes(), [
-        pod("p1", 400, 0, "n1", set_rs_owner, best_effort), pod("p2", 400, 0, "n1", set_rs_owner, best_effort),
-        *rs_pods("n1", "p3"),
-        pod("p4", 400, 0, "n1", set_rs_owner, best_effort), pod("p5", 400, 0, "n1", set_rs_owner, best_effort),
-        *unevictable("n1"), *rs_pods("n2", "p9"),
-    ], 4, among=["p1", "p2", "p4", "p5"]),
+    Case(
+        "without priorities, but include only default namespace",
+        {**CPU_PODS, "evictableNamespaces": {"include": ["default"]}},
+        standard_nodes(),
+        [
+            *rs_pods("n1", "p1", "p2"),
+            pod("p3", 400, 0, "n1", namespace("namespace3")),
+            pod("p4", 400, 0, "n1", namespace("namespace4")),
+            pod("p5", 400, 0, "n1", namespace("namespace5")),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        2,
+    ),
+    Case(
+        "without priorities stop when cpu capacity is depleted",
+        CPU_PODS,
+        standard_nodes(),
+        [
+            *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        4,
+    ),
+    Case(
+        "with priorities",
+        CPU_PODS,
+        standard_nodes(),
+        [
+            *[pod(f"p{i}", 400, 0, "n1", set_rs_owner, priority(HIGH_PRIORITY)) for i in range(1, 5)],
+            pod("p5", 400, 0, "n1", set_rs_owner, priority(LOW_PRIORITY)),
+            pod("p6", 400, 0, "n1", set_ds_owner, priority(HIGH_PRIORITY)),
+            pod("p7", 400, 0, "n1", local_storage_mirror, priority(LOW_PRIORITY)),
+            pod("p8", 400, 0, "n1", critical),
+            *rs_pods("n2", "p9"),
+        ],
+        4,
+    ),
+    Case(
+        "without priorities evicting best-effort pods only",
+        CPU_PODS,
+        standard_nodes(),
+        [
+            pod("p1", 400, 0, "n1", set_rs_owner, best_effort),
+            pod("p2", 400, 0, "n1", set_rs_owner, best_effort),
+            *rs_pods("n1", "p3"),
+            pod("p4", 400, 0, "n1", set_rs_owner, best_effort),
+            pod("p5", 400, 0, "n1", set_rs_owner, best_effort),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        4,
+        among=["p1", "p2", "p4", "p5"],
+    ),
     # 4 pods could go by the pods budget, the extended resource runs out after 3.
-    Case("with extended resource", EXTENDED_PODS, [
-        node("n1", 4000, 3000, 9, extended_capacity(8)), node("n2", 4000, 3000, 10, extended_capacity(8)),
-        node("n3", 4000, 3000, 10, unschedulable),
-    ], [
-        *[pod(f"p{i}", 0, 0, "n1", set_rs_owner, extended_request(1)) for i in range(1, 6)],
-        pod("p6", 0, 0, "n1", set_normal_owner, extended_request(1)),
-        pod("p7", 0, 0, "n1", local_storage_mirror, extended_request(1)),
-        pod("p8", 0, 0, "n1", critical, extended_request(1)),
-        pod("p9", 0, 0, "n2", set_rs_owner, extended_request(1)),
-    ], 3),
+    Case(
+        "with extended resource",
+        EXTENDED_PODS,
+        [
+            node("n1", 4000, 3000, 9, extended_capacity(8)),
+            node("n2", 4000, 3000, 10, extended_capacity(8)),
+            node("n3", 4000, 3000, 10, unschedulable),
+        ],
+        [
+            *[pod(f"p{i}", 0, 0, "n1", set_rs_owner, extended_request(1)) for i in range(1, 6)],
+            pod("p6", 0, 0, "n1", set_normal_owner, extended_request(1)),
+            pod("p7", 0, 0, "n1", local_storage_mirror, extended_request(1)),
+            pod("p8", 0, 0, "n1", critical, extended_request(1)),
+            pod("p9", 0, 0, "n2", set_rs_owner, extended_request(1)),
+        ],
+        3,
+    ),
     # n2 lacks the extended resource, so the pool holds none of it.
-    Case("with extended resource in some of nodes", EXTENDED_PODS, [
-        node("n1", 4000, 3000, 9, extended_capacity(8)), node("n2", 4000, 3000, 10),
-        node("n3", 4000, 3000, 10, unschedulable),
-    ], [pod("p1", 0, 0, "n1", set_rs_owner, extended_request(1)), *rs_pods("n2", "p9", cpu=0)], 0),
-    Case("with extended resource in some of nodes with deviation", {
-        "thresholds": {"pods": 5, EXTENDED: 10}, "targetThresholds": {"pods": 5, EXTENDED: 10},
-        "useDeviationThresholds": True,
-    }, [
-        node("n1", 4000, 3000, 10, extended_capacity(8)), node("n2", 4000, 3000, 10, extended_capacity(8)),
-        node("n3", 4000, 3000, 10, unschedulable),
-    ], [
-        pod("p1", 0, 0, "n1", set_rs_owner, extended_request(1)),
-        pod("p2", 0, 0, "n2", set_rs_owner, extended_request(7)),
-        *rs_pods("n2", "p3", cpu=0), *rs_pods("n3", "p8", "p9", cpu=0),
-    ], 1),
-    Case("without priorities, but only other node is unschedulable", CPU_PODS, [
-        node("n1", 4000, 3000, 9), node("n2", 4000, 3000, 10, unschedulable),
-    ], [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1")], 0),
-    Case("without priorities, but only other node doesn't match pod node selector for p4 and p5", CPU_PODS, [
-        node("n1", 4000, 3000, 9), node("n2", 4000, 3000, 10, labels(datacenter="east")),
-    ], [
-        *rs_pods("n1", "p1", "p2", "p3"),
-        pod("p4", 400, 0, "n1", set_normal_owner, node_selector(datacenter="west")),
-        pod("p5", 400, 0, "n1", set_normal_owner, node_selector(datacenter="west")),
-        *unevictable("n1"),
-    ], 3),
-    Case("without priorities, but only other node doesn't match pod node affinity for p4 and p5", CPU_PODS, [
-        node("n1", 4000, 3000, 9), node("n2", 4000, 3000, 10, labels(datacenter="east")),
-    ], [
-        *rs_pods("n1", "p1", "p2", "p3"),
-        pod("p4", 400, 0, "n1", set_normal_owner, WEST), pod("p5", 400, 0, "n1", set_normal_owner, WEST),
-        *unevictable("n1"), *rs_pods("n2", "p9", cpu=0),
-    ], 3),
-    Case("deviation thresholds", DEVIATION, standard_nodes(), [
-        *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9"),
-    ], 2),
+    Case(
+        "with extended resource in some of nodes",
+        EXTENDED_PODS,
+        [
+            node("n1", 4000, 3000, 9, extended_capacity(8)),
+            node("n2", 4000, 3000, 10),
+            node("n3", 4000, 3000, 10, unschedulable),
+        ],
+        [pod("p1", 0, 0, "n1", set_rs_owner, extended_request(1)), *rs_pods("n2", "p9", cpu=0)],
+        0,
+    ),
+    Case(
+        "with extended resource in some of nodes with deviation",
+        {
+            "thresholds": {"pods": 5, EXTENDED: 10},
+            "targetThresholds": {"pods": 5, EXTENDED: 10},
+            "useDeviationThresholds": True,
+        },
+        [
+            node("n1", 4000, 3000, 10, extended_capacity(8)),
+            node("n2", 4000, 3000, 10, extended_capacity(8)),
+            node("n3", 4000, 3000, 10, unschedulable),
+        ],
+        [
+            pod("p1", 0, 0, "n1", set_rs_owner, extended_request(1)),
+            pod("p2", 0, 0, "n2", set_rs_owner, extended_request(7)),
+            *rs_pods("n2", "p3", cpu=0),
+            *rs_pods("n3", "p8", "p9", cpu=0),
+        ],
+        1,
+    ),
+    Case(
+        "without priorities, but only other node is unschedulable",
+        CPU_PODS,
+        [
+            node("n1", 4000, 3000, 9),
+            node("n2", 4000, 3000, 10, unschedulable),
+        ],
+        [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1")],
+        0,
+    ),
+    Case(
+        "without priorities, but only other node doesn't match pod node selector for p4 and p5",
+        CPU_PODS,
+        [
+            node("n1", 4000, 3000, 9),
+            node("n2", 4000, 3000, 10, labels(datacenter="east")),
+        ],
+        [
+            *rs_pods("n1", "p1", "p2", "p3"),
+            pod("p4", 400, 0, "n1", set_normal_owner, node_selector(datacenter="west")),
+            pod("p5", 400, 0, "n1", set_normal_owner, node_selector(datacenter="west")),
+            *unevictable("n1"),
+        ],
+        3,
+    ),
+    Case(
+        "without priorities, but only other node doesn't match pod node affinity for p4 and p5",
+        CPU_PODS,
+        [
+            node("n1", 4000, 3000, 9),
+            node("n2", 4000, 3000, 10, labels(datacenter="east")),
+        ],
+        [
+            *rs_pods("n1", "p1", "p2", "p3"),
+            pod("p4", 400, 0, "n1", set_normal_owner, WEST),
+            pod("p5", 400, 0, "n1", set_normal_owner, WEST),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9", cpu=0),
+        ],
+        3,
+    ),
+    Case(
+        "deviation thresholds",
+        DEVIATION,
+        standard_nodes(),
+        [
+            *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        2,
+    ),
     # n1 and n2 are memory-full: the pool has no memory, so nothing moves.
-    Case("deviation thresholds and overevicting memory", DEVIATION, [
-        node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10), node("n3", 4000, 3000, 10, unschedulable),
-    ], [
-        *rs_pods("n1", "p1", "p2", "p3", "p4", "p5", memory=375), *unevictable("n1", memory=375),
-        *rs_pods("n2", "p9", memory=3000),
-    ], 0),
+    Case(
+        "deviation thresholds and overevicting memory",
+        DEVIATION,
+        [
+            node("n1", 4000, 3000, 10),
+            node("n2", 4000, 3000, 10),
+            node("n3", 4000, 3000, 10, unschedulable),
+        ],
+        [
+            *rs_pods("n1", "p1", "p2", "p3", "p4", "p5", memory=375),
+            *unevictable("n1", memory=375),
+            *rs_pods("n2", "p9", memory=3000),
+        ],
+        0,
+    ),
     # Upstream expects 3 from requests (2 only with metrics enabled, out of scope).
-    Case("without priorities different evictions for requested and actual resources", CPU_PODS, [
-        node("n1", 4000, 3000, 9), node("n2", 4000, 3000, 10, labels(datacenter="east")),
-    ], [
-        *rs_pods("n1", "p1", "p2", "p3"),
-        pod("p4", 400, 0, "n1", set_normal_owner, WEST), pod("p5", 400, 0, "n1", set_normal_owner, WEST),
-        *unevictable("n1"), *rs_pods("n2", "p9", cpu=0),
-    ], 3),
-    Case("without priorities with node eviction limit", {**CPU_PODS, "evictionLimits": {"node": 2}}, standard_nodes(), [
-        *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9"),
-    ], 2),
+    Case(
+        "without priorities different evictions for requested and actual resources",
+        CPU_PODS,
+        [
+            node("n1", 4000, 3000, 9),
+            node("n2", 4000, 3000, 10, labels(datacenter="east")),
+        ],
+        [
+            *rs_pods("n1", "p1", "p2", "p3"),
+            pod("p4", 400, 0, "n1", set_normal_owner, WEST),
+            pod("p5", 400, 0, "n1", set_normal_owner, WEST),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9", cpu=0),
+        ],
+        3,
+    ),
+    Case(
+        "without priorities with node eviction limit",
+        {**CPU_PODS, "evictionLimits": {"node": 2}},
+        standard_nodes(),
+        [
+            *rs_pods("n1", "p1", "p2", "p3", "p4", "p5"),
+            *unevictable("n1"),
+            *rs_pods("n2", "p9"),
+        ],
+        2,
+    ),
 ]
 
 # TestLowNodeUtilizationWithTaints: upstream sets the PodEvictor's per-node limit to the expected count (its
@@ -309,16 +455,39 @@ def taint_pods(count: int, tolerating: bool) -> list[Json]:
 
 
 TAINT_CASES = [
-    Case("No taints", PODS_ONLY, TAINT_NODES, [*taint_pods(8, False), pod("pod_9_n2", 200, 0, "n2", set_rs_owner)],
-         1, limits=Limits(per_node=1)),
-    Case("No pod tolerates node taint", PODS_ONLY, [TAINT_NODES[0], TAINTED_N3],
-         [*taint_pods(8, False), pod("pod_9_n3", 200, 0, "n3", set_rs_owner)], 0, limits=Limits(per_node=0)),
-    Case("Pod which tolerates node taint", PODS_ONLY, [TAINT_NODES[0], TAINTED_N3],
-         [*taint_pods(7, True), pod("pod_9_n3", 200, 0, "n3", set_rs_owner)], 1, among=["tolerate_pod"],
-         limits=Limits(per_node=1)),
-    Case("Pod which tolerates node taint, set maxPodsToEvictTotal(0), should not be expelled", PODS_ONLY,
-         [TAINT_NODES[0], TAINTED_N3], [*taint_pods(7, True), pod("pod_9_n3", 200, 0, "n3", set_rs_owner)], 0,
-         limits=Limits(per_node=0)),
+    Case(
+        "No taints",
+        PODS_ONLY,
+        TAINT_NODES,
+        [*taint_pods(8, False), pod("pod_9_n2", 200, 0, "n2", set_rs_owner)],
+        1,
+        limits=Limits(per_node=1),
+    ),
+    Case(
+        "No pod tolerates node taint",
+        PODS_ONLY,
+        [TAINT_NODES[0], TAINTED_N3],
+        [*taint_pods(8, False), pod("pod_9_n3", 200, 0, "n3", set_rs_owner)],
+        0,
+        limits=Limits(per_node=0),
+    ),
+    Case(
+        "Pod which tolerates node taint",
+        PODS_ONLY,
+        [TAINT_NODES[0], TAINTED_N3],
+        [*taint_pods(7, True), pod("pod_9_n3", 200, 0, "n3", set_rs_owner)],
+        1,
+        among=["tolerate_pod"],
+        limits=Limits(per_node=1),
+    ),
+    Case(
+        "Pod which tolerates node taint, set maxPodsToEvictTotal(0), should not be expelled",
+        PODS_ONLY,
+        [TAINT_NODES[0], TAINTED_N3],
+        [*taint_pods(7, True), pod("pod_9_n3", 200, 0, "n3", set_rs_owner)],
+        0,
+        limits=Limits(per_node=0),
+    ),
 ]
 
 
@@ -326,80 +495,150 @@ def succeeded(target: Json) -> None:
     target["status"]["phase"] = "Succeeded"
 
 
-def two_sources(name: str, expected: int, args: Json = CPU_PODS, limits: Limits | None = None,
-                among: list[str] | None = None) -> Case:
+def two_sources(
+    name: str, expected: int, args: Json = CPU_PODS, limits: Limits | None = None, among: list[str] | None = None
+) -> Case:
     """Two overutilized nodes and a large empty one. a (6 x 500m of 4000m, a3 in namespace "other") must shed 2 pods
     to reach its 2000m budget, b (5 x 500m) 1 pod; a has the higher score and goes first."""
     nodes = [node("a", 4000, 3000, 10), node("b", 4000, 3000, 10), node("c", 40000, 30000, 100)]
     pods = [
-        *rs_pods("a", "a1", "a2", cpu=500), pod("a3", 500, 0, "a", set_rs_owner, namespace("other")),
-        *rs_pods("a", "a4", "a5", "a6", cpu=500), *rs_pods("b", "b1", "b2", "b3", "b4", "b5", cpu=500),
+        *rs_pods("a", "a1", "a2", cpu=500),
+        pod("a3", 500, 0, "a", set_rs_owner, namespace("other")),
+        *rs_pods("a", "a4", "a5", "a6", cpu=500),
+        *rs_pods("b", "b1", "b2", "b3", "b4", "b5", cpu=500),
     ]
     return Case(name, args, nodes, pods, expected, among=among, limits=limits)
 
 
 # Rules of §8.1 that no upstream case pins down.
 OWN_CASES = [
-    Case("numberOfNodes at the number of underutilized nodes does nothing", {**CPU_PODS, "numberOfNodes": 1},
-         standard_nodes(), [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9")],
-         0),
-    Case("numberOfNodes below the number of underutilized nodes", {**CPU_PODS, "numberOfNodes": 1},
-         [*standard_nodes(n3=False), node("n3", 4000, 3000, 10)],
-         [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9")], 4),
-    Case("a cordoned node can be a source", CPU_PODS,
-         [node("n1", 4000, 3000, 9, unschedulable), node("n2", 4000, 3000, 10)],
-         [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1")], 4),
+    Case(
+        "numberOfNodes at the number of underutilized nodes does nothing",
+        {**CPU_PODS, "numberOfNodes": 1},
+        standard_nodes(),
+        [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9")],
+        0,
+    ),
+    Case(
+        "numberOfNodes below the number of underutilized nodes",
+        {**CPU_PODS, "numberOfNodes": 1},
+        [*standard_nodes(n3=False), node("n3", 4000, 3000, 10)],
+        [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1"), *rs_pods("n2", "p9")],
+        4,
+    ),
+    Case(
+        "a cordoned node can be a source",
+        CPU_PODS,
+        [node("n1", 4000, 3000, 9, unschedulable), node("n2", 4000, 3000, 10)],
+        [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5"), *unevictable("n1")],
+        4,
+    ),
     # n1 runs 2 pods of 9 (underutilized); its 6 Succeeded pods count neither toward usage nor as pods.
-    Case("terminal pods do not count toward usage", CPU_PODS, standard_nodes(), [
-        *rs_pods("n1", "p1", "p2"), *[pod(f"done{i}", 400, 0, "n1", set_rs_owner, succeeded) for i in range(6)],
-        *rs_pods("n2", "p9"),
-    ], 0),
+    Case(
+        "terminal pods do not count toward usage",
+        CPU_PODS,
+        standard_nodes(),
+        [
+            *rs_pods("n1", "p1", "p2"),
+            *[pod(f"done{i}", 400, 0, "n1", set_rs_owner, succeeded) for i in range(6)],
+            *rs_pods("n2", "p9"),
+        ],
+        0,
+    ),
     # The destinations' taints count with every effect, and a node with more taints than the pod has tolerations is
     # rejected unexamined, even when one wildcard toleration would cover them (semantics §7.4).
-    Case("PreferNoSchedule taints and the count shortcut", PODS_ONLY, [
-        node("n1", 2000, 3000, 10),
-        node("n2", 1000, 3000, 10, taints({"key": "a", "effect": "PreferNoSchedule"},
-                                           {"key": "b", "effect": "PreferNoSchedule"})),
-    ], [
-        *[pod(f"wild{i}", 200, 0, "n1", set_rs_owner, tolerations({"operator": "Exists"})) for i in range(4)],
-        pod("both", 200, 0, "n1", set_rs_owner, tolerations({"key": "a", "operator": "Exists"},
-                                                            {"key": "b", "operator": "Exists"})),
-        *rs_pods("n1", "plain1", "plain2", "plain3", cpu=200),
-    ], 1, among=["both"], evictor={}),
-    Case("usage at the low threshold is underutilized", {"thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}},
-         [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10)],
-         [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5", "p6"), *rs_pods("n2", "q1", "q2", "q3")], 1),
+    Case(
+        "PreferNoSchedule taints and the count shortcut",
+        PODS_ONLY,
+        [
+            node("n1", 2000, 3000, 10),
+            node(
+                "n2",
+                1000,
+                3000,
+                10,
+                taints({"key": "a", "effect": "PreferNoSchedule"}, {"key": "b", "effect": "PreferNoSchedule"}),
+            ),
+        ],
+        [
+            *[pod(f"wild{i}", 200, 0, "n1", set_rs_owner, tolerations({"operator": "Exists"})) for i in range(4)],
+            pod(
+                "both",
+                200,
+                0,
+                "n1",
+                set_rs_owner,
+                tolerations({"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Exists"}),
+            ),
+            *rs_pods("n1", "plain1", "plain2", "plain3", cpu=200),
+        ],
+        1,
+        among=["both"],
+        evictor={},
+    ),
+    Case(
+        "usage at the low threshold is underutilized",
+        {"thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}},
+        [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10)],
+        [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5", "p6"), *rs_pods("n2", "q1", "q2", "q3")],
+        1,
+    ),
     # n1 sits exactly at its cpu target, so it is not overutilized, although its memory (no threshold, so budgeted at
     # full capacity) is overcommitted and would keep a source draining.
-    Case("usage at the target is not overutilized", {"thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}},
-         [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10)],
-         [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5", memory=800), *rs_pods("n2", "q1")], 0),
+    Case(
+        "usage at the target is not overutilized",
+        {"thresholds": {"cpu": 30}, "targetThresholds": {"cpu": 50}},
+        [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10)],
+        [*rs_pods("n1", "p1", "p2", "p3", "p4", "p5", memory=800), *rs_pods("n2", "q1")],
+        0,
+    ),
     # Average cpu 40%: low 30% (n2 and n3 underutilized), high 70% (n1 drains from 80% to its 2800m budget).
-    Case("deviation thresholds with different spans", {
-        "thresholds": {"cpu": 10}, "targetThresholds": {"cpu": 30}, "useDeviationThresholds": True,
-    }, [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10), node("n3", 4000, 3000, 10)], [
-        *rs_pods("n1", *[f"p{i}" for i in range(1, 9)]), *rs_pods("n2", "q1"), *rs_pods("n3", "r1", "r2", "r3"),
-    ], 1),
-    Case("the taints of any destination will do", PODS_ONLY, [
-        node("n1", 2000, 3000, 10), node("n2", 1000, 3000, 10, taints({"key": "a", "effect": "NoSchedule"})),
-        node("n3", 1000, 3000, 10, taints({"key": "b", "effect": "NoSchedule"})),
-    ], [
-        *rs_pods("n1", *[f"plain{i}" for i in range(7)], cpu=200),
-        pod("tolerates_b", 200, 0, "n1", set_rs_owner, tolerations({"key": "b", "operator": "Exists"})),
-    ], 1, among=["tolerates_b"], evictor={}),
+    Case(
+        "deviation thresholds with different spans",
+        {
+            "thresholds": {"cpu": 10},
+            "targetThresholds": {"cpu": 30},
+            "useDeviationThresholds": True,
+        },
+        [node("n1", 4000, 3000, 10), node("n2", 4000, 3000, 10), node("n3", 4000, 3000, 10)],
+        [
+            *rs_pods("n1", *[f"p{i}" for i in range(1, 9)]),
+            *rs_pods("n2", "q1"),
+            *rs_pods("n3", "r1", "r2", "r3"),
+        ],
+        1,
+    ),
+    Case(
+        "the taints of any destination will do",
+        PODS_ONLY,
+        [
+            node("n1", 2000, 3000, 10),
+            node("n2", 1000, 3000, 10, taints({"key": "a", "effect": "NoSchedule"})),
+            node("n3", 1000, 3000, 10, taints({"key": "b", "effect": "NoSchedule"})),
+        ],
+        [
+            *rs_pods("n1", *[f"plain{i}" for i in range(7)], cpu=200),
+            pod("tolerates_b", 200, 0, "n1", set_rs_owner, tolerations({"key": "b", "operator": "Exists"})),
+        ],
+        1,
+        among=["tolerates_b"],
+        evictor={},
+    ),
     two_sources("each source drains to its target budget", 3),
     two_sources("evictionLimits.node caps each source separately", 2, args={**CPU_PODS, "evictionLimits": {"node": 1}}),
     two_sources("a total limit stops every source", 1, limits=Limits(total=1)),
     two_sources("a node limit moves on to the next source", 2, limits=Limits(per_node=1)),
     # a1 goes, a2 hits the namespace limit and is skipped, a3 (namespace "other") goes; b's pods all hit the limit.
-    two_sources("a namespace limit skips the pod, not the source", 2, limits=Limits(per_namespace=1),
-                among=["a1", "a3"]),
+    two_sources(
+        "a namespace limit skips the pod, not the source", 2, limits=Limits(per_namespace=1), among=["a1", "a3"]
+    ),
 ]
 
 
 def run(case: Case) -> list[str]:
-    return run_plugin(lownodeutilization.NAME, case.args, case.nodes, case.pods, evictor=case.evictor,
-                      limits=case.limits)
+    return run_plugin(
+        lownodeutilization.NAME, case.args, case.nodes, case.pods, evictor=case.evictor, limits=case.limits
+    )
 
 
 @pytest.mark.parametrize("case", [*UPSTREAM_CASES, *TAINT_CASES, *OWN_CASES], ids=lambda case: case.name)
@@ -435,10 +674,15 @@ def test_pods_budget_is_truncated() -> None:
     assert len(run(Case("truncation", args, nodes, pods, 2))) == 2
 
 
-@pytest.mark.parametrize("metrics", [
-    {"source": "KubernetesMetrics"}, {"source": "Prometheus", "prometheus": {"query": "q"}}, {"metricsServer": True},
-    {},
-])
+@pytest.mark.parametrize(
+    "metrics",
+    [
+        {"source": "KubernetesMetrics"},
+        {"source": "Prometheus", "prometheus": {"query": "q"}},
+        {"metricsServer": True},
+        {},
+    ],
+)
 def test_metrics_utilization_is_refused(metrics: Json) -> None:
     case = UPSTREAM_CASES[1]
     with pytest.raises(RuntimeError, match=r"LowNodeUtilization: metricsUtilization \(.*\) is not supported"):
@@ -458,25 +702,40 @@ def usage_node(name: str, usage: dict[str, int]) -> nu.NodeUsage:
     return nu.NodeUsage({"metadata": {"name": name}}, name, [], usage, {})
 
 
-@pytest.mark.parametrize("usages, descending", [
-    ({"node1": {"cpu": 1730, "memory": 3038982964, "pods": 25},
-      "node2": {"cpu": 1220, "memory": 3038982964, "pods": 11},
-      "node3": {"cpu": 1530, "memory": 5038982964, "pods": 20}}, ["node3", "node1", "node2"]),
-    ({"node1": {"memory": 3038982964}, "node2": {"memory": 2038982964}, "node3": {"memory": 5038982964}},
-     ["node3", "node1", "node2"]),
-], ids=["cpu memory pods", "memory"])
+@pytest.mark.parametrize(
+    "usages, descending",
+    [
+        (
+            {
+                "node1": {"cpu": 1730, "memory": 3038982964, "pods": 25},
+                "node2": {"cpu": 1220, "memory": 3038982964, "pods": 11},
+                "node3": {"cpu": 1530, "memory": 5038982964, "pods": 20},
+            },
+            ["node3", "node1", "node2"],
+        ),
+        (
+            {"node1": {"memory": 3038982964}, "node2": {"memory": 2038982964}, "node3": {"memory": 5038982964}},
+            ["node3", "node1", "node2"],
+        ),
+    ],
+    ids=["cpu memory pods", "memory"],
+)
 def test_sort_nodes_by_usage(usages: dict[str, dict[str, int]], descending: list[str]) -> None:
     nodes = [usage_node(name, usage) for name, usage in usages.items()]
     assert [n.name for n in sorted(nodes, key=nu.usage_score, reverse=True)] == descending
     assert [n.name for n in sorted(nodes, key=nu.usage_score)] == descending[::-1]
 
 
-@pytest.mark.parametrize("usage, capacity, expected", [
-    ({"cpu": 100}, {"cpu": 1000}, {"cpu": 10.0}),
-    ({"cpu": 100}, {"cpu": 0}, {"cpu": 0.0}),
-    ({"does-not-exist": 100}, {"cpu": 100, "memory": 1}, {}),
-    ({"does-not-exist": 100, "cpu": 200}, {"cpu": 1000, "memory": 1}, {"cpu": 20.0}),
-], ids=["10 percent", "zeroed out capacity", "non existing usage", "existing and non existing usage"])
+@pytest.mark.parametrize(
+    "usage, capacity, expected",
+    [
+        ({"cpu": 100}, {"cpu": 1000}, {"cpu": 10.0}),
+        ({"cpu": 100}, {"cpu": 0}, {"cpu": 0.0}),
+        ({"does-not-exist": 100}, {"cpu": 100, "memory": 1}, {}),
+        ({"does-not-exist": 100, "cpu": 200}, {"cpu": 1000, "memory": 1}, {"cpu": 20.0}),
+    ],
+    ids=["10 percent", "zeroed out capacity", "non existing usage", "existing and non existing usage"],
+)
 def test_percentages(usage: dict[str, int], capacity: dict[str, int], expected: dict[str, float]) -> None:
     assert nu.percentages(usage, capacity) == expected
 

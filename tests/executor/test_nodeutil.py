@@ -1,4 +1,4 @@
-"""executor.nodeutil: readiness, taints/tolerations, node affinity and NodeFit (semantics §1.2, §4, §7.4).
+"""desched.executor.nodeutil: readiness, taints/tolerations, node affinity and NodeFit (semantics §1.2, §4, §7.4).
 
 Ported from upstream ``pkg/descheduler/node/node_test.go``: TestReadyNodes, TestReadyNodesFromInterfaces (the node
 cases), TestIsNodeUnschedulable, TestPodFitsCurrentNode, TestPodFitsAnyOtherNode (all 15 cases), TestNodeFit (all 12
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from executor import nodeutil
-from executor.nodeutil import (
+from desched.executor import nodeutil
+from desched.executor.nodeutil import (
     best_preferred_weight,
     is_ready,
     is_unschedulable,
@@ -137,8 +137,10 @@ def test_ready_nodes_from_list(listed, expected):
     assert [node["metadata"]["name"] for node in nodes[listed] if is_ready(node)] == expected
 
 
-@pytest.mark.parametrize(("spec", "expected"), [({"unschedulable": False}, False), ({"unschedulable": True}, True),
-                                                ({}, False), (None, False)])
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [({"unschedulable": False}, False), ({"unschedulable": True}, True), ({}, False), (None, False)],
+)
 def test_is_node_unschedulable(spec, expected):
     """TestIsNodeUnschedulable."""
     assert is_unschedulable({"spec": spec}) is expected
@@ -190,21 +192,31 @@ TOLERATES = [
     ("Gt: taint value above", {"key": "n", "operator": "Gt", "value": "10"}, {"key": "n", "value": "15"}, True),
     ("Gt: taint value below", {"key": "n", "operator": "Gt", "value": "10"}, {"key": "n", "value": "5"}, False),
     ("Gt: negative values", {"key": "n", "operator": "Gt", "value": "-10"}, {"key": "n", "value": "-5"}, True),
-    ("Gt: int64 compare, not string", {"key": "n", "operator": "Gt", "value": "9"}, {"key": "n", "value": "10"},
-     True),
-    ("Lt: leading zero is not canonical", {"key": "n", "operator": "Lt", "value": "010"}, {"key": "n", "value": "5"},
-     False),
-    ("Lt: plus sign is not canonical", {"key": "n", "operator": "Lt", "value": "10"}, {"key": "n", "value": "+5"},
-     False),
+    ("Gt: int64 compare, not string", {"key": "n", "operator": "Gt", "value": "9"}, {"key": "n", "value": "10"}, True),
+    (
+        "Lt: leading zero is not canonical",
+        {"key": "n", "operator": "Lt", "value": "010"},
+        {"key": "n", "value": "5"},
+        False,
+    ),
+    (
+        "Lt: plus sign is not canonical",
+        {"key": "n", "operator": "Lt", "value": "10"},
+        {"key": "n", "value": "+5"},
+        False,
+    ),
     ("Lt: not a number", {"key": "n", "operator": "Lt", "value": "10"}, {"key": "n", "value": "five"}, False),
-    ("Gt: beyond int64", {"key": "n", "operator": "Gt", "value": "1"},
-     {"key": "n", "value": "9223372036854775808"}, False),
+    (
+        "Gt: beyond int64",
+        {"key": "n", "operator": "Gt", "value": "1"},
+        {"key": "n", "value": "9223372036854775808"},
+        False,
+    ),
     ("Gt: empty taint value", {"key": "n", "operator": "Gt", "value": "1"}, {"key": "n"}, False),
 ]
 
 
-@pytest.mark.parametrize(("toleration", "taint", "expected"), [c[1:] for c in TOLERATES],
-                         ids=[c[0] for c in TOLERATES])
+@pytest.mark.parametrize(("toleration", "taint", "expected"), [c[1:] for c in TOLERATES], ids=[c[0] for c in TOLERATES])
 def test_tolerates(toleration, taint, expected):
     assert tolerates(toleration, taint) is expected
 
@@ -304,8 +316,11 @@ TERMS = [
     ("matchFields In, other name", [term(fields=[expr("metadata.name", "In", "worker-2")])], False),
     ("matchFields NotIn", [term(fields=[expr("metadata.name", "NotIn", "worker-2")])], True),
     ("matchFields other key reads empty", [term(fields=[expr("metadata.uid", "NotIn", "x")])], True),
-    ("matchFields ANDed with expressions",
-     [term(expr("zone", "In", "a"), fields=[expr("metadata.name", "In", "worker-2")])], False),
+    (
+        "matchFields ANDed with expressions",
+        [term(expr("zone", "In", "a"), fields=[expr("metadata.name", "In", "worker-2")])],
+        False,
+    ),
     ("matchFields needs exactly one value", [term(fields=[expr("metadata.name", "In", "worker-1", "x")])], False),
     ("matchFields Exists is unsupported", [term(fields=[expr("metadata.name", "Exists")])], False),
     ("unknown operator: parse error", [term(expr("zone", "Equals", "a"))], False),
@@ -316,8 +331,11 @@ TERMS = [
     ("Gt with a non-integer: parse error", [term(expr("size", "Gt", "1.5"))], False),
     ("invalid key: parse error", [term(expr("bad key", "DoesNotExist"))], False),
     ("invalid value: parse error", [term(expr("zone", "NotIn", "not valid!"))], False),
-    ("a parse error in one term does not stop another", [term(expr("zone", "In")), term(expr("zone", "In", "a"))],
-     True),
+    (
+        "a parse error in one term does not stop another",
+        [term(expr("zone", "In")), term(expr("zone", "In", "a"))],
+        True,
+    ),
     ("a parse error spoils its whole term", [term(expr("zone", "In", "a"), expr("x", "Bogus"))], False),
 ]
 
@@ -363,14 +381,24 @@ def test_pod_matches_node():
     assert pod_matches_node(nil, node)
     # preferred terms are not part of the match
     preferred = copy.deepcopy(pod)
-    preferred["spec"]["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": term(expr("zone", "In", "b"))}]}}
+    preferred["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": term(expr("zone", "In", "b"))}
+            ]
+        }
+    }
     assert pod_matches_node(preferred, node)
 
 
 def preferred(*weighted: tuple[int, Json]) -> Json:
-    return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": weight, "preference": preference} for weight, preference in weighted]}}
+    return {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": weight, "preference": preference} for weight, preference in weighted
+            ]
+        }
+    }
 
 
 def selector_term(key: str, value: str) -> Json:
@@ -383,8 +411,16 @@ def selector_term(key: str, value: str) -> Json:
     [
         (None, 0),
         ({}, 0),
-        ({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [selector_term("key1", "value1")]}}}, 0),
+        (
+            {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [selector_term("key1", "value1")]
+                    }
+                }
+            },
+            0,
+        ),
         (preferred((10, selector_term("key1", "value1")), (5, selector_term("key1", "valueX"))), 10),
         (preferred((10, selector_term("key1", "value1")), (5, selector_term("key2", "value2"))), 15),
         # beyond upstream's table: empty and invalid preferences add nothing
@@ -432,8 +468,17 @@ def test_pod_fits_current_node(value, fits):
 NODE_NAMES = ["node1", "node2", "stagingNode", "node4"]
 
 
-def fit_node(index: int, cpu: int, memory: int, pods: int, label: str | None = None, ephemeral: int | None = None,
-             tainted: bool = False, unschedulable: bool = False, custom: int | None = None) -> Json:
+def fit_node(
+    index: int,
+    cpu: int,
+    memory: int,
+    pods: int,
+    label: str | None = None,
+    ephemeral: int | None = None,
+    tainted: bool = False,
+    unschedulable: bool = False,
+    custom: int | None = None,
+) -> Json:
     node = build_node(NODE_NAMES[index], cpu, memory, pods, **({DESIRED: label} if label is not None else {}))
     if ephemeral is not None:
         node["status"]["allocatable"]["ephemeral-storage"] = str(ephemeral)
@@ -446,8 +491,9 @@ def fit_node(index: int, cpu: int, memory: int, pods: int, label: str | None = N
     return node
 
 
-def candidate(cpu: int = 0, memory: int = 0, node: int = 2, ephemeral: int | None = None, custom: int | None = None
-              ) -> Json:
+def candidate(
+    cpu: int = 0, memory: int = 0, node: int = 2, ephemeral: int | None = None, custom: int | None = None
+) -> Json:
     pod = build_pod("p1", cpu, memory, NODE_NAMES[node])
     pod["spec"]["nodeSelector"] = {DESIRED: "yes"}
     requests = pod["spec"]["containers"][0]["resources"]["requests"]
@@ -458,8 +504,14 @@ def candidate(cpu: int = 0, memory: int = 0, node: int = 2, ephemeral: int | Non
     return pod
 
 
-def resident(name: str, cpu: int, memory: int, ephemeral: int | None = None, custom: int | None = None,
-             overhead: Json | None = None) -> Json:
+def resident(
+    name: str,
+    cpu: int,
+    memory: int,
+    ephemeral: int | None = None,
+    custom: int | None = None,
+    overhead: Json | None = None,
+) -> Json:
     """A pod already on node2; upstream replaces its ObjectMeta, so it has no name."""
     pod = build_pod(name, cpu, memory, NODE_NAMES[1])
     pod["metadata"] = {"namespace": "test", "labels": {"test": "true"}}
@@ -480,65 +532,122 @@ def big(index: int, label: str | None = "yes", **kwargs: Any) -> Json:
 STAGING = fit_node(2, 0, 0, 0)
 
 ANY_OTHER = [
-    ("Pod fits another node matching node affinity", candidate(),
-     [big(0), big(1, "no"), STAGING], [], True),
-    ("Pod expected to fit one of the nodes", candidate(),
-     [big(0, "no"), big(1), STAGING], [], True),
-    ("Pod expected to fit none of the nodes", candidate(),
-     [big(0, "unfit1"), big(1, "unfit2"), STAGING], [], False),
-    ("Nodes are unschedulable but labels match, should fail", candidate(),
-     [big(0, unschedulable=True), big(1, "no"), STAGING], [], False),
-    ("Both nodes are tained, should fail", candidate(2000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), big(1, tainted=True), STAGING], [], False),
-    ("Two nodes matches node selector, one of them is tained, there is a pod on the available node, and requests are "
-     "low, should pass", candidate(2000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), big(1), STAGING], [resident("test-pod", 12 * 1000, 20 * GB, 40 * GB)], True),
-    ("Two nodes matches node selector, one of them is tained, but CPU requests are too big, should fail",
-     candidate(2000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 4000, 8 * GB, 12, "yes", 200 * GB), STAGING],
-     [resident("3-core-pod", 3000, 4 * GB, 10 * GB)], False),
-    ("Two nodes matches node selector, one of them is tained, but memory requests are too big, should fail",
-     candidate(2000, 5 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 10 * 1000, 8 * GB, 12, "yes", 200 * GB), STAGING],
-     [resident("4GB-mem-pod", 2000, 4 * GB, 10 * GB)], False),
-    ("Two nodes matches node selector, one of them is tained, but ephemeral storage requests are too big, should fail",
-     candidate(2000, 4 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 10 * 1000, 8 * GB, 12, "yes", 20 * GB), STAGING],
-     [resident("11GB-storage-pod", 2000, 4 * GB, 11 * GB)], False),
-    ("Two nodes matches node selector, one of them is tained, but custom resource requests are too big, should fail",
-     candidate(2000, 2 * GB, ephemeral=10 * GB, custom=10),
-     [big(0, tainted=True, custom=15), fit_node(1, 10 * 1000, 8 * GB, 12, "yes", 200 * GB, custom=15), STAGING],
-     [resident("10-custom-resource-pod", 0, 0, custom=10)], False),
-    ("Two nodes matches node selector, one of them is tained, CPU requests will fit, and pod Overhead is low enough, "
-     "should pass", candidate(1000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 5000, 8 * GB, 12, "yes", 200 * GB), STAGING],
-     [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))], True),
-    ("Two nodes matches node selector, one of them is tained, CPU requests will fit, but pod Overhead is too high, "
-     "should fail", candidate(2000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 5000, 8 * GB, 12, "yes", 200 * GB), STAGING],
-     [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(2000, GB, GB))], False),
-    ("There are four nodes. One node has a taint, and the other three nodes do not meet the resource requirements, "
-     "should fail", candidate(1000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 3000, 8 * GB, 12, "yes", 200 * GB), fit_node(2, 3000, 8 * GB, 12),
-      fit_node(3, 0, 0, 0)],
-     [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))], False),
-    ("There are four nodes. First node has a taint, second node has no label, third node do not meet the resource "
-     "requirements, just fourth node meets the requirements, should success",
-     candidate(1000, 2 * GB, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 8000, 8 * GB, 12, None, 200 * GB), fit_node(2, 1000, 8 * GB, 12),
-      fit_node(3, 8000, 8 * GB, 12, "yes", 1000 * GB)],
-     [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))], True),
-    ("There are four nodes. First node has a taint, second node has no label, third node do not meet the resource "
-     "requirements, fourth node is the one where the pod is located, should fail",
-     candidate(1000, 2 * GB, node=3, ephemeral=10 * GB),
-     [big(0, tainted=True), fit_node(1, 8000, 8 * GB, 12, None, 200 * GB), fit_node(2, 1000, 8 * GB, 12),
-      fit_node(3, 8000, 8 * GB, 12, "yes", 1000 * GB)],
-     [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))], False),
+    ("Pod fits another node matching node affinity", candidate(), [big(0), big(1, "no"), STAGING], [], True),
+    ("Pod expected to fit one of the nodes", candidate(), [big(0, "no"), big(1), STAGING], [], True),
+    ("Pod expected to fit none of the nodes", candidate(), [big(0, "unfit1"), big(1, "unfit2"), STAGING], [], False),
+    (
+        "Nodes are unschedulable but labels match, should fail",
+        candidate(),
+        [big(0, unschedulable=True), big(1, "no"), STAGING],
+        [],
+        False,
+    ),
+    (
+        "Both nodes are tained, should fail",
+        candidate(2000, 2 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), big(1, tainted=True), STAGING],
+        [],
+        False,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, there is a pod on the available "
+        "node, and requests are "
+        "low, should pass",
+        candidate(2000, 2 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), big(1), STAGING],
+        [resident("test-pod", 12 * 1000, 20 * GB, 40 * GB)],
+        True,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, but CPU requests are too big, should fail",
+        candidate(2000, 2 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), fit_node(1, 4000, 8 * GB, 12, "yes", 200 * GB), STAGING],
+        [resident("3-core-pod", 3000, 4 * GB, 10 * GB)],
+        False,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, but memory requests are too big, should fail",
+        candidate(2000, 5 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), fit_node(1, 10 * 1000, 8 * GB, 12, "yes", 200 * GB), STAGING],
+        [resident("4GB-mem-pod", 2000, 4 * GB, 10 * GB)],
+        False,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, but ephemeral storage requests "
+        "are too big, should fail",
+        candidate(2000, 4 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), fit_node(1, 10 * 1000, 8 * GB, 12, "yes", 20 * GB), STAGING],
+        [resident("11GB-storage-pod", 2000, 4 * GB, 11 * GB)],
+        False,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, but custom resource requests are too big, should fail",
+        candidate(2000, 2 * GB, ephemeral=10 * GB, custom=10),
+        [big(0, tainted=True, custom=15), fit_node(1, 10 * 1000, 8 * GB, 12, "yes", 200 * GB, custom=15), STAGING],
+        [resident("10-custom-resource-pod", 0, 0, custom=10)],
+        False,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, CPU requests will fit, "
+        "and pod Overhead is low enough, should pass",
+        candidate(1000, 2 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), fit_node(1, 5000, 8 * GB, 12, "yes", 200 * GB), STAGING],
+        [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))],
+        True,
+    ),
+    (
+        "Two nodes matches node selector, one of them is tained, CPU requests will fit, but pod Overhead is too high, "
+        "should fail",
+        candidate(2000, 2 * GB, ephemeral=10 * GB),
+        [big(0, tainted=True), fit_node(1, 5000, 8 * GB, 12, "yes", 200 * GB), STAGING],
+        [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(2000, GB, GB))],
+        False,
+    ),
+    (
+        "There are four nodes. One node has a taint, and the other three nodes do not meet the resource requirements, "
+        "should fail",
+        candidate(1000, 2 * GB, ephemeral=10 * GB),
+        [
+            big(0, tainted=True),
+            fit_node(1, 3000, 8 * GB, 12, "yes", 200 * GB),
+            fit_node(2, 3000, 8 * GB, 12),
+            fit_node(3, 0, 0, 0),
+        ],
+        [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))],
+        False,
+    ),
+    (
+        "There are four nodes. First node has a taint, second node has no label, third node do not meet the resource "
+        "requirements, just fourth node meets the requirements, should success",
+        candidate(1000, 2 * GB, ephemeral=10 * GB),
+        [
+            big(0, tainted=True),
+            fit_node(1, 8000, 8 * GB, 12, None, 200 * GB),
+            fit_node(2, 1000, 8 * GB, 12),
+            fit_node(3, 8000, 8 * GB, 12, "yes", 1000 * GB),
+        ],
+        [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))],
+        True,
+    ),
+    (
+        "There are four nodes. First node has a taint, second node has no label, third node do not meet the resource "
+        "requirements, fourth node is the one where the pod is located, should fail",
+        candidate(1000, 2 * GB, node=3, ephemeral=10 * GB),
+        [
+            big(0, tainted=True),
+            fit_node(1, 8000, 8 * GB, 12, None, 200 * GB),
+            fit_node(2, 1000, 8 * GB, 12),
+            fit_node(3, 8000, 8 * GB, 12, "yes", 1000 * GB),
+        ],
+        [resident("3-core-pod", 2000, 4 * GB, 10 * GB, overhead=resource_list(1000, GB, GB))],
+        False,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("pod", "nodes", "pods_on_nodes", "success"), [c[1:] for c in ANY_OTHER],
-                         ids=[c[0][:60] for c in ANY_OTHER])
+@pytest.mark.parametrize(
+    ("pod", "nodes", "pods_on_nodes", "success"), [c[1:] for c in ANY_OTHER], ids=[c[0][:60] for c in ANY_OTHER]
+)
 def test_pod_fits_any_other_node(pod, nodes, pods_on_nodes, success):
     """TestPodFitsAnyOtherNode (node_test.go): all 15 cases."""
     pods_by_node = lister(*pods_on_nodes, pod)
@@ -558,9 +667,16 @@ NODE_NO_LABEL = build_node("node", 64000, 128 * GB, 2)
 
 def with_anti_affinity(pod: Json, key: str, value: str) -> Json:
     """``test.PodWithPodAntiAffinity``: a required anti-affinity term on ``key In [value]``, topology ``region``."""
-    pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
-         "topologyKey": "region"}]}}
+    pod["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
+                    "topologyKey": "region",
+                }
+            ]
+        }
+    }
     pod["metadata"]["labels"] = {key: value}
     return pod
 
@@ -581,41 +697,92 @@ def in_namespace(pod: Json, namespace: str) -> Json:
 
 
 NODE_FIT = [
-    ("Insufficient cpu", build_pod("p1", 10000, 2 * GB), NODE, [build_pod("p2", 60000, 60 * GB, "node")],
-     "insufficient cpu"),
-    ("Insufficient pod num", build_pod("p1", 1000, 2 * GB), NODE,
-     [build_pod("p2", 1000, 2 * GB, "node"), build_pod("p3", 1000, 2 * GB, "node")], "insufficient pods"),
-    ("Pod matches inter-pod anti-affinity rule of other pod on node",
-     with_anti_affinity(build_pod("p1", 1000, 1000, "node"), "foo", "bar"), NODE,
-     [with_anti_affinity(build_pod("p2", 1000, 1000, "node"), "foo", "bar")],
-     "pod matches inter-pod anti-affinity rule of other pod on node"),
-    ("Pod doesn't match inter-pod anti-affinity rule of other pod on node, because pod and other pod is not same "
-     "namespace", with_anti_affinity(build_pod("p1", 1000, 1000, "node"), "foo", "bar"), NODE,
-     [with_anti_affinity(in_namespace(build_pod("p2", 1000, 1000, "node"), "test"), "foo", "bar")], None),
-    ("Pod doesn't match inter-pod anti-affinity rule of other pod on node, because other pod not match labels of pod",
-     with_anti_affinity(build_pod("p1", 1000, 1000, "node"), "foo", "bar"), NODE,
-     [with_anti_affinity(build_pod("p2", 1000, 1000, "node"), "foo1", "bar1")], None),
-    ("Pod doesn't match inter-pod anti-affinity rule of other pod on node, because node have no topologyKey",
-     with_anti_affinity(build_pod("p1", 1000, 1000, "node1"), "foo", "bar"), NODE_NO_LABEL,
-     [with_anti_affinity(build_pod("p2", 1000, 1000, "node"), "foo", "bar")], None),
+    (
+        "Insufficient cpu",
+        build_pod("p1", 10000, 2 * GB),
+        NODE,
+        [build_pod("p2", 60000, 60 * GB, "node")],
+        "insufficient cpu",
+    ),
+    (
+        "Insufficient pod num",
+        build_pod("p1", 1000, 2 * GB),
+        NODE,
+        [build_pod("p2", 1000, 2 * GB, "node"), build_pod("p3", 1000, 2 * GB, "node")],
+        "insufficient pods",
+    ),
+    (
+        "Pod matches inter-pod anti-affinity rule of other pod on node",
+        with_anti_affinity(build_pod("p1", 1000, 1000, "node"), "foo", "bar"),
+        NODE,
+        [with_anti_affinity(build_pod("p2", 1000, 1000, "node"), "foo", "bar")],
+        "pod matches inter-pod anti-affinity rule of other pod on node",
+    ),
+    (
+        "Pod doesn't match inter-pod anti-affinity rule of other pod on node, because pod and other pod is not same "
+        "namespace",
+        with_anti_affinity(build_pod("p1", 1000, 1000, "node"), "foo", "bar"),
+        NODE,
+        [with_anti_affinity(in_namespace(build_pod("p2", 1000, 1000, "node"), "test"), "foo", "bar")],
+        None,
+    ),
+    (
+        "Pod doesn't match inter-pod anti-affinity rule of other pod on node, because other pod "
+        "not match labels of pod",
+        with_anti_affinity(build_pod("p1", 1000, 1000, "node"), "foo", "bar"),
+        NODE,
+        [with_anti_affinity(build_pod("p2", 1000, 1000, "node"), "foo1", "bar1")],
+        None,
+    ),
+    (
+        "Pod doesn't match inter-pod anti-affinity rule of other pod on node, because node have no topologyKey",
+        with_anti_affinity(build_pod("p1", 1000, 1000, "node1"), "foo", "bar"),
+        NODE_NO_LABEL,
+        [with_anti_affinity(build_pod("p2", 1000, 1000, "node"), "foo", "bar")],
+        None,
+    ),
     ("Pod fits on node", build_pod("p1", 1000, 1000), NODE, [], None),
-    ("Pod with native sidecars with too much cpu does not fit on node",
-     with_sidecar(build_pod("p1", 1, 100), resource_list(100000, 100 * 1000 * 1000, 0)), NODE, [],
-     "insufficient cpu"),
-    ("Pod with native sidecars with too much memory does not fit on node",
-     with_sidecar(build_pod("p1", 1, 100), resource_list(100, 1000 * GB, 0)), NODE, [], "insufficient memory"),
-    ("Pod with small native sidecars fits on node",
-     with_sidecar(build_pod("p1", 1, 100), resource_list(100, 100 * 1000 * 1000, 0)), NODE, [], None),
-    ("Pod with large overhead does not fit on node",
-     with_overhead(build_pod("p1", 1, 100), resource_list(100000, 100 * 1000 * 1000, 0)), NODE, [],
-     "insufficient cpu"),
-    ("Pod with small overhead fits on node",
-     with_overhead(build_pod("p1", 1, 100), resource_list(1, 1000 * 1000, 0)), NODE, [], None),
+    (
+        "Pod with native sidecars with too much cpu does not fit on node",
+        with_sidecar(build_pod("p1", 1, 100), resource_list(100000, 100 * 1000 * 1000, 0)),
+        NODE,
+        [],
+        "insufficient cpu",
+    ),
+    (
+        "Pod with native sidecars with too much memory does not fit on node",
+        with_sidecar(build_pod("p1", 1, 100), resource_list(100, 1000 * GB, 0)),
+        NODE,
+        [],
+        "insufficient memory",
+    ),
+    (
+        "Pod with small native sidecars fits on node",
+        with_sidecar(build_pod("p1", 1, 100), resource_list(100, 100 * 1000 * 1000, 0)),
+        NODE,
+        [],
+        None,
+    ),
+    (
+        "Pod with large overhead does not fit on node",
+        with_overhead(build_pod("p1", 1, 100), resource_list(100000, 100 * 1000 * 1000, 0)),
+        NODE,
+        [],
+        "insufficient cpu",
+    ),
+    (
+        "Pod with small overhead fits on node",
+        with_overhead(build_pod("p1", 1, 100), resource_list(1, 1000 * 1000, 0)),
+        NODE,
+        [],
+        None,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("pod", "node", "pods_on_node", "error"), [c[1:] for c in NODE_FIT],
-                         ids=[c[0][:70] for c in NODE_FIT])
+@pytest.mark.parametrize(
+    ("pod", "node", "pods_on_node", "error"), [c[1:] for c in NODE_FIT], ids=[c[0][:70] for c in NODE_FIT]
+)
 def test_node_fit(pod, node, pods_on_node, error):
     """TestNodeFit (node_test.go): all 12 cases, with upstream's error texts."""
     # the informer of the upstream test also holds the candidate itself
@@ -709,8 +876,9 @@ def test_requested_overrides_the_listed_pods():
     assert node_fit_failure(pod, node, [build_pod("x", 500, 0, "n")], requested={"pods": 1}) is None
 
 
-def anti_term(selector: Json | None, topology: str = "region", namespaces: list[str] | None = None,
-              **extra: Any) -> Json:
+def anti_term(
+    selector: Json | None, topology: str = "region", namespaces: list[str] | None = None, **extra: Any
+) -> Json:
     out: Json = {"topologyKey": topology, **extra}
     if selector is not None:
         out["labelSelector"] = selector
@@ -740,24 +908,51 @@ CONFLICT = "pod matches inter-pod anti-affinity rule of other pod on node"
 
 ANTI = [
     ("same namespace, matching labels", [anti_term(MATCH_FOO)], [labeled_pod("o", app="foo")], CONFLICT),
-    ("term namespaces replace the pod's own", [anti_term(MATCH_FOO, namespaces=["other"])],
-     [labeled_pod("o", app="foo")], None),
-    ("term namespaces", [anti_term(MATCH_FOO, namespaces=["other", "x"])],
-     [labeled_pod("o", "other", app="foo")], CONFLICT),
-    ("namespaceSelector is ignored", [anti_term(MATCH_FOO, namespaceSelector={})],
-     [labeled_pod("o", "other", app="foo")], None),
+    (
+        "term namespaces replace the pod's own",
+        [anti_term(MATCH_FOO, namespaces=["other"])],
+        [labeled_pod("o", app="foo")],
+        None,
+    ),
+    (
+        "term namespaces",
+        [anti_term(MATCH_FOO, namespaces=["other", "x"])],
+        [labeled_pod("o", "other", app="foo")],
+        CONFLICT,
+    ),
+    (
+        "namespaceSelector is ignored",
+        [anti_term(MATCH_FOO, namespaceSelector={})],
+        [labeled_pod("o", "other", app="foo")],
+        None,
+    ),
     ("terminal pods do not count", [anti_term(MATCH_FOO)], [labeled_pod("o", phase="Failed", app="foo")], None),
-    ("a pod with the candidate's name is skipped", [anti_term(MATCH_FOO)], [labeled_pod("p", "other", app="foo")],
-     None),
+    (
+        "a pod with the candidate's name is skipped",
+        [anti_term(MATCH_FOO)],
+        [labeled_pod("p", "other", app="foo")],
+        None,
+    ),
     ("a nil selector matches nothing", [anti_term(None)], [labeled_pod("o", app="foo")], None),
     ("an empty selector matches every pod", [anti_term({})], [labeled_pod("o")], CONFLICT),
-    ("the node must carry the topology key", [anti_term(MATCH_FOO, topology="zone")], [labeled_pod("o", app="foo")],
-     None),
-    ("any term may conflict", [anti_term(MATCH_FOO, topology="zone"), anti_term({"matchLabels": {"app": "bar"}})],
-     [labeled_pod("o", app="foo"), labeled_pod("o2", app="bar")], CONFLICT),
-    ("an invalid selector fails even without pods",
-     [anti_term({"matchExpressions": [{"key": "app", "operator": "In"}]})], [],
-     "pod anti-affinity has an invalid label selector"),
+    (
+        "the node must carry the topology key",
+        [anti_term(MATCH_FOO, topology="zone")],
+        [labeled_pod("o", app="foo")],
+        None,
+    ),
+    (
+        "any term may conflict",
+        [anti_term(MATCH_FOO, topology="zone"), anti_term({"matchLabels": {"app": "bar"}})],
+        [labeled_pod("o", app="foo"), labeled_pod("o2", app="bar")],
+        CONFLICT,
+    ),
+    (
+        "an invalid selector fails even without pods",
+        [anti_term({"matchExpressions": [{"key": "app", "operator": "In"}]})],
+        [],
+        "pod anti-affinity has an invalid label selector",
+    ),
 ]
 
 
@@ -770,8 +965,9 @@ def test_node_fit_anti_affinity(terms_, others, error):
 
 def test_preferred_anti_affinity_and_other_pods_terms_are_ignored():
     node = build_node("node", 64000, 128 * GB, 10, region="main-region")
-    preferred_only = with_anti_terms(build_pod("p", 0, 0), preferred_terms=[
-        {"weight": 1, "podAffinityTerm": anti_term({})}])
+    preferred_only = with_anti_terms(
+        build_pod("p", 0, 0), preferred_terms=[{"weight": 1, "podAffinityTerm": anti_term({})}]
+    )
     assert node_fit_failure(preferred_only, node, [labeled_pod("o", app="foo")]) is None
     # the pod already on the node declares anti-affinity against the candidate: NodeFit does not look at it
     hostile = with_anti_terms(labeled_pod("o"), anti_term({"matchLabels": {"app": "candidate"}}))

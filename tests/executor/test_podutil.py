@@ -1,4 +1,4 @@
-"""executor.podutil: effective requests, QoS, pod predicates and the two sorts (semantics §3.2, §7.1-§7.3).
+"""desched.executor.podutil: effective requests, QoS, pod predicates and the two sorts (semantics §3.2, §7.1-§7.3).
 
 Ported from upstream: ``pkg/descheduler/pod/pods_test.go`` (TestSortPodsBasedOnPriorityLowToHigh,
 TestSortPodsBasedOnAge), ``pkg/descheduler/evictions/evictions_test.go`` (TestPodTypes), the QoS table of
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from executor import podutil
-from executor.podutil import (
+from desched.executor import podutil
+from desched.executor.podutil import (
     EVICT_ANNOTATION,
     PREFER_NO_EVICTION,
     ZERO_TIME,
@@ -199,45 +199,103 @@ def resources(cpu: str = "", memory: str = "", **extra: str) -> Json:
 
 QOS = [
     # TestComputePodQOS (qos_test.go)
-    ("Single Guaranteed Container", [container(resources("100m", "100Mi"), resources("100m", "100Mi"))], None,
-     "Guaranteed"),
-    ("Two Guaranteed Containers", [container(resources("100m", "100Mi"), resources("100m", "100Mi"))] * 2, None,
-     "Guaranteed"),
+    (
+        "Single Guaranteed Container",
+        [container(resources("100m", "100Mi"), resources("100m", "100Mi"))],
+        None,
+        "Guaranteed",
+    ),
+    (
+        "Two Guaranteed Containers",
+        [container(resources("100m", "100Mi"), resources("100m", "100Mi"))] * 2,
+        None,
+        "Guaranteed",
+    ),
     ("Two BestEffort Containers", [container(), container()], None, "BestEffort"),
     ("Single BestEffort Container", [container()], None, "BestEffort"),
-    ("BestEffort and Burstable Containers", [container(), container(resources("1"), resources("2"))], None,
-     "Burstable"),
-    ("BestEffort and Guaranteed Containers",
-     [container(), container(resources("10m", "100Mi"), resources("10m", "100Mi"))], None, "Burstable"),
-    ("Burstable CPU, Guaranteed Memory", [container(resources(memory="100Mi"), resources(memory="100Mi"))], None,
-     "Burstable"),
+    (
+        "BestEffort and Burstable Containers",
+        [container(), container(resources("1"), resources("2"))],
+        None,
+        "Burstable",
+    ),
+    (
+        "BestEffort and Guaranteed Containers",
+        [container(), container(resources("10m", "100Mi"), resources("10m", "100Mi"))],
+        None,
+        "Burstable",
+    ),
+    (
+        "Burstable CPU, Guaranteed Memory",
+        [container(resources(memory="100Mi"), resources(memory="100Mi"))],
+        None,
+        "Burstable",
+    ),
     ("Burstable Without Limits", [container(resources("100m", "100Mi"))], None, "Burstable"),
-    ("Burstable and Guaranteed Containers",
-     [container(resources("1", "100Mi"), resources("2", "100Mi")),
-      container(resources("100m", "100Mi"), resources("100m", "100Mi"))], None, "Burstable"),
-    ("Burstable Containers With Unbounded But Requests Match Limits",
-     [container(resources("100m", "100Mi"), resources("200m", "200Mi")), container(resources("100m", "100Mi"))],
-     None, "Burstable"),
+    (
+        "Burstable and Guaranteed Containers",
+        [
+            container(resources("1", "100Mi"), resources("2", "100Mi")),
+            container(resources("100m", "100Mi"), resources("100m", "100Mi")),
+        ],
+        None,
+        "Burstable",
+    ),
+    (
+        "Burstable Containers With Unbounded But Requests Match Limits",
+        [container(resources("100m", "100Mi"), resources("200m", "200Mi")), container(resources("100m", "100Mi"))],
+        None,
+        "Burstable",
+    ),
     ("Burstable Container 1", [container(resources("10m", "100Mi"), resources("100m", "200Mi"))], None, "Burstable"),
     ("Burstable Container 2", [container(resources("0", "0"), resources("100m", "200Mi"))], None, "Burstable"),
-    ("BestEffort Container With HugePages",
-     [container(resources("0", "0", **{"hugepages-2Mi": "1Gi"}), resources("0", "0", **{"hugepages-2Mi": "1Gi"}))],
-     None, "BestEffort"),
-    ("Init Container with BestEffort Main and Burstable Init", [container()],
-     [container(resources("10m", "100Mi"), resources("100m", "200Mi"))], "Burstable"),
+    (
+        "BestEffort Container With HugePages",
+        [container(resources("0", "0", **{"hugepages-2Mi": "1Gi"}), resources("0", "0", **{"hugepages-2Mi": "1Gi"}))],
+        None,
+        "BestEffort",
+    ),
+    (
+        "Init Container with BestEffort Main and Burstable Init",
+        [container()],
+        [container(resources("10m", "100Mi"), resources("100m", "200Mi"))],
+        "Burstable",
+    ),
     # semantics §7.2
     ("cpu 400m with memory 0 is Burstable", [container({"cpu": "400m", "memory": "0"})], None, "Burstable"),
-    ("requests summed across containers equal limits", [container(resources("1", "1Gi"), resources("1", "1Gi")),
-     container(resources("500m", "1Gi"), resources("500m", "1Gi"))], None, "Guaranteed"),
-    ("equal values written differently", [container(resources("1", "1Gi"), resources("1000m", "1024Mi"))], None,
-     "Guaranteed"),
-    ("an init container without limits breaks Guaranteed",
-     [container(resources("1", "1Gi"), resources("1", "1Gi"))], [container(resources("1"))], "Burstable"),
-    ("a Guaranteed init container adds to the sums",
-     [container(resources("1", "1Gi"), resources("1", "1Gi"))],
-     [container(resources("1", "1Gi"), resources("1", "1Gi"))], "Guaranteed"),
-    ("limits without requests: request and limit counts differ", [container(None, resources("1", "1Gi"))], None,
-     "Burstable"),
+    (
+        "requests summed across containers equal limits",
+        [
+            container(resources("1", "1Gi"), resources("1", "1Gi")),
+            container(resources("500m", "1Gi"), resources("500m", "1Gi")),
+        ],
+        None,
+        "Guaranteed",
+    ),
+    (
+        "equal values written differently",
+        [container(resources("1", "1Gi"), resources("1000m", "1024Mi"))],
+        None,
+        "Guaranteed",
+    ),
+    (
+        "an init container without limits breaks Guaranteed",
+        [container(resources("1", "1Gi"), resources("1", "1Gi"))],
+        [container(resources("1"))],
+        "Burstable",
+    ),
+    (
+        "a Guaranteed init container adds to the sums",
+        [container(resources("1", "1Gi"), resources("1", "1Gi"))],
+        [container(resources("1", "1Gi"), resources("1", "1Gi"))],
+        "Guaranteed",
+    ),
+    (
+        "limits without requests: request and limit counts differ",
+        [container(None, resources("1", "1Gi"))],
+        None,
+        "Burstable",
+    ),
     ("a request above the limit", [container(resources("2", "1Gi"), resources("1", "1Gi"))], None, "Burstable"),
 ]
 
@@ -305,8 +363,14 @@ def test_mirror_and_static(annotations, mirror, static):
 
 @pytest.mark.parametrize(
     ("value", "expected_priority", "critical"),
-    [(None, None, False), (0, 0, False), (-5, -5, False), (1999999999, 1999999999, False),
-     (2000000000, 2000000000, True), (2000001000, 2000001000, True)],
+    [
+        (None, None, False),
+        (0, 0, False),
+        (-5, -5, False),
+        (1999999999, 1999999999, False),
+        (2000000000, 2000000000, True),
+        (2000001000, 2000001000, True),
+    ],
 )
 def test_priority_and_critical(value, expected_priority, critical):
     pod = build_pod("p")
@@ -365,8 +429,15 @@ def test_resource_claims():
 
 @pytest.mark.parametrize(
     ("phase", "terminal"),
-    [(None, False), ("", False), ("Pending", False), ("Running", False), ("Unknown", False), ("Succeeded", True),
-     ("Failed", True)],
+    [
+        (None, False),
+        ("", False),
+        ("Pending", False),
+        ("Running", False),
+        ("Unknown", False),
+        ("Succeeded", True),
+        ("Failed", True),
+    ],
 )
 def test_is_terminal(phase, terminal):
     pod = build_pod("p")

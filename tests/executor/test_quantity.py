@@ -1,4 +1,4 @@
-"""executor.quantity: apimachinery's ParseQuantity / MilliValue / Value, with Go's scanner quirks."""
+"""desched.executor.quantity: apimachinery's ParseQuantity / MilliValue / Value, with Go's scanner quirks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from executor.quantity import (
+from desched.executor.quantity import (
     int_value,
     milli_value,
     nano_to_resource_value,

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from executor.evictions import Limits
+from desched.executor.evictions import Limits
 from tests.executor.builders import (
     build_node,
     build_pod,
@@ -105,65 +105,175 @@ def threshold(restarts: int, including_init: bool) -> Json:
 TOP_THREE = ["pod-9", "pod-5", "pod-4"]
 
 UPSTREAM_CASES = [
-    Case("All pods have total restarts under threshold, no pod evictions",
-         threshold(10000, True), init_pods(), [node("node1")], 0),
-    Case("Some pods have total restarts bigger than threshold",
-         threshold(1, True), init_pods(), [node("node1")], 6),
-    Case("Nine pods have total restarts equals threshold(includingInitContainers=true), 6 pod evictions",
-         threshold(25, True), init_pods(), [node("node1")], 6),
-    Case("Nine pods have total restarts equals threshold(includingInitContainers=false), 5 pod evictions",
-         threshold(25, False), init_pods(), [node("node1")], 5),
-    Case("All pods have total restarts equals threshold(includingInitContainers=true), 6 pod evictions",
-         threshold(20, True), init_pods(), [node("node1")], 6),
-    Case("Nine pods have total restarts equals threshold(includingInitContainers=false), 6 pod evictions",
-         threshold(20, False), init_pods(), [node("node1")], 6),
-    Case("Five pods have total restarts bigger than threshold(includingInitContainers=true), but only 1 pod eviction",
-         threshold(5 * 25 + 1, True), init_pods(), [node("node1")], 1, names=["pod-9"]),
-    Case("Five pods have total restarts bigger than threshold(includingInitContainers=false), but only 1 pod eviction",
-         threshold(5 * 20 + 1, False), init_pods(), [node("node1")], 1, names=["pod-9"]),
-    Case("All pods have total restarts equals threshold(maxPodsToEvictPerNode=3), 3 pod evictions",
-         threshold(1, True), init_pods(), [node("node1")], 3, Limits(per_node=3), names=TOP_THREE),
-    Case("All pods have total restarts equals threshold(maxNoOfPodsToEvictPerNamespace=3), 3 pod evictions",
-         threshold(1, True), init_pods(), [node("node1")], 3, Limits(per_namespace=3), names=TOP_THREE),
-    Case("All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node is tainted, "
-         "0 pod evictions",
-         threshold(1, True), init_pods(), [node("node1"), node("node2", edit=taint_gpu)], 0, Limits(per_node=3), True),
-    Case("All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node is not "
-         "schedulable, 0 pod evictions",
-         threshold(1, True), init_pods(), [node("node1"), node("node3", edit=cordon)], 0, Limits(per_node=3), True),
-    Case("All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node does not "
-         "have enough CPU, 0 pod evictions",
-         threshold(1, True), init_pods(), [node("node1"), node("node4", 200)], 0, Limits(per_node=3), True),
-    Case("All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node has enough "
-         "CPU, 3 pod evictions",
-         threshold(1, True), init_pods(), [node("node1"), node("node5")], 3, Limits(per_node=3), True, TOP_THREE),
-    Case("pods are in CrashLoopBackOff with states=CrashLoopBackOff, 3 pod evictions",
-         {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"]}, init_pods(crash_loop_first_container),
-         [node("node1"), node("node5")], 3, Limits(per_node=3), True),
-    Case("pods without CrashLoopBackOff with states=CrashLoopBackOff, 0 pod evictions",
-         {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"]}, init_pods(),
-         [node("node1"), node("node5")], 0, Limits(per_node=3), True),
-    Case("pods running with state=Running, 3 pod evictions",
-         {"podRestartThreshold": 1, "states": ["Running"]}, init_pods(phase("Running")),
-         [node("node1")], 3, Limits(per_node=3)),
-    Case("pods pending with state=Running, 0 pod evictions",
-         {"podRestartThreshold": 1, "states": ["Running"]}, init_pods(phase("Pending")),
-         [node("node1")], 0, Limits(per_node=3)),
-    Case("pods pending with initContainer with states=CrashLoopBackOff threshold(includingInitContainers=true), "
-         "3 pod evictions",
-         {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"], "includingInitContainers": True},
-         init_pods(crash_loop_init_container), [node("node1")], 3, Limits(per_node=3)),
-    Case("pods pending with initContainer with states=CrashLoopBackOff threshold(includingInitContainers=false), "
-         "0 pod evictions",
-         {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"], "includingInitContainers": False},
-         init_pods(crash_loop_init_container), [node("node1")], 0, Limits(per_node=3)),
+    Case(
+        "All pods have total restarts under threshold, no pod evictions",
+        threshold(10000, True),
+        init_pods(),
+        [node("node1")],
+        0,
+    ),
+    Case("Some pods have total restarts bigger than threshold", threshold(1, True), init_pods(), [node("node1")], 6),
+    Case(
+        "Nine pods have total restarts equals threshold(includingInitContainers=true), 6 pod evictions",
+        threshold(25, True),
+        init_pods(),
+        [node("node1")],
+        6,
+    ),
+    Case(
+        "Nine pods have total restarts equals threshold(includingInitContainers=false), 5 pod evictions",
+        threshold(25, False),
+        init_pods(),
+        [node("node1")],
+        5,
+    ),
+    Case(
+        "All pods have total restarts equals threshold(includingInitContainers=true), 6 pod evictions",
+        threshold(20, True),
+        init_pods(),
+        [node("node1")],
+        6,
+    ),
+    Case(
+        "Nine pods have total restarts equals threshold(includingInitContainers=false), 6 pod evictions",
+        threshold(20, False),
+        init_pods(),
+        [node("node1")],
+        6,
+    ),
+    Case(
+        "Five pods have total restarts bigger than threshold(includingInitContainers=true), but only 1 pod eviction",
+        threshold(5 * 25 + 1, True),
+        init_pods(),
+        [node("node1")],
+        1,
+        names=["pod-9"],
+    ),
+    Case(
+        "Five pods have total restarts bigger than threshold(includingInitContainers=false), but only 1 pod eviction",
+        threshold(5 * 20 + 1, False),
+        init_pods(),
+        [node("node1")],
+        1,
+        names=["pod-9"],
+    ),
+    Case(
+        "All pods have total restarts equals threshold(maxPodsToEvictPerNode=3), 3 pod evictions",
+        threshold(1, True),
+        init_pods(),
+        [node("node1")],
+        3,
+        Limits(per_node=3),
+        names=TOP_THREE,
+    ),
+    Case(
+        "All pods have total restarts equals threshold(maxNoOfPodsToEvictPerNamespace=3), 3 pod evictions",
+        threshold(1, True),
+        init_pods(),
+        [node("node1")],
+        3,
+        Limits(per_namespace=3),
+        names=TOP_THREE,
+    ),
+    Case(
+        "All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node is tainted, "
+        "0 pod evictions",
+        threshold(1, True),
+        init_pods(),
+        [node("node1"), node("node2", edit=taint_gpu)],
+        0,
+        Limits(per_node=3),
+        True,
+    ),
+    Case(
+        "All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node is not "
+        "schedulable, 0 pod evictions",
+        threshold(1, True),
+        init_pods(),
+        [node("node1"), node("node3", edit=cordon)],
+        0,
+        Limits(per_node=3),
+        True,
+    ),
+    Case(
+        "All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node does not "
+        "have enough CPU, 0 pod evictions",
+        threshold(1, True),
+        init_pods(),
+        [node("node1"), node("node4", 200)],
+        0,
+        Limits(per_node=3),
+        True,
+    ),
+    Case(
+        "All pods have total restarts equals threshold(maxPodsToEvictPerNode=3) but the only other node has enough "
+        "CPU, 3 pod evictions",
+        threshold(1, True),
+        init_pods(),
+        [node("node1"), node("node5")],
+        3,
+        Limits(per_node=3),
+        True,
+        TOP_THREE,
+    ),
+    Case(
+        "pods are in CrashLoopBackOff with states=CrashLoopBackOff, 3 pod evictions",
+        {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"]},
+        init_pods(crash_loop_first_container),
+        [node("node1"), node("node5")],
+        3,
+        Limits(per_node=3),
+        True,
+    ),
+    Case(
+        "pods without CrashLoopBackOff with states=CrashLoopBackOff, 0 pod evictions",
+        {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"]},
+        init_pods(),
+        [node("node1"), node("node5")],
+        0,
+        Limits(per_node=3),
+        True,
+    ),
+    Case(
+        "pods running with state=Running, 3 pod evictions",
+        {"podRestartThreshold": 1, "states": ["Running"]},
+        init_pods(phase("Running")),
+        [node("node1")],
+        3,
+        Limits(per_node=3),
+    ),
+    Case(
+        "pods pending with state=Running, 0 pod evictions",
+        {"podRestartThreshold": 1, "states": ["Running"]},
+        init_pods(phase("Pending")),
+        [node("node1")],
+        0,
+        Limits(per_node=3),
+    ),
+    Case(
+        "pods pending with initContainer with states=CrashLoopBackOff threshold(includingInitContainers=true), "
+        "3 pod evictions",
+        {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"], "includingInitContainers": True},
+        init_pods(crash_loop_init_container),
+        [node("node1")],
+        3,
+        Limits(per_node=3),
+    ),
+    Case(
+        "pods pending with initContainer with states=CrashLoopBackOff threshold(includingInitContainers=false), "
+        "0 pod evictions",
+        {"podRestartThreshold": 1, "states": ["CrashLoopBackOff"], "includingInitContainers": False},
+        init_pods(crash_loop_init_container),
+        [node("node1")],
+        0,
+        Limits(per_node=3),
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", UPSTREAM_CASES, ids=lambda case: case.description)
 def test_upstream_table(case: Case) -> None:
-    evicted = run_plugin(NAME, case.args, case.nodes, case.pods, evictor={"nodeFit": case.node_fit},
-                         limits=case.limits)
+    evicted = run_plugin(NAME, case.args, case.nodes, case.pods, evictor={"nodeFit": case.node_fit}, limits=case.limits)
     assert len(evicted) == case.expected, evicted
     if case.names is not None:
         assert evicted == case.names
@@ -183,14 +293,16 @@ def test_most_restarts_first_within_each_node_in_node_order() -> None:
 
 
 def test_node_limit_moves_to_the_next_node() -> None:
-    evicted = run_plugin(NAME, threshold(1, False), [node("node1"), node("node2")], two_node_pods(),
-                         limits=Limits(per_node=1))
+    evicted = run_plugin(
+        NAME, threshold(1, False), [node("node1"), node("node2")], two_node_pods(), limits=Limits(per_node=1)
+    )
     assert evicted == ["a-30", "b-40"]
 
 
 def test_total_limit_stops_the_plugin() -> None:
-    evicted = run_plugin(NAME, threshold(1, False), [node("node1"), node("node2")], two_node_pods(),
-                         limits=Limits(total=2))
+    evicted = run_plugin(
+        NAME, threshold(1, False), [node("node1"), node("node2")], two_node_pods(), limits=Limits(total=2)
+    )
     assert evicted == ["a-30", "a-20"]
 
 
@@ -218,12 +330,15 @@ def test_plugin_namespace_and_label_filters() -> None:
     pods = [restarting_pod(name, 1, None) for name in ("kept", "other-namespace", "unlabelled")]
     pods[0]["metadata"]["labels"] = {"app": "x"}
     pods[1]["metadata"].update(namespace="other", labels={"app": "x"})
-    args = {"podRestartThreshold": 1, "namespaces": {"include": ["default"]}, "labelSelector": {
-        "matchLabels": {"app": "x"}}}
+    args = {
+        "podRestartThreshold": 1,
+        "namespaces": {"include": ["default"]},
+        "labelSelector": {"matchLabels": {"app": "x"}},
+    }
     assert run_plugin(NAME, args, [node("node1")], pods) == ["kept"]
 
 
 def test_defaults_add_nothing() -> None:
-    from executor.plugins import toomanyrestarts
+    from desched.executor.plugins import toomanyrestarts
 
     assert toomanyrestarts.defaults({"podRestartThreshold": 3}) == {"podRestartThreshold": 3}

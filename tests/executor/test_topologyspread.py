@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from executor.evictions import Limits, PodEvictor
-from executor.plugins import topologyspread
+from desched.executor.evictions import Limits, PodEvictor
+from desched.executor.plugins import topologyspread
 from tests.executor.builders import build_node, build_pod, run_plugin, set_rs_owner
 
 Json = dict[str, Any]
@@ -22,8 +22,15 @@ NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns1"
 HASH_KEY = "pod-template-hash"
 
 
-def node(name: str, cpu: int = 2000, memory: int = 3000, pods: int = 10, taints: list[Json] | None = None,
-         labels: dict[str, str] | None = None, **more_labels: str) -> Json:
+def node(
+    name: str,
+    cpu: int = 2000,
+    memory: int = 3000,
+    pods: int = 10,
+    taints: list[Json] | None = None,
+    labels: dict[str, str] | None = None,
+    **more_labels: str,
+) -> Json:
     built = build_node(name, cpu, memory, pods)
     built["metadata"]["labels"].update(labels or {}, **more_labels)
     if taints:
@@ -40,11 +47,17 @@ def taint(key: str, value: str = "", effect: str = "NoSchedule") -> Json:
     return {"key": key, "value": value, "effect": effect}
 
 
-def constraint(max_skew: int = 1, key: str = "zone", when: str = "DoNotSchedule",
-               selector: Json | None = None, **extra: Any) -> Json:
+def constraint(
+    max_skew: int = 1, key: str = "zone", when: str = "DoNotSchedule", selector: Json | None = None, **extra: Any
+) -> Json:
     """``getDefaultTopologyConstraints``: selector ``foo=bar`` unless given."""
-    return {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when,
-            "labelSelector": selector if selector is not None else {"matchLabels": dict(FOO_BAR)}, **extra}
+    return {
+        "maxSkew": max_skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": when,
+        "labelSelector": selector if selector is not None else {"matchLabels": dict(FOO_BAR)},
+        **extra,
+    }
 
 
 def match_in(key: str, values: list[str], operator: str) -> Json:
@@ -56,8 +69,13 @@ def affinity_in(key: str, operator: str, values: list[str] | None = None) -> Jso
     expression: Json = {"key": key, "operator": operator}
     if values is not None:
         expression["values"] = values
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expression]}]
+            }
+        }
+    }
 
 
 class Group(NamedTuple):
@@ -115,8 +133,17 @@ class Case(NamedTuple):
 
 
 def run(case: Case, record: list[PodEvictor] | None = None) -> list[str]:
-    return run_plugin(PLUGIN, case.args or {}, case.nodes, create_pods(case.groups), evictor={"nodeFit": case.node_fit},
-                      limits=case.limits, extra=[NAMESPACE], defaults=True, record=record)
+    return run_plugin(
+        PLUGIN,
+        case.args or {},
+        case.nodes,
+        create_pods(case.groups),
+        evictor={"nodeFit": case.node_fit},
+        limits=case.limits,
+        extra=[NAMESPACE],
+        defaults=True,
+        record=record,
+    )
 
 
 BOTH = {"constraints": ["DoNotSchedule", "ScheduleAnyway"]}
@@ -125,16 +152,22 @@ WINDOWS = {"os": "windows"}
 
 def os_nodes(*windows: str) -> list[Json]:
     linux = [node(f"n{index}", node=f"linNode{letter}", os="linux") for index, letter in enumerate("ABC", start=1)]
-    return linux + [node(f"n{index}", node=f"winNode{letter}", os="windows")
-                    for index, letter in enumerate(windows, start=4)]
+    return linux + [
+        node(f"n{index}", node=f"winNode{letter}", os="windows") for index, letter in enumerate(windows, start=4)
+    ]
 
 
 def whoami(node_name: str) -> Group:
     selector = {"matchLabels": {"app": "whoami"}}
-    return Group(1, node_name, {"app": "whoami"}, [
-        constraint(key="topology.kubernetes.io/zone", when="ScheduleAnyway", selector=selector),
-        constraint(key="kubernetes.io/hostname", selector=selector),
-    ])
+    return Group(
+        1,
+        node_name,
+        {"app": "whoami"},
+        [
+            constraint(key="topology.kubernetes.io/zone", when="ScheduleAnyway", selector=selector),
+            constraint(key="kubernetes.io/hostname", selector=selector),
+        ],
+    )
 
 
 def hostname_zone_node(name: str, zone: str) -> Json:
@@ -149,162 +182,385 @@ SERVICE_CONSTRAINT = [constraint(key="kubernetes.io/hostname", selector={"matchL
 ARM = "kubernetes.io/arch"
 
 TOPOLOGY_SPREAD_CONSTRAINT = [
-    Case("2 domains, sizes [2,1], maxSkew=1, move 0 pods", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()]), Group(1, "n1"), Group(1, "n2")], 0),
-    Case("2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2]", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()]), Group(2, "n1"), Group(1, "n2")], 1),
-    Case("2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2] (both constraints)",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint(when="ScheduleAnyway")]), Group(2, "n1"), Group(1, "n2")], 1,
-         args=BOTH),
-    Case("2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2] (soft constraints)",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint(when="ScheduleAnyway")]), Group(2, "n1"), Group(1, "n2")], 1,
-         args=BOTH),
-    Case("2 domains, sizes [3,1], maxSkew=1, no pods eligible, move 0 pods", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()], no_owners=True), Group(2, "n1", no_owners=True),
-          Group(1, "n2", no_owners=True)], 0),
-    Case("2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2], exclude kube-system namespace",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()]), Group(2, "n1"), Group(1, "n2")], 1,
-         args={"namespaces": {"exclude": ["kube-system"]}}, node_fit=True),
-    Case("2 domains, sizes [5,2], maxSkew=1, move 1 pod to achieve [4,3]", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()]), Group(4, "n1"), Group(2, "n2")], 1),
-    Case("2 domains, sizes [4,0], maxSkew=1, move 2 pods to achieve [2,2]", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()]), Group(3, "n1")], 2),
-    Case("2 domains, sizes [4,0], maxSkew=1, only move 1 pod since pods with nodeSelector and nodeAffinity aren't "
-         "evicted", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()], node_selector={"zone": "zoneA"}),
-          Group(1, "n1", constraints=[constraint()], node_selector={"zone": "zoneA"}),
-          Group(1, "n1", constraints=[constraint()], affinity=affinity_in("foo", "In", ["bar"])),
-          Group(1, "n1", constraints=[constraint()])], 1, node_fit=True),
-    Case("6 domains, sizes [0,0,0,3,3,2], maxSkew=1, No pod is evicted since topology is balanced",
-         os_nodes("A", "B", "C"),
-         [Group(3, "n4", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(2, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS)], 0),
-    Case("7 domains, sizes [0,0,0,3,3,2], maxSkew=1, two pods are evicted and moved to new node added",
-         os_nodes("A", "B", "C", "D"),
-         [Group(3, "n4", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(2, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS)], 2),
-    Case("6 domains, sizes [0,0,0,4,3,1], maxSkew=1, 1 pod is evicted from node 4", os_nodes("A", "B", "C"),
-         [Group(4, "n4", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(1, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS)], 1),
-    Case("6 domains, sizes [0,0,0,4,3,1], maxSkew=1, 0 pod is evicted as pods of node:winNodeA can only be "
-         "scheduled on this node and nodeFit is true ", os_nodes("A", "B", "C"),
-         [Group(4, "n4", constraints=[constraint(key="node")], node_selector={"node": "winNodeA"}),
-          Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
-          Group(1, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS)], 0, node_fit=True),
-    Case("2 domains, sizes [4,0], maxSkew=1, move 2 pods since selector matches multiple nodes",
-         [node("n1", zone="zoneA", region="boston"), node("n2", zone="zoneB", region="boston")],
-         [Group(1, "n1", constraints=[constraint()], node_selector={"region": "boston"}),
-          Group(3, "n1", node_selector={"region": "boston"})], 2),
-    Case("3 domains, sizes [0, 1, 100], maxSkew=1, move 66 pods to get [34, 33, 34]",
-         zone_nodes("zoneA", "zoneB", "zoneC"), [Group(1, "n2", constraints=[constraint()]), Group(100, "n3")], 66),
-    Case("4 domains, sizes [0, 1, 3, 5], should move 3 to get [2, 2, 3, 2]",
-         zone_nodes("zoneA", "zoneB", "zoneC", "zoneD"),
-         [Group(1, "n2", constraints=[constraint()]), Group(3, "n3"), Group(5, "n4")], 3),
-    Case("2 domains size [2 6], maxSkew=2, should move 1 to get [3 5]", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint(2)]), Group(1, "n1"), Group(6, "n2")], 1),
-    Case("2 domains size [2 6], maxSkew=2, can't move any because of node taints",
-         [node("n1", taints=[taint("hardware", "gpu")], zone="zoneA"), node("n2", zone="zoneB")],
-         [Group(1, "n1", constraints=[constraint(2)]), Group(1, "n1"), Group(6, "n2")], 0, node_fit=True),
-    Case("2 domains size [2 6], maxSkew=2, can't move any because node1 does not have enough CPU",
-         [node("n1", cpu=200, zone="zoneA"), node("n2", zone="zoneB")],
-         [Group(1, "n1", constraints=[constraint(2)]), Group(1, "n1"), Group(6, "n2")], 0, node_fit=True),
-    Case("Multiple constraints (6 nodes/2 zones, 4 pods)",
-         [hostname_zone_node(f"n{index}", "zoneA" if index <= 3 else "zoneB") for index in range(1, 7)],
-         [whoami("n1"), whoami("n2"), whoami("n3"), whoami("n4")], 1, args=BOTH),
-    Case("3 domains size [8 7 0], maxSkew=1, should move 5 to get [5 5 5]", zone_nodes("zoneA", "zoneB", "zoneC"),
-         [Group(8, "n1", constraints=[constraint()]), Group(7, "n2", constraints=[constraint()])], 5,
-         names=["pod-5", "pod-6", "pod-7", "pod-8", "pod-9"]),
-    Case("3 domains size [5 5 5], maxSkew=1, should move 0 to retain [5 5 5]", zone_nodes("zoneA", "zoneB", "zoneC"),
-         [Group(5, name, constraints=[constraint()]) for name in ("n1", "n2", "n3")], 0),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 1 pod since pod tolerates the node with taint",
-         [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
-         [Group(1, "n1", constraints=[constraint()],
-                tolerations=[{"key": "taint-test", "value": "test", "operator": "Equal", "effect": "NoSchedule"}]),
-          Group(1, "n1", node_selector={"zone": "zoneA"})], 1, names=["pod-0"]),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 0 pods since pod does not tolerate the tainted node",
-         [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
-         [Group(1, "n1", constraints=[constraint()]), Group(1, "n1", node_selector={"zone": "zoneA"})], 0),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 0 pods since pod does not tolerate the tainted node, and NodeFit is "
-         "enabled", [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
-         [Group(1, "n1", constraints=[constraint()]), Group(1, "n1", node_selector={"zone": "zoneA"})], 0,
-         node_fit=True),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 1 pod for node with PreferNoSchedule Taint",
-         [node("n1", zone="zoneA"), node("n2", taints=[taint("taint-test", "test", "PreferNoSchedule")], zone="zoneB")],
-         [Group(1, "n1", constraints=[constraint()]), Group(1, "n1", node_selector={"zone": "zoneA"})], 1,
-         names=["pod-0"]),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 0 pod for node with unmatched label filtering",
-         zone_nodes("zoneA", "zoneB"), [Group(1, "n1", constraints=[constraint()]), Group(1, "n1")], 0,
-         args={"labelSelector": match_in("foo", ["baz"], "In")}),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 1 pod for node with matched label filtering",
-         zone_nodes("zoneA", "zoneB"), [Group(1, "n1", constraints=[constraint()]), Group(1, "n1")], 1,
-         names=["pod-1"], args={"labelSelector": match_in("foo", ["bar"], "In")}),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 1 pod for node with matched label filtering (NotIn op)",
-         zone_nodes("zoneA", "zoneB"), [Group(1, "n1", constraints=[constraint()]), Group(1, "n1")], 1,
-         names=["pod-1"], args={"labelSelector": match_in("foo", ["baz"], "NotIn")}),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 1 pods given matchLabelKeys on same replicaset",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", {"foo": "bar", HASH_KEY: "foo"}, [constraint(matchLabelKeys=[HASH_KEY])]),
-          Group(1, "n1", {"foo": "bar", HASH_KEY: "foo"}, [constraint(matchLabelKeys=[HASH_KEY])])], 1,
-         names=["pod-1"], args={"labelSelector": match_in("foo", ["baz"], "NotIn")}),
-    Case("2 domains, sizes [2,0], maxSkew=1, move 0 pods given matchLabelKeys on two different replicasets",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", {"foo": "bar", HASH_KEY: "foo"}, [constraint(matchLabelKeys=[HASH_KEY])]),
-          Group(1, "n1", {"foo": "bar", HASH_KEY: "bar"}, [constraint(matchLabelKeys=[HASH_KEY])])], 0,
-         args={"labelSelector": match_in("foo", ["baz"], "NotIn")}),
-    Case("2 domains, sizes [4,2], maxSkew=1, 2 pods in termination; nothing should be moved",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(2, "n1", constraints=[constraint()]), Group(2, "n1", constraints=[constraint()], terminating=True),
-          Group(2, "n2", constraints=[constraint()])], 0, args={"labelSelector": match_in("foo", ["bar"], "In")}),
-    Case("3 domains, sizes [2,3,4], maxSkew=1, NodeFit is enabled, and not enough cpu on zoneA; nothing should be "
-         "moved",
-         [node("n1", 250, 2000, 9, zone="zoneA"), node("n2", 1000, 2000, 9, zone="zoneB"),
-          node("n3", 1000, 2000, 9, zone="zoneC")],
-         [Group(2, "n1", constraints=[constraint()]), Group(3, "n2", constraints=[constraint()]),
-          Group(4, "n3", constraints=[constraint()])], 0, node_fit=True),
-    Case("3 domains, sizes [2,3,4], maxSkew=1, args.NodeFit is false, and not enough cpu on zoneA; 1 should be moved "
-         "to force scale-up",
-         [node("n1", 250, 2000, 9, zone="zoneA"), node("n2", 1000, 2000, 9, zone="zoneB"),
-          node("n3", 1000, 2000, 9, zone="zoneC")],
-         [Group(2, "n1", constraints=[constraint()]), Group(3, "n2", constraints=[constraint()]),
-          Group(4, "n3", constraints=[constraint()])], 1, args={"topologyBalanceNodeFit": False}, node_fit=True),
-    Case("3 domains, sizes [[1,0], [1,1], [2,1]], maxSkew=1, NodeFit is enabled, and not enough cpu on ZoneA; "
-         "nothing should be moved",
-         [node("A1", 150, 2000, 9, zone="zoneA"), node("B1", 1000, 2000, 9, zone="zoneB"),
-          node("C1", 1000, 2000, 9, zone="zoneC"), node("A2", 50, 2000, 9, zone="zoneA"),
-          node("B2", 1000, 2000, 9, zone="zoneB"), node("C2", 1000, 2000, 9, zone="zoneC")],
-         [Group(1, "A1", constraints=[constraint()]), Group(1, "B1", constraints=[constraint()]),
-          Group(1, "B2", constraints=[constraint()]), Group(2, "C1", constraints=[constraint()]),
-          Group(1, "C2", constraints=[constraint()])], 0, node_fit=True),
-    Case("2 domains, sizes [[1,4], [2,1]], maxSkew=1, NodeFit is enabled; should move 1",
-         [node("A1", 1000, 2000, 9, zone="zoneA"), node("A2", 1000, 2000, 9, zone="zoneA"),
-          node("B1", 1000, 2000, 9, zone="zoneB"), node("B2", 1000, 2000, 9, zone="zoneB")],
-         [Group(1, "A1", constraints=[constraint()]), Group(4, "A2", constraints=[constraint()]),
-          Group(2, "B1", constraints=[constraint()]), Group(1, "B2", constraints=[constraint()])], 1,
-         names=["pod-4"], node_fit=True),
-    Case("2 domains, sizes [3, 1], maxSkew=1, Tainted nodes; nothing should be moved",
-         [node("controlplane1", taints=[taint("node-role.kubernetes.io/controlplane", "true"),
-                                        taint("node-role.kubernetes.io/etcd", "true")],
-               zone="zoneA", labels={"kubernetes.io/hostname": "cp-1"}),
-          node("infraservices1", taints=[taint("infra_service")], zone="zoneA", infra_service="true",
-               labels={"kubernetes.io/hostname": "infra-1"}),
-          node("app1", zone="zoneA", app_service="true", labels={"kubernetes.io/hostname": "app-1"}),
-          node("app2", zone="zoneB", app_service="true", labels={"kubernetes.io/hostname": "app-2"})],
-         [Group(2, "app1", SERVICE, SERVICE_CONSTRAINT, affinity=affinity_in("app_service", "Exists")),
-          Group(2, "app2", SERVICE, SERVICE_CONSTRAINT, affinity=affinity_in("app_service", "Exists"))], 0,
-         node_fit=True),
-    Case("3 domains, sizes [2, 1, 0] with selectors, maxSkew=1, nodeTaintsPolicy=Ignore, should move 1 for [1, 1, 1]",
-         [node(f"{zone}1", 1000, 2000, 9, zone=f"zone{zone}", labels={ARM: "arm64"}) for zone in "ABC"],
-         [Group(1, "A1", constraints=[constraint(nodeAffinityPolicy="Ignore")], node_selector={ARM: "arm64"}),
-          Group(1, "A1", constraints=[constraint(nodeAffinityPolicy="Ignore")],
-                node_selector={"zone": "zoneA", ARM: "arm64"}),
-          Group(1, "B1", constraints=[constraint(nodeAffinityPolicy="Ignore")], node_selector={ARM: "arm64"})], 1,
-         names=["pod-0"]),
+    Case(
+        "2 domains, sizes [2,1], maxSkew=1, move 0 pods",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1"), Group(1, "n2")],
+        0,
+    ),
+    Case(
+        "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2]",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(2, "n1"), Group(1, "n2")],
+        1,
+    ),
+    Case(
+        "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2] (both constraints)",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint(when="ScheduleAnyway")]), Group(2, "n1"), Group(1, "n2")],
+        1,
+        args=BOTH,
+    ),
+    Case(
+        "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2] (soft constraints)",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint(when="ScheduleAnyway")]), Group(2, "n1"), Group(1, "n2")],
+        1,
+        args=BOTH,
+    ),
+    Case(
+        "2 domains, sizes [3,1], maxSkew=1, no pods eligible, move 0 pods",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(1, "n1", constraints=[constraint()], no_owners=True),
+            Group(2, "n1", no_owners=True),
+            Group(1, "n2", no_owners=True),
+        ],
+        0,
+    ),
+    Case(
+        "2 domains, sizes [3,1], maxSkew=1, move 1 pod to achieve [2,2], exclude kube-system namespace",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(2, "n1"), Group(1, "n2")],
+        1,
+        args={"namespaces": {"exclude": ["kube-system"]}},
+        node_fit=True,
+    ),
+    Case(
+        "2 domains, sizes [5,2], maxSkew=1, move 1 pod to achieve [4,3]",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(4, "n1"), Group(2, "n2")],
+        1,
+    ),
+    Case(
+        "2 domains, sizes [4,0], maxSkew=1, move 2 pods to achieve [2,2]",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(3, "n1")],
+        2,
+    ),
+    Case(
+        "2 domains, sizes [4,0], maxSkew=1, only move 1 pod since pods with nodeSelector and nodeAffinity aren't "
+        "evicted",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(1, "n1", constraints=[constraint()], node_selector={"zone": "zoneA"}),
+            Group(1, "n1", constraints=[constraint()], node_selector={"zone": "zoneA"}),
+            Group(1, "n1", constraints=[constraint()], affinity=affinity_in("foo", "In", ["bar"])),
+            Group(1, "n1", constraints=[constraint()]),
+        ],
+        1,
+        node_fit=True,
+    ),
+    Case(
+        "6 domains, sizes [0,0,0,3,3,2], maxSkew=1, No pod is evicted since topology is balanced",
+        os_nodes("A", "B", "C"),
+        [
+            Group(3, "n4", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(2, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS),
+        ],
+        0,
+    ),
+    Case(
+        "7 domains, sizes [0,0,0,3,3,2], maxSkew=1, two pods are evicted and moved to new node added",
+        os_nodes("A", "B", "C", "D"),
+        [
+            Group(3, "n4", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(2, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS),
+        ],
+        2,
+    ),
+    Case(
+        "6 domains, sizes [0,0,0,4,3,1], maxSkew=1, 1 pod is evicted from node 4",
+        os_nodes("A", "B", "C"),
+        [
+            Group(4, "n4", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(1, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS),
+        ],
+        1,
+    ),
+    Case(
+        "6 domains, sizes [0,0,0,4,3,1], maxSkew=1, 0 pod is evicted as pods of node:winNodeA can only be "
+        "scheduled on this node and nodeFit is true ",
+        os_nodes("A", "B", "C"),
+        [
+            Group(4, "n4", constraints=[constraint(key="node")], node_selector={"node": "winNodeA"}),
+            Group(3, "n5", constraints=[constraint(key="node")], node_selector=WINDOWS),
+            Group(1, "n6", constraints=[constraint(key="node")], node_selector=WINDOWS),
+        ],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "2 domains, sizes [4,0], maxSkew=1, move 2 pods since selector matches multiple nodes",
+        [node("n1", zone="zoneA", region="boston"), node("n2", zone="zoneB", region="boston")],
+        [
+            Group(1, "n1", constraints=[constraint()], node_selector={"region": "boston"}),
+            Group(3, "n1", node_selector={"region": "boston"}),
+        ],
+        2,
+    ),
+    Case(
+        "3 domains, sizes [0, 1, 100], maxSkew=1, move 66 pods to get [34, 33, 34]",
+        zone_nodes("zoneA", "zoneB", "zoneC"),
+        [Group(1, "n2", constraints=[constraint()]), Group(100, "n3")],
+        66,
+    ),
+    Case(
+        "4 domains, sizes [0, 1, 3, 5], should move 3 to get [2, 2, 3, 2]",
+        zone_nodes("zoneA", "zoneB", "zoneC", "zoneD"),
+        [Group(1, "n2", constraints=[constraint()]), Group(3, "n3"), Group(5, "n4")],
+        3,
+    ),
+    Case(
+        "2 domains size [2 6], maxSkew=2, should move 1 to get [3 5]",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint(2)]), Group(1, "n1"), Group(6, "n2")],
+        1,
+    ),
+    Case(
+        "2 domains size [2 6], maxSkew=2, can't move any because of node taints",
+        [node("n1", taints=[taint("hardware", "gpu")], zone="zoneA"), node("n2", zone="zoneB")],
+        [Group(1, "n1", constraints=[constraint(2)]), Group(1, "n1"), Group(6, "n2")],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "2 domains size [2 6], maxSkew=2, can't move any because node1 does not have enough CPU",
+        [node("n1", cpu=200, zone="zoneA"), node("n2", zone="zoneB")],
+        [Group(1, "n1", constraints=[constraint(2)]), Group(1, "n1"), Group(6, "n2")],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "Multiple constraints (6 nodes/2 zones, 4 pods)",
+        [hostname_zone_node(f"n{index}", "zoneA" if index <= 3 else "zoneB") for index in range(1, 7)],
+        [whoami("n1"), whoami("n2"), whoami("n3"), whoami("n4")],
+        1,
+        args=BOTH,
+    ),
+    Case(
+        "3 domains size [8 7 0], maxSkew=1, should move 5 to get [5 5 5]",
+        zone_nodes("zoneA", "zoneB", "zoneC"),
+        [Group(8, "n1", constraints=[constraint()]), Group(7, "n2", constraints=[constraint()])],
+        5,
+        names=["pod-5", "pod-6", "pod-7", "pod-8", "pod-9"],
+    ),
+    Case(
+        "3 domains size [5 5 5], maxSkew=1, should move 0 to retain [5 5 5]",
+        zone_nodes("zoneA", "zoneB", "zoneC"),
+        [Group(5, name, constraints=[constraint()]) for name in ("n1", "n2", "n3")],
+        0,
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 1 pod since pod tolerates the node with taint",
+        [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
+        [
+            Group(
+                1,
+                "n1",
+                constraints=[constraint()],
+                tolerations=[{"key": "taint-test", "value": "test", "operator": "Equal", "effect": "NoSchedule"}],
+            ),
+            Group(1, "n1", node_selector={"zone": "zoneA"}),
+        ],
+        1,
+        names=["pod-0"],
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 0 pods since pod does not tolerate the tainted node",
+        [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1", node_selector={"zone": "zoneA"})],
+        0,
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 0 pods since pod does not tolerate the tainted node, and NodeFit is "
+        "enabled",
+        [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1", node_selector={"zone": "zoneA"})],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 1 pod for node with PreferNoSchedule Taint",
+        [node("n1", zone="zoneA"), node("n2", taints=[taint("taint-test", "test", "PreferNoSchedule")], zone="zoneB")],
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1", node_selector={"zone": "zoneA"})],
+        1,
+        names=["pod-0"],
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 0 pod for node with unmatched label filtering",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1")],
+        0,
+        args={"labelSelector": match_in("foo", ["baz"], "In")},
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 1 pod for node with matched label filtering",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1")],
+        1,
+        names=["pod-1"],
+        args={"labelSelector": match_in("foo", ["bar"], "In")},
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 1 pod for node with matched label filtering (NotIn op)",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint()]), Group(1, "n1")],
+        1,
+        names=["pod-1"],
+        args={"labelSelector": match_in("foo", ["baz"], "NotIn")},
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 1 pods given matchLabelKeys on same replicaset",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(1, "n1", {"foo": "bar", HASH_KEY: "foo"}, [constraint(matchLabelKeys=[HASH_KEY])]),
+            Group(1, "n1", {"foo": "bar", HASH_KEY: "foo"}, [constraint(matchLabelKeys=[HASH_KEY])]),
+        ],
+        1,
+        names=["pod-1"],
+        args={"labelSelector": match_in("foo", ["baz"], "NotIn")},
+    ),
+    Case(
+        "2 domains, sizes [2,0], maxSkew=1, move 0 pods given matchLabelKeys on two different replicasets",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(1, "n1", {"foo": "bar", HASH_KEY: "foo"}, [constraint(matchLabelKeys=[HASH_KEY])]),
+            Group(1, "n1", {"foo": "bar", HASH_KEY: "bar"}, [constraint(matchLabelKeys=[HASH_KEY])]),
+        ],
+        0,
+        args={"labelSelector": match_in("foo", ["baz"], "NotIn")},
+    ),
+    Case(
+        "2 domains, sizes [4,2], maxSkew=1, 2 pods in termination; nothing should be moved",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(2, "n1", constraints=[constraint()]),
+            Group(2, "n1", constraints=[constraint()], terminating=True),
+            Group(2, "n2", constraints=[constraint()]),
+        ],
+        0,
+        args={"labelSelector": match_in("foo", ["bar"], "In")},
+    ),
+    Case(
+        "3 domains, sizes [2,3,4], maxSkew=1, NodeFit is enabled, and not enough cpu on zoneA; nothing should be moved",
+        [
+            node("n1", 250, 2000, 9, zone="zoneA"),
+            node("n2", 1000, 2000, 9, zone="zoneB"),
+            node("n3", 1000, 2000, 9, zone="zoneC"),
+        ],
+        [
+            Group(2, "n1", constraints=[constraint()]),
+            Group(3, "n2", constraints=[constraint()]),
+            Group(4, "n3", constraints=[constraint()]),
+        ],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "3 domains, sizes [2,3,4], maxSkew=1, args.NodeFit is false, and not enough cpu on zoneA; 1 should be moved "
+        "to force scale-up",
+        [
+            node("n1", 250, 2000, 9, zone="zoneA"),
+            node("n2", 1000, 2000, 9, zone="zoneB"),
+            node("n3", 1000, 2000, 9, zone="zoneC"),
+        ],
+        [
+            Group(2, "n1", constraints=[constraint()]),
+            Group(3, "n2", constraints=[constraint()]),
+            Group(4, "n3", constraints=[constraint()]),
+        ],
+        1,
+        args={"topologyBalanceNodeFit": False},
+        node_fit=True,
+    ),
+    Case(
+        "3 domains, sizes [[1,0], [1,1], [2,1]], maxSkew=1, NodeFit is enabled, and not enough cpu on ZoneA; "
+        "nothing should be moved",
+        [
+            node("A1", 150, 2000, 9, zone="zoneA"),
+            node("B1", 1000, 2000, 9, zone="zoneB"),
+            node("C1", 1000, 2000, 9, zone="zoneC"),
+            node("A2", 50, 2000, 9, zone="zoneA"),
+            node("B2", 1000, 2000, 9, zone="zoneB"),
+            node("C2", 1000, 2000, 9, zone="zoneC"),
+        ],
+        [
+            Group(1, "A1", constraints=[constraint()]),
+            Group(1, "B1", constraints=[constraint()]),
+            Group(1, "B2", constraints=[constraint()]),
+            Group(2, "C1", constraints=[constraint()]),
+            Group(1, "C2", constraints=[constraint()]),
+        ],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "2 domains, sizes [[1,4], [2,1]], maxSkew=1, NodeFit is enabled; should move 1",
+        [
+            node("A1", 1000, 2000, 9, zone="zoneA"),
+            node("A2", 1000, 2000, 9, zone="zoneA"),
+            node("B1", 1000, 2000, 9, zone="zoneB"),
+            node("B2", 1000, 2000, 9, zone="zoneB"),
+        ],
+        [
+            Group(1, "A1", constraints=[constraint()]),
+            Group(4, "A2", constraints=[constraint()]),
+            Group(2, "B1", constraints=[constraint()]),
+            Group(1, "B2", constraints=[constraint()]),
+        ],
+        1,
+        names=["pod-4"],
+        node_fit=True,
+    ),
+    Case(
+        "2 domains, sizes [3, 1], maxSkew=1, Tainted nodes; nothing should be moved",
+        [
+            node(
+                "controlplane1",
+                taints=[
+                    taint("node-role.kubernetes.io/controlplane", "true"),
+                    taint("node-role.kubernetes.io/etcd", "true"),
+                ],
+                zone="zoneA",
+                labels={"kubernetes.io/hostname": "cp-1"},
+            ),
+            node(
+                "infraservices1",
+                taints=[taint("infra_service")],
+                zone="zoneA",
+                infra_service="true",
+                labels={"kubernetes.io/hostname": "infra-1"},
+            ),
+            node("app1", zone="zoneA", app_service="true", labels={"kubernetes.io/hostname": "app-1"}),
+            node("app2", zone="zoneB", app_service="true", labels={"kubernetes.io/hostname": "app-2"}),
+        ],
+        [
+            Group(2, "app1", SERVICE, SERVICE_CONSTRAINT, affinity=affinity_in("app_service", "Exists")),
+            Group(2, "app2", SERVICE, SERVICE_CONSTRAINT, affinity=affinity_in("app_service", "Exists")),
+        ],
+        0,
+        node_fit=True,
+    ),
+    Case(
+        "3 domains, sizes [2, 1, 0] with selectors, maxSkew=1, nodeTaintsPolicy=Ignore, should move 1 for [1, 1, 1]",
+        [node(f"{zone}1", 1000, 2000, 9, zone=f"zone{zone}", labels={ARM: "arm64"}) for zone in "ABC"],
+        [
+            Group(1, "A1", constraints=[constraint(nodeAffinityPolicy="Ignore")], node_selector={ARM: "arm64"}),
+            Group(
+                1,
+                "A1",
+                constraints=[constraint(nodeAffinityPolicy="Ignore")],
+                node_selector={"zone": "zoneA", ARM: "arm64"},
+            ),
+            Group(1, "B1", constraints=[constraint(nodeAffinityPolicy="Ignore")], node_selector={ARM: "arm64"}),
+        ],
+        1,
+        names=["pod-0"],
+    ),
 ]
 
 
@@ -323,69 +579,177 @@ NO_BALANCE_FIT = {"topologyBalanceNodeFit": False}
 
 OWN_CASES = [
     # avg 33.67: 34 move to the empty domain (the last 34 of n3's list), then 32 to the 1-domain (the 32 before them)
-    Case("[0,1,100] moves 34 then 32 pods from the end of the big domain",
-         zone_nodes("zoneA", "zoneB", "zoneC"), [Group(1, "n2", constraints=[constraint()]), Group(100, "n3")], 66,
-         names=LISTED_ON_N3[-34:] + LISTED_ON_N3[-66:-34]),
+    Case(
+        "[0,1,100] moves 34 then 32 pods from the end of the big domain",
+        zone_nodes("zoneA", "zoneB", "zoneC"),
+        [Group(1, "n2", constraints=[constraint()]), Group(100, "n3")],
+        66,
+        names=LISTED_ON_N3[-34:] + LISTED_ON_N3[-66:-34],
+    ),
     # domain order: pod-2 (selector), pod-3 (nil), pod-5 (1), pod-0 (5), pod-4 (10), pod-1 (20); the last 3 move
-    Case("pods without a selector go first, highest priority first, nil priority last",
-         zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint()], priority=5), Group(1, "n1", priority=20),
-          Group(1, "n1", node_selector={}), Group(1, "n1"), Group(1, "n1", priority=10), Group(1, "n1", priority=1)],
-         3, names=["pod-0", "pod-4", "pod-1"]),
+    Case(
+        "pods without a selector go first, highest priority first, nil priority last",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(1, "n1", constraints=[constraint()], priority=5),
+            Group(1, "n1", priority=20),
+            Group(1, "n1", node_selector={}),
+            Group(1, "n1"),
+            Group(1, "n1", priority=10),
+            Group(1, "n1", priority=1),
+        ],
+        3,
+        names=["pod-0", "pod-4", "pod-1"],
+    ),
     # Honor: n3 (no ssd) is no domain: [3,0], one move
-    Case("nodeAffinityPolicy Honor: nodes the declaring pod cannot use are no domains", SSD_NODES,
-         [Group(3, "n1", constraints=[constraint()], node_selector=SSD)], 1, names=["pod-2"]),
+    Case(
+        "nodeAffinityPolicy Honor: nodes the declaring pod cannot use are no domains",
+        SSD_NODES,
+        [Group(3, "n1", constraints=[constraint()], node_selector=SSD)],
+        1,
+        names=["pod-2"],
+    ),
     # Ignore: [3,0,0], avg 1: one move to zoneB, one to zoneC; both fit n2, a below-average node
-    Case("nodeAffinityPolicy Ignore: every node with the key is a domain", SSD_NODES,
-         [Group(3, "n1", constraints=[constraint(nodeAffinityPolicy="Ignore")], node_selector=SSD)], 2,
-         names=["pod-2", "pod-1"]),
-    Case("nodeTaintsPolicy Honor: a tainted node is no domain, so one domain is balanced",
-         [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
-         [Group(2, "n1", constraints=[constraint(nodeTaintsPolicy="Honor")])], 0, args=NO_BALANCE_FIT),
-    Case("nodeTaintsPolicy Ignore (default): the tainted node is a domain: [2,0] moves 1",
-         [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
-         [Group(2, "n1", constraints=[constraint()])], 1, names=["pod-1"], args=NO_BALANCE_FIT),
-    Case("nodeTaintsPolicy Honor with a matching toleration keeps the node",
-         [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
-         [Group(2, "n1", constraints=[constraint(nodeTaintsPolicy="Honor")],
-                tolerations=[{"key": "taint-test", "operator": "Exists"}])], 1, names=["pod-1"]),
+    Case(
+        "nodeAffinityPolicy Ignore: every node with the key is a domain",
+        SSD_NODES,
+        [Group(3, "n1", constraints=[constraint(nodeAffinityPolicy="Ignore")], node_selector=SSD)],
+        2,
+        names=["pod-2", "pod-1"],
+    ),
+    Case(
+        "nodeTaintsPolicy Honor: a tainted node is no domain, so one domain is balanced",
+        [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
+        [Group(2, "n1", constraints=[constraint(nodeTaintsPolicy="Honor")])],
+        0,
+        args=NO_BALANCE_FIT,
+    ),
+    Case(
+        "nodeTaintsPolicy Ignore (default): the tainted node is a domain: [2,0] moves 1",
+        [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
+        [Group(2, "n1", constraints=[constraint()])],
+        1,
+        names=["pod-1"],
+        args=NO_BALANCE_FIT,
+    ),
+    Case(
+        "nodeTaintsPolicy Honor with a matching toleration keeps the node",
+        [node("n1", zone="zoneA"), node("n2", taints=TAINT_TEST, zone="zoneB")],
+        [
+            Group(
+                2,
+                "n1",
+                constraints=[constraint(nodeTaintsPolicy="Honor")],
+                tolerations=[{"key": "taint-test", "operator": "Exists"}],
+            )
+        ],
+        1,
+        names=["pod-1"],
+    ),
     # pods on n3 (no ssd) create zoneC although n3 fails the affinity policy: [0,0,4], avg 4/3; 2 then 1 move out
-    Case("pods on an excluded node still create and fill their domain (quirk)", SSD_NODES,
-         [Group(4, "n3", constraints=[constraint()], node_selector=SSD)], 3, names=["pod-2", "pod-3", "pod-1"]),
-    Case("ScheduleAnyway constraints are ignored by default", zone_nodes("zoneA", "zoneB"),
-         [Group(1, "n1", constraints=[constraint(when="ScheduleAnyway")]), Group(3, "n1")], 0),
-    Case("a nil labelSelector matches nothing, matchLabelKeys included", zone_nodes("zoneA", "zoneB"),
-         [Group(4, "n1", {"foo": "bar", HASH_KEY: "x"},
-                [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
-                  "matchLabelKeys": [HASH_KEY]}])], 0),
+    Case(
+        "pods on an excluded node still create and fill their domain (quirk)",
+        SSD_NODES,
+        [Group(4, "n3", constraints=[constraint()], node_selector=SSD)],
+        3,
+        names=["pod-2", "pod-3", "pod-1"],
+    ),
+    Case(
+        "ScheduleAnyway constraints are ignored by default",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(1, "n1", constraints=[constraint(when="ScheduleAnyway")]), Group(3, "n1")],
+        0,
+    ),
+    Case(
+        "a nil labelSelector matches nothing, matchLabelKeys included",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(
+                4,
+                "n1",
+                {"foo": "bar", HASH_KEY: "x"},
+                [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "matchLabelKeys": [HASH_KEY],
+                    }
+                ],
+            )
+        ],
+        0,
+    ),
     # the selector becomes pod-template-hash=x: [4,0] (everything would give a balanced [4,4])
-    Case("an empty labelSelector with matchLabelKeys selects by the key's value", zone_nodes("zoneA", "zoneB"),
-         [Group(4, "n1", {HASH_KEY: "x"}, [constraint(selector={}, matchLabelKeys=[HASH_KEY])]),
-          Group(4, "n2", {HASH_KEY: "y"})], 2, names=["pod-2", "pod-3"]),
+    Case(
+        "an empty labelSelector with matchLabelKeys selects by the key's value",
+        zone_nodes("zoneA", "zoneB"),
+        [
+            Group(4, "n1", {HASH_KEY: "x"}, [constraint(selector={}, matchLabelKeys=[HASH_KEY])]),
+            Group(4, "n2", {HASH_KEY: "y"}),
+        ],
+        2,
+        names=["pod-2", "pod-3"],
+    ),
     # ns1 alone is [3,0]; counting ns2's pods would give a balanced [3,2]
-    Case("pods of other namespaces are not counted", zone_nodes("zoneA", "zoneB"),
-         [Group(3, "n1", constraints=[constraint()]), Group(2, "n2", namespace="ns2")], 1, names=["pod-2"]),
+    Case(
+        "pods of other namespaces are not counted",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(3, "n1", constraints=[constraint()]), Group(2, "n2", namespace="ns2")],
+        1,
+        names=["pod-2"],
+    ),
     # [0,0,6]: candidates pod-4, pod-5 (to zoneB), then pod-2, pod-3 (to zoneC); n1 is exhausted after pod-4
-    Case("node limit skips the node's later candidates", zone_nodes("zoneA", "zoneB", "zoneC"),
-         [Group(6, "n1", constraints=[constraint()])], 1, names=["pod-4"], limits=Limits(per_node=1)),
+    Case(
+        "node limit skips the node's later candidates",
+        zone_nodes("zoneA", "zoneB", "zoneC"),
+        [Group(6, "n1", constraints=[constraint()])],
+        1,
+        names=["pod-4"],
+        limits=Limits(per_node=1),
+    ),
     # [6,6,0]: candidates pod-8, pod-9 (end of n2's list pod-10, pod-11, pod-6 ... pod-9), then pod-4, pod-5
-    Case("total limit stops the plugin", zone_nodes("zoneA", "zoneB", "zoneC"),
-         [Group(6, "n1", constraints=[constraint()]), Group(6, "n2", constraints=[constraint()])], 3,
-         names=["pod-8", "pod-9", "pod-4"], limits=Limits(total=3)),
-    Case("namespace limit only skips the pod", zone_nodes("zoneA", "zoneB"),
-         [Group(4, "n1", constraints=[constraint()]), Group(4, "n1", constraints=[constraint()], namespace="ns2")],
-         2, names=["pod-2", "pod-6"], limits=Limits(per_namespace=1)),
+    Case(
+        "total limit stops the plugin",
+        zone_nodes("zoneA", "zoneB", "zoneC"),
+        [Group(6, "n1", constraints=[constraint()]), Group(6, "n2", constraints=[constraint()])],
+        3,
+        names=["pod-8", "pod-9", "pod-4"],
+        limits=Limits(total=3),
+    ),
+    Case(
+        "namespace limit only skips the pod",
+        zone_nodes("zoneA", "zoneB"),
+        [Group(4, "n1", constraints=[constraint()]), Group(4, "n1", constraints=[constraint()], namespace="ns2")],
+        2,
+        names=["pod-2", "pod-6"],
+        limits=Limits(per_namespace=1),
+    ),
     # the only below-average node (n2) is too small, but DefaultEvictor's NodeFit accepts n3
-    Case("DefaultEvictor nodeFit checks any other node, not only the below-average ones",
-         [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB"), node("n3", zone="zoneA")],
-         [Group(4, "n1", constraints=[constraint()])], 2, names=["pod-2", "pod-3"], args=NO_BALANCE_FIT,
-         node_fit=True),
-    Case("DefaultEvictor nodeFit is checked again at eviction time",
-         [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB")],
-         [Group(4, "n1", constraints=[constraint()])], 0, args=NO_BALANCE_FIT, node_fit=True),
-    Case("topologyBalanceNodeFit keeps pods that fit no below-average node",
-         [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB"), node("n3", zone="zoneA")],
-         [Group(4, "n1", constraints=[constraint()])], 0, node_fit=True),
+    Case(
+        "DefaultEvictor nodeFit checks any other node, not only the below-average ones",
+        [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB"), node("n3", zone="zoneA")],
+        [Group(4, "n1", constraints=[constraint()])],
+        2,
+        names=["pod-2", "pod-3"],
+        args=NO_BALANCE_FIT,
+        node_fit=True,
+    ),
+    Case(
+        "DefaultEvictor nodeFit is checked again at eviction time",
+        [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB")],
+        [Group(4, "n1", constraints=[constraint()])],
+        0,
+        args=NO_BALANCE_FIT,
+        node_fit=True,
+    ),
+    Case(
+        "topologyBalanceNodeFit keeps pods that fit no below-average node",
+        [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB"), node("n3", zone="zoneA")],
+        [Group(4, "n1", constraints=[constraint()])],
+        0,
+        node_fit=True,
+    ),
 ]
 
 
@@ -402,8 +766,10 @@ def evictable_by_annotation(pod: Json) -> bool:
 
 
 def sort_pod(name: str, evictable: bool, priority: int | None = None, **spec: Any) -> Json:
-    pod: Json = {"metadata": {"name": name, "annotations": {"evictable": "true" if evictable else "false"}},
-                 "spec": dict(spec)}
+    pod: Json = {
+        "metadata": {"name": name, "annotations": {"evictable": "true" if evictable else "false"}},
+        "spec": dict(spec),
+    }
     if priority is not None:
         pod["spec"]["priority"] = priority
     return pod
@@ -413,28 +779,46 @@ def sort_pod(name: str, evictable: bool, priority: int | None = None, **spec: An
 SORT_DOMAINS = [
     pytest.param({}, {}, id="empty input"),
     pytest.param(
-        {"a": [sort_pod("non-evictable-pod", False), sort_pod("evictable-with-affinity", True, 10),
-               sort_pod("evictable-high-priority", True, 15)]},
+        {
+            "a": [
+                sort_pod("non-evictable-pod", False),
+                sort_pod("evictable-with-affinity", True, 10),
+                sort_pod("evictable-high-priority", True, 15),
+            ]
+        },
         {"a": ["non-evictable-pod", "evictable-with-affinity", "evictable-high-priority"]},
-        id="single domain with mixed pods"),
+        id="single domain with mixed pods",
+    ),
     pytest.param(
-        {"a": [sort_pod("high-priority-affinity", True, 20), sort_pod("low-priority-no-affinity", True, 5)],
-         "b": [sort_pod("medium-priority-affinity", True, 15), sort_pod("non-evictable-pod", False)]},
-        {"a": ["low-priority-no-affinity", "high-priority-affinity"],
-         "b": ["non-evictable-pod", "medium-priority-affinity"]},
-        id="multiple domains with different priorities and selectors"),
+        {
+            "a": [sort_pod("high-priority-affinity", True, 20), sort_pod("low-priority-no-affinity", True, 5)],
+            "b": [sort_pod("medium-priority-affinity", True, 15), sort_pod("non-evictable-pod", False)],
+        },
+        {
+            "a": ["low-priority-no-affinity", "high-priority-affinity"],
+            "b": ["non-evictable-pod", "medium-priority-affinity"],
+        },
+        id="multiple domains with different priorities and selectors",
+    ),
     pytest.param(
-        {"a": [sort_pod("pod-with-affinity", True, 10, affinity={"nodeAffinity": {}}),
-               sort_pod("pod-no-affinity", True, 15)]},
+        {
+            "a": [
+                sort_pod("pod-with-affinity", True, 10, affinity={"nodeAffinity": {}}),
+                sort_pod("pod-no-affinity", True, 15),
+            ]
+        },
         {"a": ["pod-with-affinity", "pod-no-affinity"]},
-        id="domain with pods having different selector/affinity"),
+        id="domain with pods having different selector/affinity",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("domains", "expected"), SORT_DOMAINS)
 def test_sort_domains(domains: dict[str, list[Json]], expected: dict[str, list[str]]) -> None:
-    got = {value: [pod["metadata"]["name"] for pod in topologyspread.sort_domain_pods(pods, evictable_by_annotation)]
-           for value, pods in domains.items()}
+    got = {
+        value: [pod["metadata"]["name"] for pod in topologyspread.sort_domain_pods(pods, evictable_by_annotation)]
+        for value, pods in domains.items()
+    }
     assert got == expected
 
 
@@ -456,12 +840,15 @@ def test_check_identical_constraints() -> None:
     assert identity(3, "node") != identity(2, "zone")
 
 
-@pytest.mark.parametrize(("other", "same"), [
-    ({"metadata": {}, "spec": {"nodeSelector": {"disk": "ssd"}}}, False),
-    ({"metadata": {}, "spec": {"tolerations": [{"operator": "Exists"}]}}, True),  # taints policy Ignore by default
-    ({"metadata": {"labels": {HASH_KEY: "x"}}}, True),  # no matchLabelKeys
-    ({"metadata": {}, "spec": {"priority": 7, "topologySpreadConstraints": [constraint()]}}, True),
-])
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        ({"metadata": {}, "spec": {"nodeSelector": {"disk": "ssd"}}}, False),
+        ({"metadata": {}, "spec": {"tolerations": [{"operator": "Exists"}]}}, True),  # taints policy Ignore by default
+        ({"metadata": {"labels": {HASH_KEY: "x"}}}, True),  # no matchLabelKeys
+        ({"metadata": {}, "spec": {"priority": 7, "topologySpreadConstraints": [constraint()]}}, True),
+    ],
+)
 def test_identity_covers_what_deep_equality_compares(other: Json, same: bool) -> None:
     assert (identity(1, "zone", other) == identity(1, "zone")) is same
 
@@ -498,8 +885,10 @@ def test_topology_balance_node_fit_unset_means_true() -> None:
     nodes = [node("n1", zone="zoneA"), node("n2", cpu=50, zone="zoneB"), node("n3", zone="zoneA")]
     pods = create_pods([Group(4, "n1", constraints=[constraint()])])
     assert run_plugin(PLUGIN, {"constraints": ["DoNotSchedule"]}, nodes, pods, extra=[NAMESPACE]) == []
-    assert len(run_plugin(PLUGIN, {"constraints": ["DoNotSchedule"], **NO_BALANCE_FIT}, nodes, pods,
-                          extra=[NAMESPACE])) == 2
+    assert (
+        len(run_plugin(PLUGIN, {"constraints": ["DoNotSchedule"], **NO_BALANCE_FIT}, nodes, pods, extra=[NAMESPACE]))
+        == 2
+    )
 
 
 def test_filter_is_checked_again_after_earlier_evictions() -> None:
@@ -508,18 +897,22 @@ def test_filter_is_checked_again_after_earlier_evictions() -> None:
     pods = create_pods([Group(4, "n1", constraints=[constraint()])])
     nodes = zone_nodes("zoneA", "zoneB")
     assert run_plugin(PLUGIN, {}, nodes, pods, evictor={"minReplicas": 4}, extra=[NAMESPACE], defaults=True) == [
-        "pod-2"]
+        "pod-2"
+    ]
     assert run_plugin(PLUGIN, {}, nodes, pods, evictor={"minReplicas": 3}, extra=[NAMESPACE], defaults=True) == [
-        "pod-2", "pod-3"]
+        "pod-2",
+        "pod-3",
+    ]
 
 
-@pytest.mark.parametrize(("prefix", "limits", "evicted", "refused"), [
-    ("node limit", Limits(per_node=1), ["pod-4"], 1),  # pod-5 refused; pod-2 and pod-3 are skipped unasked
-    ("total limit", Limits(total=2), ["pod-8", "pod-9"], 1),  # pod-4 refused and the plugin stops
-])
-def test_limit_refusals(
-    prefix: str, limits: Limits, evicted: list[str], refused: int
-) -> None:
+@pytest.mark.parametrize(
+    ("prefix", "limits", "evicted", "refused"),
+    [
+        ("node limit", Limits(per_node=1), ["pod-4"], 1),  # pod-5 refused; pod-2 and pod-3 are skipped unasked
+        ("total limit", Limits(total=2), ["pod-8", "pod-9"], 1),  # pod-4 refused and the plugin stops
+    ],
+)
+def test_limit_refusals(prefix: str, limits: Limits, evicted: list[str], refused: int) -> None:
     """After a node-limit refusal later candidates on that node are skipped without asking the evictor; a total-limit
     refusal ends the plugin (refusals show in the metrics)."""
     evictors: list[PodEvictor] = []

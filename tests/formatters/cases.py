@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from linter.finding import Finding, RuleInfo
-from linter.formatters import Report
+from desched.linter.finding import Finding, RuleInfo
+from desched.linter.formatters import Report
 
 BASE_DIR = "/srv/repo"
 VERSION = "0.1.0"

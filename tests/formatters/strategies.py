@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from linter.finding import SEVERITIES, Finding
-from linter.formatters import Report
+from desched.linter.finding import SEVERITIES, Finding
+from desched.linter.formatters import Report
 
 from .cases import BASE_DIR, RULES
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from linter.formatters import FORMATTERS, get
+from desched.linter.formatters import FORMATTERS, get
 
 from .conftest import GOLDEN_DIR
 
@@ -33,12 +33,12 @@ def test_imports_stay_cheap():
     """Only the formats that write JSON import ``json``; none imports anything outside the standard library."""
     code = (
         "import sys; before = set(sys.modules)\n"
-        "import linter.formatters.text, linter.formatters.github, linter.formatters.junit\n"
+        "import desched.linter.formatters.text, desched.linter.formatters.github, desched.linter.formatters.junit\n"
         "print('json' in set(sys.modules) - before)\n"
-        "import linter.formatters.json_, linter.formatters.sarif\n"
+        "import desched.linter.formatters.json_, desched.linter.formatters.sarif\n"
         "new = set(sys.modules) - before\n"
         "tops = {m.split('.')[0] for m in new}\n"
-        "print(sorted(tops - set(sys.stdlib_module_names) - {'linter'}))"
+        "print(sorted(tops - set(sys.stdlib_module_names) - {'desched'}))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.splitlines() == ["False", "[]"]

@@ -7,9 +7,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linter.finding import Finding
-from linter.formatters import Report, get
-from linter.formatters.github import escape_data, escape_property
+from desched.linter.finding import Finding
+from desched.linter.formatters import Report, get
+from desched.linter.formatters.github import escape_data, escape_property
 
 from .cases import CASES, RULES
 from .strategies import FUZZ, reports, texts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linter.formatters import FORMATTERS, get
+from desched.linter.formatters import FORMATTERS, get
 
 from .cases import CASES, anchored
 

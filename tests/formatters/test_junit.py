@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from hypothesis import given
 
-from linter.finding import Finding
-from linter.formatters import Report, get
+from desched.linter.finding import Finding
+from desched.linter.formatters import Report, get
 
 from .cases import CASES, RULES
 from .strategies import FUZZ, reports

@@ -10,9 +10,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from hypothesis import given, settings
 
-from linter.finding import Finding, RuleInfo
-from linter.formatters import Report, get
-from linter.formatters.sarif import FINGERPRINT_KEY
+from desched.linter.finding import Finding, RuleInfo
+from desched.linter.formatters import Report, get
+from desched.linter.formatters.sarif import FINGERPRINT_KEY
 
 from .cases import BASE_DIR, CASES, RULES, anchored
 from .strategies import FUZZ, reports

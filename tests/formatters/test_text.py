@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from linter.finding import Finding
-from linter.formatters import Report, get
+from desched.linter.finding import Finding
+from desched.linter.formatters import Report, get
 
 from .cases import CASES, RULES
 

@@ -15,7 +15,7 @@ import pytest
 
 from bench.clusters import generate
 from bench.simulate import ALL_BUT_HNU, HNU_ONLY
-from linter.cli import main
+from desched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -30,7 +30,9 @@ LINTED = (
     "tests/validation/tables",
     "tests/workloads/golden",
 )
-NODE_FIT = ALL_BUT_HNU.replace("args: {evictLocalStoragePods: true}", "args: {evictLocalStoragePods: true, nodeFit: true}")
+NODE_FIT = ALL_BUT_HNU.replace(
+    "args: {evictLocalStoragePods: true}", "args: {evictLocalStoragePods: true, nodeFit: true}"
+)
 SIMULATED = {  # case: (policy, nodes, pods per node)
     "all-300": (ALL_BUT_HNU, 300, 30),
     "hnu-100": (HNU_ONLY, 100, 8),  # HighNodeUtilization needs underused nodes
@@ -59,6 +61,7 @@ def _desched(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def test_lint_output_is_unchanged(folder: str, output: str, capsys, monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     actual = _desched(capsys, "lint", "--exit-zero", "--no-config", "--format", output, folder)
+    actual = actual.replace(ROOT.as_uri() + "/", "file:///CHECKOUT/")  # SARIF's originalUriBaseIds
     _check(f"lint/{folder.replace('/', '_')}.{output}", actual)
 
 
@@ -67,8 +70,20 @@ def test_simulate_output_is_unchanged(case: str, capsys, tmp_path) -> None:
     policy, nodes, pods_per_node = SIMULATED[case]
     assert policy.count("nodeFit") == (case == "nodefit-60")
     (tmp_path / "policy.yaml").write_text(policy)
-    (tmp_path / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": generate(nodes, pods_per_node)}))
-    actual = _desched(capsys, "simulate", "--policy", str(tmp_path / "policy.yaml"), "--cluster",
-                      str(tmp_path / "cluster.json"), "--format", "json", "--now", "2026-11-22T00:00:00Z")
+    (tmp_path / "cluster.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": generate(nodes, pods_per_node)})
+    )
+    actual = _desched(
+        capsys,
+        "simulate",
+        "--policy",
+        str(tmp_path / "policy.yaml"),
+        "--cluster",
+        str(tmp_path / "cluster.json"),
+        "--format",
+        "json",
+        "--now",
+        "2026-11-22T00:00:00Z",
+    )
     assert json.loads(actual)["summary"]["evicted"] > 0
     _check(f"simulate/{case}.json", actual)

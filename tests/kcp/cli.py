@@ -18,8 +18,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("install", help="install etcd and build kube-apiserver and kube-controller-manager (cached)")
     start = commands.add_parser("up", help="start a control plane on 127.0.0.1 and print its kubeconfig")
-    start.add_argument("--controllers", default=",".join(controlplane.DEFAULT_CONTROLLERS),
-                       help="kube-controller-manager controllers (default: %(default)s)")
+    start.add_argument(
+        "--controllers",
+        default=",".join(controlplane.DEFAULT_CONTROLLERS),
+        help="kube-controller-manager controllers (default: %(default)s)",
+    )
     for name, text in (("down", "stop a control plane"), ("status", "show the installation and control planes")):
         command = commands.add_parser(name, help=text)
         command.add_argument("directory", nargs="?", help="its directory (default: the one 'up' started last)")

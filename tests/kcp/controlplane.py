@@ -84,7 +84,8 @@ class ControlPlane:
             return []
         events = [json.loads(line) for line in lines if line.strip()]
         return [
-            event for event in events
+            event
+            for event in events
             if event.get("stage") == "ResponseComplete" and (user is None or event["user"]["username"] == user)
         ]
 
@@ -159,48 +160,90 @@ def _start(
         plane.save()
         return process
 
-    etcd = spawn("etcd", [
-        str(installation.etcd), "--name", "kcp", "--data-dir", str(directory / "etcd-data"),
-        "--listen-client-urls", f"http://127.0.0.1:{etcd_client}",
-        "--advertise-client-urls", f"http://127.0.0.1:{etcd_client}",
-        "--listen-peer-urls", f"http://127.0.0.1:{etcd_peer}",
-        "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
-        "--initial-cluster", f"kcp=http://127.0.0.1:{etcd_peer}", "--unsafe-no-fsync",
-    ])
+    etcd = spawn(
+        "etcd",
+        [
+            str(installation.etcd),
+            "--name",
+            "kcp",
+            "--data-dir",
+            str(directory / "etcd-data"),
+            "--listen-client-urls",
+            f"http://127.0.0.1:{etcd_client}",
+            "--advertise-client-urls",
+            f"http://127.0.0.1:{etcd_client}",
+            "--listen-peer-urls",
+            f"http://127.0.0.1:{etcd_peer}",
+            "--initial-advertise-peer-urls",
+            f"http://127.0.0.1:{etcd_peer}",
+            "--initial-cluster",
+            f"kcp=http://127.0.0.1:{etcd_peer}",
+            "--unsafe-no-fsync",
+        ],
+    )
     _wait(etcd, plane, deadline, lambda: _get(f"http://127.0.0.1:{etcd_client}/health") == 200)
 
-    apiserver = spawn("kube-apiserver", [
-        str(installation.binary("kube-apiserver")), f"--etcd-servers=http://127.0.0.1:{etcd_client}",
-        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={secure}", "--insecure-port=0",
-        f"--cert-dir={directory / 'certs'}", f"--token-auth-file={pki / 'tokens.csv'}",
-        "--authorization-mode=Node,RBAC", f"--service-account-key-file={pki / 'sa.pub'}",
-        f"--service-account-signing-key-file={pki / 'sa.key'}",
-        "--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.0.0.0/24",
-        "--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--profiling=false",
-        f"--audit-policy-file={_write_audit_policy(pki)}", f"--audit-log-path={plane.audit_log}",
-        "--audit-log-format=json",
-    ])
+    apiserver = spawn(
+        "kube-apiserver",
+        [
+            str(installation.binary("kube-apiserver")),
+            f"--etcd-servers=http://127.0.0.1:{etcd_client}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={secure}",
+            "--insecure-port=0",
+            f"--cert-dir={directory / 'certs'}",
+            f"--token-auth-file={pki / 'tokens.csv'}",
+            "--authorization-mode=Node,RBAC",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--disable-admission-plugins=ServiceAccount",
+            "--allow-privileged=true",
+            "--profiling=false",
+            f"--audit-policy-file={_write_audit_policy(pki)}",
+            f"--audit-log-path={plane.audit_log}",
+            "--audit-log-format=json",
+        ],
+    )
     admin = {"Authorization": f"Bearer {plane.tokens['admin']}"}
     _wait(apiserver, plane, deadline, lambda: _get(f"{plane.server}/readyz", admin, plane.ca_file) == 200)
     _write_kubeconfig(plane)
     plane.save()
 
-    manager = spawn("kube-controller-manager", [
-        str(installation.binary("kube-controller-manager")), f"--kubeconfig={plane.kubeconfig}",
-        "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={kcm_port}", "--port=0",
-        f"--cert-dir={directory / 'kcm-certs'}", f"--controllers={','.join(controllers)}",
-        f"--service-account-private-key-file={pki / 'sa.key'}", f"--root-ca-file={plane.ca_file}",
-    ])
+    manager = spawn(
+        "kube-controller-manager",
+        [
+            str(installation.binary("kube-controller-manager")),
+            f"--kubeconfig={plane.kubeconfig}",
+            "--leader-elect=false",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={kcm_port}",
+            "--port=0",
+            f"--cert-dir={directory / 'kcm-certs'}",
+            f"--controllers={','.join(controllers)}",
+            f"--service-account-private-key-file={pki / 'sa.key'}",
+            f"--root-ca-file={plane.ca_file}",
+        ],
+    )
     _wait(manager, plane, deadline, lambda: _get(f"https://127.0.0.1:{kcm_port}/healthz") == 200)
 
 
 def _write_audit_policy(pki: Path) -> Path:
     """Every request at Metadata level (who did what to which object), so tests can prove what a client sent."""
     policy = pki / "audit-policy.json"
-    policy.write_text(json.dumps({
-        "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
-        "rules": [{"level": "Metadata"}],
-    }), encoding="utf-8")
+    policy.write_text(
+        json.dumps(
+            {
+                "apiVersion": "audit.k8s.io/v1",
+                "kind": "Policy",
+                "omitStages": ["RequestReceived"],
+                "rules": [{"level": "Metadata"}],
+            }
+        ),
+        encoding="utf-8",
+    )
     return policy
 
 
@@ -209,9 +252,7 @@ def _write_service_account_keys(pki: Path) -> None:
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
     )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     (pki / "sa.key").write_bytes(private)
     (pki / "sa.pub").write_bytes(public)
 

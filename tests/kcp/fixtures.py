@@ -111,13 +111,19 @@ def nodes(kubelet: FakeKubelet) -> Iterator[Callable[..., list[str]]]:
     """``nodes(count, allocatable=..., labels=..., taints=...)`` creates Ready nodes named uniquely for this test."""
     made: list[str] = []
 
-    def make(count: int = 1, allocatable: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-             taints: list[Json] | None = None) -> list[str]:
+    def make(
+        count: int = 1,
+        allocatable: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None,
+        taints: list[Json] | None = None,
+    ) -> list[str]:
         prefix = f"node-{secrets.token_hex(3)}"
         specs = [
-            {"metadata": {"name": f"{prefix}-{index}", "labels": dict(labels or {})},
-             "spec": {"taints": taints or []},
-             "status": {"allocatable": allocatable} if allocatable else {}}
+            {
+                "metadata": {"name": f"{prefix}-{index}", "labels": dict(labels or {})},
+                "spec": {"taints": taints or []},
+                "status": {"allocatable": allocatable} if allocatable else {},
+            }
             for index in range(count)
         ]
         made.extend(kubelet.add_nodes(specs))

@@ -64,8 +64,11 @@ def find() -> Installation | None:
     if etcd is None or not root.is_dir():
         return None
     builds = sorted(
-        (entry for entry in root.iterdir()
-         if (entry / COMPLETE_MARKER).is_file() and entry.name.endswith(f"+{REVISION}")),
+        (
+            entry
+            for entry in root.iterdir()
+            if (entry / COMPLETE_MARKER).is_file() and entry.name.endswith(f"+{REVISION}")
+        ),
         key=lambda entry: (entry / COMPLETE_MARKER).stat().st_mtime,
         reverse=True,
     )
@@ -122,8 +125,21 @@ def _install(root: Path, out: TextIO) -> Installation:
             _write_deb_src(sudo)
         _run([*sudo, "apt-get", "update"], "apt-get update", sink, log)
         _say(out, "installing packages: " + " ".join(APT_PACKAGES))
-        _run([*sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends",
-              *APT_PACKAGES], "apt-get install", sink, log)
+        _run(
+            [
+                *sudo,
+                "env",
+                "DEBIAN_FRONTEND=noninteractive",
+                "apt-get",
+                "install",
+                "-y",
+                "--no-install-recommends",
+                *APT_PACKAGES,
+            ],
+            "apt-get install",
+            sink,
+            log,
+        )
         version = _source_version(sink, log)
         entry = root / f"{version}+{REVISION}"
         if not (entry / COMPLETE_MARKER).is_file():
@@ -166,7 +182,7 @@ def deb_src_entries(sources: Sequence[tuple[str, str]]) -> str:
         else:
             for line in text.splitlines():
                 if re.match(r"^\s*deb\s", line):
-                    rest = line.strip()[len("deb"):].strip()
+                    rest = line.strip()[len("deb") :].strip()
                     stanzas.append(_one_line_to_deb822(rest))
     return "\n\n".join(stanzas) + "\n" if stanzas else ""
 

@@ -53,8 +53,14 @@ def node_object(node: Json) -> tuple[Json, Json]:
         "capacity": given.get("capacity") or allocatable,
         "allocatable": allocatable,
         "conditions": [
-            {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake kubelet is posting ready",
-             "lastHeartbeatTime": stamp, "lastTransitionTime": stamp},
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "fake kubelet is posting ready",
+                "lastHeartbeatTime": stamp,
+                "lastTransitionTime": stamp,
+            },
         ],
         "addresses": given.get("addresses") or [{"type": "Hostname", "address": metadata["name"]}],
     }
@@ -76,8 +82,15 @@ def running_status(pod: Json) -> Json:
         "hostIP": "127.0.0.1",
         "podIP": "127.0.0.1",
         "containerStatuses": [
-            {"name": container["name"], "image": container.get("image", ""), "imageID": "", "ready": True,
-             "started": True, "restartCount": 0, "state": {"running": {"startedAt": stamp}}}
+            {
+                "name": container["name"],
+                "image": container.get("image", ""),
+                "imageID": "",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": stamp}},
+            }
             for container in containers
         ],
     }
@@ -199,8 +212,14 @@ class FakeKubelet:
     def _force_delete(self, pod: Json) -> None:
         metadata = pod["metadata"]
         try:
-            self._api.delete("v1", "Pod", metadata["name"], metadata["namespace"], gracePeriodSeconds=0,
-                             preconditions={"uid": metadata["uid"]})
+            self._api.delete(
+                "v1",
+                "Pod",
+                metadata["name"],
+                metadata["namespace"],
+                gracePeriodSeconds=0,
+                preconditions={"uid": metadata["uid"]},
+            )
         except ApiError as error:
             if error.status not in (404, 409):
                 self.errors.append(f"delete {metadata['namespace']}/{metadata['name']}: {error}")

@@ -28,8 +28,14 @@ from tests.kcp.api import Api, ApiError, Json
 from tests.kcp.kubelet import FakeKubelet, running_status
 
 SERVER_FIELDS = (
-    "uid", "resourceVersion", "creationTimestamp", "selfLink", "managedFields", "generation",
-    "deletionTimestamp", "deletionGracePeriodSeconds",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "selfLink",
+    "managedFields",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
 )
 CONTROLLER_KINDS = ("Deployment", "CronJob", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController")
 SYNTHESIZED = {"ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "ReplicationController": "v1"}
@@ -100,10 +106,13 @@ class _Loader:
         pods = by_kind.pop("Pod", [])
         nodes = by_kind.pop("Node", [])
         namespaces = {obj["metadata"]["name"] for obj in by_kind.get("Namespace", [])}
-        implied = sorted({
-            obj["metadata"]["namespace"] for obj in self.objects
-            if obj.get("metadata", {}).get("namespace") and obj["metadata"]["namespace"] not in namespaces
-        })
+        implied = sorted(
+            {
+                obj["metadata"]["namespace"]
+                for obj in self.objects
+                if obj.get("metadata", {}).get("namespace") and obj["metadata"]["namespace"] not in namespaces
+            }
+        )
         by_kind.setdefault("Namespace", []).extend(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}} for name in implied
         )
@@ -208,7 +217,8 @@ def _by_depth(controllers: list[Json]) -> list[list[Json]]:
         if id(obj) not in depth:
             trail = trail | {obj["metadata"].get("uid", "")}
             parents = [
-                by_uid[reference["uid"]] for reference in obj["metadata"].get("ownerReferences") or []
+                by_uid[reference["uid"]]
+                for reference in obj["metadata"].get("ownerReferences") or []
                 if reference.get("uid") in by_uid and reference["uid"] not in trail
             ]
             depth[id(obj)] = 1 + max((level(parent, trail) for parent in parents), default=-1)

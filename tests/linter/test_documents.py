@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from linter.documents import extract
+from desched.documents import extract
 from tests.conftest import lint
 
 CONFIGMAP = """\
@@ -72,7 +72,7 @@ def test_helm_chart_image_tag_sets_the_target_version():
         "image: {tag: v0.32.0}\ndeschedulerPolicyAPIVersion: descheduler/v1alpha2\n"
         "deschedulerPolicy:\n  gracePeriodSeconds: 10\n  profiles: []\n"
     )
-    from linter.engine import Settings, lint_text
+    from desched.linter.engine import Settings, lint_text
 
     findings = lint_text("values.yaml", text, Settings()).findings
     assert [(f.rule, f.line) for f in findings if f.rule == "DS006"] == [("DS006", 4)]
@@ -103,7 +103,7 @@ def test_configmap_with_broken_embedded_policy_reports_ds001_at_outer_position()
 
 
 def test_chart_app_version_beside_the_values_sets_the_target(tmp_path):
-    from linter.engine import Settings, lint_file
+    from desched.linter.engine import Settings, lint_file
 
     (tmp_path / "Chart.yaml").write_text('apiVersion: v2\nname: descheduler\nappVersion: "0.32.1"\n')
     values = tmp_path / "values.yaml"

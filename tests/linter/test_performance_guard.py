@@ -24,7 +24,7 @@ from typing import NamedTuple
 import pytest
 import yaml
 
-from linter.engine import FileResult, Settings, lint_file, lint_repository
+from desched.linter.engine import FileResult, Settings, lint_file, lint_repository
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CORPUS = os.path.join(ROOT, "bench", "corpus.py")

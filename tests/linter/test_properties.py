@@ -8,7 +8,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linter.policy.spec import ARGS, PLUGINS
+from desched.policy.spec import ARGS, PLUGINS
 from tests.conftest import lint
 
 BASE = {

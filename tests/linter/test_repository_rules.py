@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from linter.cli import main
+from desched.cli import main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 REPOSITORY = "tests/linter/golden/repository"

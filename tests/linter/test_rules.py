@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from linter import rules
-from linter.docs import _examples, render_markdown
+from desched.linter import rules
+from desched.linter.docs import _examples, render_markdown
 from tests.conftest import lint
 
 RULES = rules.all_rules()
@@ -83,4 +83,4 @@ def test_docs_rules_md_is_current():
     path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "rules.md")
     with open(path, encoding="utf-8") as handle:
         committed = handle.read()
-    assert committed == render_markdown(), "docs/rules.md is stale: run `python -m linter.docs > docs/rules.md`"
+    assert committed == render_markdown(), "docs/rules.md is stale: run `python -m desched.linter.docs > docs/rules.md`"

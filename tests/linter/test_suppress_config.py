@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from linter.config import ConfigError, discover, load
+from desched.linter.config import ConfigError, discover, load
 from tests.conftest import lint
 
 POLICY = """\

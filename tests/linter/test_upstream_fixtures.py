@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from linter.engine import Settings, lint_file
+from desched.linter.engine import Settings, lint_file
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "upstream")
 

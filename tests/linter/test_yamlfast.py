@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from linter.yamlfast import compose_simple
-from linter.yamlsrc import MAX_DEPTH, YamlError, load_all
+from desched.yamlfast import compose_simple
+from desched.yamlsrc import MAX_DEPTH, YamlError, load_all
 from tests.trees import tree_difference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,8 +61,8 @@ ACCEPTED = [
     "a: yes\nb: ~\nc: 0x1f\nd: 1e3\ne: .inf\nf: -.Inf\ng: .nan\nh: null\ni: -1\nj: 017\nk: 1_000",
     "a: \"x\"\nb: 'y'\nc: 'it''s'\nd: \"\"\ne: ''\n\"f\": 1\n'g': 2\n'h''i': 3",
     "a: \"x\" #c\nb: x#y\nc: x #y\nd: 'a #b'",
-    "a: x \"#y\"\nb: x:y\nc: http://x/y?z=1\nd: b]c\ne: b,c{d}\nf: a!b&c*d|e>f",
-    "a: [x, y ,  z]\nb: {c: 1,  d: \"x\"}\nc: []\nd: {}\ne: [ ]\nf: { }",
+    'a: x "#y"\nb: x:y\nc: http://x/y?z=1\nd: b]c\ne: b,c{d}\nf: a!b&c*d|e>f',
+    'a: [x, y ,  z]\nb: {c: 1,  d: "x"}\nc: []\nd: {}\ne: [ ]\nf: { }',
     "a: [x,y,]\nb: {a: 1,}\nc: [-1, -x]\nd: [a b, c  d ]\ne: [nginx:1.2, 'x''y', \"z\"]",
     "a: {url: http://x, 'k': \"v\", \"q\": 'r'}",
     "a: [[x], {y: z}, [], {}]\nb: {c: [1, 2], d: {e: f}}",
@@ -71,18 +71,18 @@ ACCEPTED = [
     "-a: 1\n--b: 2",
     "- ---\n- ...",
     "a: é # ç\n😀b: [x, 'ü', y]\nc: {d: 😀}",
-    'a: 1:30\nb: 2024-01-01\nc: =\nd: <<\ne: 0o17\nf: +1\ng: 1.\nh: OFF\ni: ---\nj: ...',
+    "a: 1:30\nb: 2024-01-01\nc: =\nd: <<\ne: 0o17\nf: +1\ng: 1.\nh: OFF\ni: ---\nj: ...",
     "a:: b\nc: b:c\nx: {a: b:c, a:b: c}\ny: [a:b, 'c']",
-    '- -1\n- --\n- -x: 1',
-    'a:\n  - - x\n    - y\n  - z',
-    '- - a: 1\n    b: 2\n  - c',
-    'a:  x\n"a b":  \'c d\'  # x\nb: \'x\'\'\'\nc: \'\'\'\'',
-    'a:\n-\n-\n',
-    'a:\n\n  b: 1',
-    'a: [x]\n---\n- 1\n---\n',
-    '# c\n---\na: 1',
-    'a: {1: a, ~: b, true: c, \'1\': d}\nb: [yes, ~, 0x1f, .nan, ""]',
-    'a: {a: [b, c], d: {e: f}}  #x\nb: [ a ,b,  ]\nc: {  a:  1 ,b: 2,}',
+    "- -1\n- --\n- -x: 1",
+    "a:\n  - - x\n    - y\n  - z",
+    "- - a: 1\n    b: 2\n  - c",
+    "a:  x\n\"a b\":  'c d'  # x\nb: 'x'''\nc: ''''",
+    "a:\n-\n-\n",
+    "a:\n\n  b: 1",
+    "a: [x]\n---\n- 1\n---\n",
+    "# c\n---\na: 1",
+    "a: {1: a, ~: b, true: c, '1': d}\nb: [yes, ~, 0x1f, .nan, \"\"]",
+    "a: {a: [b, c], d: {e: f}}  #x\nb: [ a ,b,  ]\nc: {  a:  1 ,b: 2,}",
     "a: " + "b" * 5000,
     "- " + "b" * 5000,
     "a" * 999 + ": 1",
@@ -110,8 +110,8 @@ REFUSED = [
     "a: |\n  x\n",  # block scalar
     "a: >-\n  x\n",
     "a: x\n  y\n",  # multi-line plain scalar
-    "a: \"x\n  y\"\n",  # multi-line quoted scalar
-    "a: \"x\\ty\"",  # escape
+    'a: "x\n  y"\n',  # multi-line quoted scalar
+    'a: "x\\ty"',  # escape
     "a: [x,\n  y]\n",  # multi-line flow
     "? a\n: b\n",  # complex key
     "<<: {a: 1}\n",  # merge key
@@ -139,7 +139,7 @@ REFUSED = [
     "a: [,]",
     "a: [a, , b]",
     "a: [a] b",
-    "a: \"x\"#c",
+    'a: "x"#c',
     "a: 'x' y",
     "a" * 1030 + ": 1",  # libyaml stops looking for the colon of a key after 1024 characters
     "a: {" + "k" * 1030 + ": 1}",
@@ -156,7 +156,7 @@ def test_without_atomic_groups_the_scanner_gives_the_same_answers(monkeypatch: p
     import importlib
     import re
 
-    import linter.yamlfast as module
+    import desched.yamlfast as module
 
     compile_pattern = re.compile
 

@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.yamlsrc import MAX_DEPTH, YamlError, YMap, load_all, locate
+from desched.yamlsrc import MAX_DEPTH, YamlError, YMap, load_all, locate
 
 
 def test_positions_of_keys_values_and_items():
@@ -60,11 +60,25 @@ def test_syntax_error_has_position():
     assert info.value.message.startswith("invalid YAML:")
 
 
-def test_deep_nesting_is_refused_fast():
+DEEP_BLOCK = "a:\n" + "".join(" " * n + "b:\n" for n in range(1, 5000))
+
+
+@pytest.mark.parametrize("text", ["[" * 200_000 + "]" * 200_000, DEEP_BLOCK], ids=["flow", "block"])
+def test_deep_nesting_is_refused_fast(text):
+    """Refused with a position on the first line past the limit, whichever parser layer notices first (libyaml's
+    scanner has a flow-depth limit of its own in recent releases; its wording is not desched's contract)."""
     started = time.perf_counter()
-    with pytest.raises(YamlError, match="nesting deeper than"):
-        load_all("[" * 200_000 + "]" * 200_000)
-    assert time.perf_counter() - started < 5
+    with pytest.raises(YamlError) as refused:
+        load_all(text)
+    assert time.perf_counter() - started < 10
+    assert refused.value.line <= MAX_DEPTH + 1 and refused.value.column >= 1
+
+
+def test_deep_block_nesting_gets_desched_message_and_exact_position():
+    text = "a:\n" + "".join(" " * n + "b:\n" for n in range(1, MAX_DEPTH + 5))
+    with pytest.raises(YamlError, match=f"nesting deeper than {MAX_DEPTH} levels") as refused:
+        load_all(text)
+    assert (refused.value.line, refused.value.column) == (MAX_DEPTH + 1, MAX_DEPTH + 1)
 
 
 def test_depth_limit_is_exact():

@@ -1,1 +1,1 @@
-"""Tests of linter.migrate: upstream conversion tables, documented differences, and property tests."""
+"""Tests of desched.migrate: upstream conversion tables, documented differences, and property tests."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from linter.migrate import Conversion, ConversionError, Note, convert, is_v1alpha1, locate
+from desched.migrate import Conversion, ConversionError, Note, convert, is_v1alpha1, locate
 
 V1ALPHA1 = "descheduler/v1alpha1"
 LOW_PARAMS: dict[str, Any] = {
@@ -528,8 +528,8 @@ def test_docstring_examples() -> None:
     import doctest
     import sys
 
-    # ``linter.migrate.convert`` is shadowed by the re-exported function; the module is in sys.modules.
-    for name in ("linter.migrate.convert", "linter.migrate._decode", "linter.migrate._strategies"):
+    # ``desched.migrate.convert`` is shadowed by the re-exported function; the module is in sys.modules.
+    for name in ("desched.migrate.convert", "desched.migrate._decode", "desched.migrate._strategies"):
         failed, _ = doctest.testmod(sys.modules[name])
         assert failed == 0
 
@@ -537,7 +537,7 @@ def test_docstring_examples() -> None:
 def test_v1alpha1_document_holding_profiles_is_refused_not_emptied():
     import pytest
 
-    from linter.migrate import ConversionError, convert
+    from desched.migrate import ConversionError, convert
 
     source = {"apiVersion": "descheduler/v1alpha1", "kind": "DeschedulerPolicy", "profiles": [{"name": "p"}]}
     with pytest.raises(ConversionError) as info:

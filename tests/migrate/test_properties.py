@@ -9,9 +9,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linter.engine import Settings, lint_text
-from linter.migrate import ConversionError, convert, is_v1alpha1
-from linter.validation.vocab import podlifetime_states
+from desched.linter.engine import Settings, lint_text
+from desched.migrate import ConversionError, convert, is_v1alpha1
+from desched.validation.vocab import podlifetime_states
 
 V1ALPHA1 = "descheduler/v1alpha1"
 #: Errors the input itself already carries once converted: both utilization strategies enabled (DS205).

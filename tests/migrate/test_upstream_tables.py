@@ -3,7 +3,7 @@
 Every case runs ``convert`` upstream-compatible (expected: the table's ``upstream``/``args``/``error`` exactly) and in
 the default mode (expected: the same, edited by the documented differences the case names in ``default``; errors are
 the same in both modes). The differences are implemented here as edits of upstream's expectation, one function per
-difference documented in ``docs/migration.md`` and ``linter/migrate/convert.py``.
+difference documented in ``docs/migration.md`` and ``kernel/migrate/convert.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.migrate import ConversionError, Note, convert
+from desched.migrate import ConversionError, Note, convert
 
 TABLES = Path(__file__).parent / "tables"
 V1ALPHA1 = "descheduler/v1alpha1"

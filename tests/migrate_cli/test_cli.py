@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from linter.cli import main
-from linter.migrate import command
+from desched.cli import main
+from desched.migrate import command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -207,7 +207,7 @@ def test_chart_app_version_beside_values_sets_the_target(tree, capsys):
 def _cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {key: value for key, value in os.environ.items() if key != "DESCHED_DEBUG"}
     return subprocess.run(
-        [sys.executable, "-m", "linter", "migrate", *args],
+        [sys.executable, "-m", "desched", "migrate", *args],
         input=stdin,
         capture_output=True,
         cwd=cwd or ROOT,
@@ -267,10 +267,10 @@ def test_pre_commit_hook_definition():
 @pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None, reason="needs pre-commit, git")
 def test_pre_commit_try_repo_runs_the_migrate_hook(tmp_path):
     tracked = subprocess.run(
-        ["git", "ls-files", "--error-unmatch", "linter/migrate/command.py"], cwd=ROOT, capture_output=True, check=False
+        ["git", "ls-files", "--error-unmatch", "kernel/migrate/command.py"], cwd=ROOT, capture_output=True, check=False
     )
     if tracked.returncode != 0:
-        pytest.skip("try-repo installs only tracked files: commit linter/migrate first")
+        pytest.skip("try-repo installs only tracked files: commit kernel/migrate first")
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

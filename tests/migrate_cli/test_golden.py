@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from linter import versions
-from linter.cli import main
-from linter.engine import Settings, lint_text
-from linter.migrate.rewrite import migrate_text
+from desched import versions
+from desched.cli import main
+from desched.linter.engine import Settings, lint_text
+from desched.migrate.rewrite import migrate_text
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DESCHED_UPDATE_GOLDENS") == "1"

@@ -8,8 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linter.migrate.rewrite import migrate_text
-from linter.yamlsrc import load_all
+from desched.migrate.rewrite import migrate_text
+from desched.yamlsrc import load_all
 
 _PARAMS = {
     "RemoveDuplicates": {"removeDuplicates": {"excludeOwnerKinds": ["Job"]}, "namespaces": {"exclude": ["a", "b"]}},

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from linter.migrate.rewrite import COMMENT_PREFIX, migrate_text
-from linter.yamlsrc import load_all
+from desched.migrate.rewrite import COMMENT_PREFIX, migrate_text
+from desched.yamlsrc import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"

@@ -33,8 +33,10 @@ def node(name: str, labels: str = "{}") -> str:
     return f"---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels: {labels}\n"
 
 
-ROUTE = "---\napiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: prometheus-k8s\n" \
-        "  namespace: openshift-monitoring\n"
+ROUTE = (
+    "---\napiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n  name: prometheus-k8s\n"
+    "  namespace: openshift-monitoring\n"
+)
 NAMESPACE = "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-kube-descheduler-operator\n"
 KUBEVIRT_NODE = node("kv", "{kubevirt.io/schedulable: 'true'}")
 MONITORED = NAMESPACE + "  labels: {openshift.io/cluster-monitoring: 'true'}\n"
@@ -43,49 +45,95 @@ PRIORITY = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata
 
 CASES = [
     # (id, text, expected (line, message start) of DS505 findings)
-    ("lnu-vs-scheduler-hnu", kd("LongLifecycle") + scheduler("HighNodeUtilization"),
-     [(11, "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization may cause an eviction/")]),
-    ("lifecycle-vs-scheduler-hnu", kd("LifecycleAndUtilization") + scheduler("HighNodeUtilization"),
-     [(11, "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization")]),
-    ("devpreview-vs-scheduler-hnu", kd("DevPreviewLongLifecycle") + scheduler("HighNodeUtilization"),
-     [(11, "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization")]),
-    ("compact-vs-scheduler-lnu", kd("CompactAndScale") + scheduler("LowNodeUtilization"),
-     [(11, "enabling Descheduler CompactAndScale with Scheduler LowNodeUtilization may cause")]),
+    (
+        "lnu-vs-scheduler-hnu",
+        kd("LongLifecycle") + scheduler("HighNodeUtilization"),
+        [(11, "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization may cause an eviction/")],
+    ),
+    (
+        "lifecycle-vs-scheduler-hnu",
+        kd("LifecycleAndUtilization") + scheduler("HighNodeUtilization"),
+        [(11, "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization")],
+    ),
+    (
+        "devpreview-vs-scheduler-hnu",
+        kd("DevPreviewLongLifecycle") + scheduler("HighNodeUtilization"),
+        [(11, "enabling Descheduler LowNodeUtilization with Scheduler HighNodeUtilization")],
+    ),
+    (
+        "compact-vs-scheduler-lnu",
+        kd("CompactAndScale") + scheduler("LowNodeUtilization"),
+        [(11, "enabling Descheduler CompactAndScale with Scheduler LowNodeUtilization may cause")],
+    ),
     ("compact-vs-empty-scheduler-profile", kd("CompactAndScale") + scheduler(""), []),
     ("lifecycle-vs-scheduler-lnu", kd("LongLifecycle") + scheduler("LowNodeUtilization"), []),
     ("compact-vs-scheduler-hnu", kd("CompactAndScale") + scheduler("HighNodeUtilization"), []),
     ("kubevirt-vs-scheduler-hnu-not-checked", kd("KubeVirtRelieveAndMigrate") + scheduler("HighNodeUtilization"), []),
     ("no-scheduler-object", kd("LongLifecycle"), []),
-    ("kubevirt-without-kubevirt-nodes", kd("KubeVirtRelieveAndMigrate") + node("a") + node("b"),
-     [(11, "profile KubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed: none of the 2")]),
-    ("dev-kubevirt-without-kubevirt-nodes", kd("DevKubeVirtRelieveAndMigrate") + node("a"),
-     [(11, "profile DevKubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed")]),
+    (
+        "kubevirt-without-kubevirt-nodes",
+        kd("KubeVirtRelieveAndMigrate") + node("a") + node("b"),
+        [(11, "profile KubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed: none of the 2")],
+    ),
+    (
+        "dev-kubevirt-without-kubevirt-nodes",
+        kd("DevKubeVirtRelieveAndMigrate") + node("a"),
+        [(11, "profile DevKubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed")],
+    ),
     ("kubevirt-with-a-kubevirt-node", kd("KubeVirtRelieveAndMigrate") + node("a") + KUBEVIRT_NODE, []),
     ("kubevirt-no-nodes-known", kd("KubeVirtRelieveAndMigrate"), []),
-    ("route-without-ingress", kd("KubeVirtRelieveAndMigrate") + ROUTE,
-     [(11, "No ingress found in openshift-monitoring/prometheus-k8s route")]),
-    ("route-with-empty-host", kd("KubeVirtRelieveAndMigrate") + ROUTE + "status:\n  ingress:\n  - host: ''\n",
-     [(11, "Host for status.ingress[0] in openshift-monitoring/prometheus-k8s route is empty")]),
+    (
+        "route-without-ingress",
+        kd("KubeVirtRelieveAndMigrate") + ROUTE,
+        [(11, "No ingress found in openshift-monitoring/prometheus-k8s route")],
+    ),
+    (
+        "route-with-empty-host",
+        kd("KubeVirtRelieveAndMigrate") + ROUTE + "status:\n  ingress:\n  - host: ''\n",
+        [(11, "Host for status.ingress[0] in openshift-monitoring/prometheus-k8s route is empty")],
+    ),
     ("route-with-host", kd("KubeVirtRelieveAndMigrate") + ROUTE + HOST, []),
-    ("actual-utilization-route-without-ingress", kd("LongLifecycle", "    devActualUtilizationProfile: "
-                                                    "PrometheusCPUUsage\n") + ROUTE,
-     [(13, "No ingress found in openshift-monitoring/prometheus-k8s route")]),
+    (
+        "actual-utilization-route-without-ingress",
+        kd("LongLifecycle", "    devActualUtilizationProfile: PrometheusCPUUsage\n") + ROUTE,
+        [(13, "No ingress found in openshift-monitoring/prometheus-k8s route")],
+    ),
     ("no-prometheus-no-route-check", kd("LongLifecycle") + ROUTE, []),
-    ("namespace-without-monitoring-label", kd("KubeVirtRelieveAndMigrate") + NAMESPACE,
-     [(11, "namespace openshift-kube-descheduler-operator is not labeled with openshift.io/cluster-monitoring=true")]),
+    (
+        "namespace-without-monitoring-label",
+        kd("KubeVirtRelieveAndMigrate") + NAMESPACE,
+        [
+            (
+                11,
+                "namespace openshift-kube-descheduler-operator is not labeled with "
+                "openshift.io/cluster-monitoring=true",
+            )
+        ],
+    ),
     ("namespace-with-monitoring-label", kd("KubeVirtRelieveAndMigrate") + MONITORED, []),
     ("namespace-label-without-prometheus", kd("LongLifecycle") + NAMESPACE, []),
-    ("missing-priority-class", kd("LongLifecycle", "    thresholdPriorityClassName: gold\n")
-     + PRIORITY.format(name="silver"),
-     [(13, "thresholdPriorityClassName 'gold' names no PriorityClass of the inputs (silver)")]),
-    ("existing-priority-class", kd("LongLifecycle", "    thresholdPriorityClassName: gold\n")
-     + PRIORITY.format(name="gold"), []),
-    ("system-priority-class", kd("LongLifecycle", "    thresholdPriorityClassName: system-node-critical\n")
-     + PRIORITY.format(name="gold"), []),
+    (
+        "missing-priority-class",
+        kd("LongLifecycle", "    thresholdPriorityClassName: gold\n") + PRIORITY.format(name="silver"),
+        [(13, "thresholdPriorityClassName 'gold' names no PriorityClass of the inputs (silver)")],
+    ),
+    (
+        "existing-priority-class",
+        kd("LongLifecycle", "    thresholdPriorityClassName: gold\n") + PRIORITY.format(name="gold"),
+        [],
+    ),
+    (
+        "system-priority-class",
+        kd("LongLifecycle", "    thresholdPriorityClassName: system-node-critical\n") + PRIORITY.format(name="gold"),
+        [],
+    ),
     ("no-priority-classes-known", kd("LongLifecycle", "    thresholdPriorityClassName: gold\n") + node("a"), []),
-    ("snapshot-list", kd("KubeVirtRelieveAndMigrate") + "---\napiVersion: v1\nkind: List\nitems:\n"
-     "- {apiVersion: v1, kind: Node, metadata: {name: a}}\n",
-     [(11, "profile KubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed")]),
+    (
+        "snapshot-list",
+        kd("KubeVirtRelieveAndMigrate") + "---\napiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: a}}\n",
+        [(11, "profile KubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed")],
+    ),
 ]
 
 
@@ -99,12 +147,14 @@ def test_cluster_checks(text: str, expected: list[tuple[int, str]]) -> None:
 
 
 def test_the_check_reads_a_snapshot_given_beside_the_cr(tmp_path, capsys) -> None:
-    from linter.cli import main
+    from desched.cli import main
 
     (tmp_path / "kd.yaml").write_text(kd("LongLifecycle"))
-    (tmp_path / "snapshot.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: config.openshift.io/v1\n"
-                                            "  kind: Scheduler\n  metadata: {name: cluster}\n"
-                                            "  spec: {profile: HighNodeUtilization}\n")
+    (tmp_path / "snapshot.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: config.openshift.io/v1\n"
+        "  kind: Scheduler\n  metadata: {name: cluster}\n"
+        "  spec: {profile: HighNodeUtilization}\n"
+    )
     code = main(["lint", "--format", "json", str(tmp_path)])
     report = capsys.readouterr().out
     assert code == 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from linter.documents import extract
-from linter.rules._workload_examples import deployment
+from desched.documents import extract
+from desched.linter.rules._workload_examples import deployment
 from tests.conftest import lint
 
 KD = """\

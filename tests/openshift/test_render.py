@@ -7,7 +7,7 @@ import os
 import pytest
 import yaml
 
-from linter.openshift import Environment, RenderError, render
+from desched.openshift import Environment, RenderError, render
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 # The TestManageConfigMap cluster (reference §4).
@@ -202,10 +202,12 @@ def test_origins_point_into_the_cr():
 OPERATOR_QUERIES = [
     ("PrometheusCPUUsage", "instance:node_cpu:rate:sum"),
     ("PrometheusCPUPSIPressure", "rate(node_pressure_cpu_waiting_seconds_total[1m])"),
-    ("PrometheusCPUPSIPressureByUtilization",
-     'avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) and (1 - avg by (instance) '
-     '(rate(node_cpu_seconds_total{mode="idle"}[1m]))) > 0.7 or avg by (instance) '
-     '( rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0'),
+    (
+        "PrometheusCPUPSIPressureByUtilization",
+        "avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) and (1 - avg by (instance) "
+        '(rate(node_cpu_seconds_total{mode="idle"}[1m]))) > 0.7 or avg by (instance) '
+        "( rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0",
+    ),
     ("PrometheusMemoryPSIPressure", "rate(node_pressure_memory_waiting_seconds_total[1m])"),
     ("PrometheusIOPSIPressure", "rate(node_pressure_io_waiting_seconds_total[1m])"),
     ("PrometheusCPUCombined", "descheduler:combined_utilization_and_pressure:avg1m"),

@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from linter.cli import main
+from desched.cli import main
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -68,7 +68,7 @@ def test_missing_file(capsys):
 
 def test_subprocess_stdin_no_traceback():
     proc = subprocess.run(
-        [sys.executable, "-m", "linter", "render", "-"],
+        [sys.executable, "-m", "desched", "render", "-"],
         input="kind: KubeDescheduler\nspec: {profiles: [Nope]}\n",
         capture_output=True,
         text=True,

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from linter.openshift import FORBIDDEN, problems
-from linter.openshift.model import KUBEVIRT, PROFILES, format_duration, parse_duration
+from desched.openshift import FORBIDDEN, problems
+from desched.openshift.model import KUBEVIRT, PROFILES, format_duration, parse_duration
 
 
 def kd(spec: dict, **meta: str) -> dict:

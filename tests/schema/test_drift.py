@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linter import schema, versions
+from desched import schema, versions
 
 from .cases import REGENERATE, SCHEMAS
 

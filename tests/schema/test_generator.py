@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
-from linter import schema, versions
-from linter.policy.spec import ARGS, PLUGINS
+from desched import schema, versions
+from desched.policy.spec import ARGS, PLUGINS
 
 from .cases import CORPUS, SCHEMAS, TARGETS, validator
 
@@ -194,13 +194,13 @@ def test_envelope_is_required() -> None:
 
 
 def test_generator_does_not_import_jsonschema() -> None:
-    code = "import sys, linter.schema; sys.exit('jsonschema' in sys.modules)"
+    code = "import sys, desched.schema; sys.exit('jsonschema' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr or "linter.schema imports jsonschema"
+    assert result.returncode == 0, result.stderr or "desched.schema imports jsonschema"
 
 
 def test_every_semantic_rule_names_a_spec_field() -> None:
-    from linter.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, Kind, Type
+    from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, Kind, Type
 
     fields: set[tuple[str, str]] = set()
 

@@ -1,1 +1,1 @@
-"""Tests of linter.validation: upstream tables as data, label parsing, version gating, robustness."""
+"""Tests of desched.validation: upstream tables as data, label parsing, version gating, robustness."""

@@ -1,4 +1,4 @@
-"""``labels.Parse`` and ``LabelSelectorAsSelector`` as ported in linter.validation.labels."""
+"""``labels.Parse`` and ``LabelSelectorAsSelector`` as ported in desched.validation.labels."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from linter.validation import label_selector_error, parse_label_selector_string
-from linter.validation.labels import is_label_key, is_label_value
+from desched.validation import label_selector_error, parse_label_selector_string
+from desched.validation.labels import is_label_key, is_label_value
 
 TABLES = Path(__file__).parent / "tables"
 _KEY_REGEX_TEXT = (

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linter.validation import (
+from desched.validation import (
     PLUGINS,
     ArgError,
     construct_args,
@@ -16,8 +16,8 @@ from linter.validation import (
     validate_args,
     validate_policy,
 )
-from linter.validation.core import CODES
-from linter.validation.gourl import parse_error
+from desched.validation.core import CODES
+from desched.validation.gourl import parse_error
 
 # Keys upstream reads, so generated mappings actually reach the validators' branches.
 _KEYS = [

@@ -1,10 +1,10 @@
-"""Behaviour of linter.validation beyond upstream's tables: releases, codes, paths, constructor and policy checks."""
+"""Behaviour of desched.validation beyond upstream's tables: releases, codes, paths, constructor and policy checks."""
 
 from __future__ import annotations
 
 import pytest
 
-from linter.validation import (
+from desched.validation import (
     PLUGINS,
     ArgError,
     aggregate,
@@ -14,7 +14,7 @@ from linter.validation import (
     validate_args,
     validate_policy,
 )
-from linter.validation.gourl import parse_error
+from desched.validation.gourl import parse_error
 
 
 def messages(errors: list[ArgError]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Upstream's validation test tables, ported as data (tables/*.yaml), run against linter.validation.
+"""Upstream's validation test tables, ported as data (tables/*.yaml), run against desched.validation.
 
 Each table holds one upstream test function at one tag: ``kind: args`` tables call ``validate_args`` for ``plugin``;
 ``kind: policy`` tables rebuild phase C of ``validateDeschedulerConfiguration`` from ``validate_args`` and
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.validation import aggregate, render_policy_errors, validate_args, validate_policy
+from desched.validation import aggregate, render_policy_errors, validate_args, validate_policy
 
 TABLES = Path(__file__).parent / "tables"
 LABEL_PREFIX = "failed to get label selectors from strategy's params:"

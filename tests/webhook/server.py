@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from desched.webhook.certs import generate
 from tests.kcp.controlplane import free_ports
-from webhook.certs import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,10 +53,28 @@ class Running(NamedTuple):
 
 def start(directory: Path, *extra: str, timeout: float = 60) -> Running:
     """``desched webhook`` on free loopback ports with fresh certificates in ``directory``; ready or RuntimeError."""
-    return serve(directory, "desched webhook", lambda port, metrics_port: [
-        sys.executable, "-m", "linter", "webhook", "--host", "127.0.0.1", "--port", str(port), "--metrics-port",
-        str(metrics_port), "--tls-cert", str(directory / "tls.crt"), "--tls-key", str(directory / "tls.key"), *extra],
-        timeout=timeout)
+    return serve(
+        directory,
+        "desched webhook",
+        lambda port, metrics_port: [
+            sys.executable,
+            "-m",
+            "desched",
+            "webhook",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--metrics-port",
+            str(metrics_port),
+            "--tls-cert",
+            str(directory / "tls.crt"),
+            "--tls-key",
+            str(directory / "tls.key"),
+            *extra,
+        ],
+        timeout=timeout,
+    )
 
 
 def serve(directory: Path, name: str, command: Callable[[int, int], list[str]], timeout: float = 60) -> Running:
@@ -65,7 +83,7 @@ def serve(directory: Path, name: str, command: Callable[[int, int], list[str]], 
     RuntimeError if it exits or is not ready within ``timeout``."""
     ca_file = write_certificates(directory)
     port, metrics_port = free_ports(2)
-    log = directory / "webhook.log"
+    log = directory / "desched.webhook.log"
     with open(log, "wb") as sink:
         process = subprocess.Popen(command(port, metrics_port), cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
     running = Running(process, port, metrics_port, ca_file, log)

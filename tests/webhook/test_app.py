@@ -13,23 +13,37 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
-from webhook.review import Options
+from desched.webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
+from desched.webhook.review import Options
 
 Json = dict[str, Any]
-POLICY = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  plugins:\n" \
-         "    deschedule:\n      enabled: [PodLifeTime]\n"
+POLICY = (
+    "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  plugins:\n"
+    "    deschedule:\n      enabled: [PodLifeTime]\n"
+)
 SECRET = "s3cr3t-value-that-must-never-be-logged"
 
 
 def review(obj: Json | None, uid: str = "uid-7", operation: str = "CREATE", kind: str = "ConfigMap") -> Json:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": uid, "kind": {"group": "", "version": "v1", "kind": kind}, "operation": operation, "object": obj}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": kind},
+            "operation": operation,
+            "object": obj,
+        },
+    }
 
 
 def configmap(text: str) -> Json:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "kube-system"},
-            "data": {"policy.yaml": text, "note": SECRET}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "d", "namespace": "kube-system"},
+        "data": {"policy.yaml": text, "note": SECRET},
+    }
 
 
 @pytest.fixture
@@ -60,19 +74,20 @@ def test_oversized_bodies_get_413_and_malformed_ones_400(client: TestClient) -> 
 
 
 def test_a_decision_over_budget_is_answered_not_dropped(reviewer: Reviewer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import webhook.app
+    from desched.webhook import app as webhook_app
 
     def slow(*args: Any) -> Any:
         time.sleep(0.5)
         raise AssertionError("never used")
 
     monkeypatch.setattr(reviewer.decisions, "decide", slow)
-    monkeypatch.setattr(webhook.app, "INLINE_BYTES", 0)  # every decision in the thread pool, under the budget
+    monkeypatch.setattr(webhook_app, "INLINE_BYTES", 0)  # every decision in the thread pool, under the budget
     reviewer.budget = 0.05
     client = TestClient(create_app(reviewer))
     policy = client.post("/validate", json=review(configmap(POLICY))).json()["response"]
-    assert policy["allowed"] is False and policy["status"]["message"] == "desched: validation did not finish " \
-                                                                         "within 0.05s"
+    assert (
+        policy["allowed"] is False and policy["status"]["message"] == "desched: validation did not finish within 0.05s"
+    )
     workload = client.post("/validate", json=review({"kind": "Deployment"}, kind="Deployment")).json()["response"]
     assert workload["allowed"] is True and workload["warnings"] == ["desched: validation did not finish within 0.05s"]
 
@@ -90,14 +105,17 @@ class ActivePolicy:
         return (namespace, name) == ("kube-system", "d")
 
 
-@pytest.mark.parametrize(("obj", "kind", "cluster", "expected"), [
-    (configmap(POLICY), "ConfigMap", None, True),
-    (configmap(POLICY), "ConfigMap", ActivePolicy(), False),  # its update is checked against every cached workload
-    (configmap(POLICY + "x: &a [1]\ny: *a\n"), "ConfigMap", None, False),  # an alias may expand beyond the size
-    (configmap(POLICY + "#" * 20_000), "ConfigMap", None, False),
-    ({"kind": "KubeDescheduler", "spec": {}}, "KubeDescheduler", None, True),
-    ({"kind": "Deployment"}, "Deployment", None, False),  # reads the cluster cache
-])
+@pytest.mark.parametrize(
+    ("obj", "kind", "cluster", "expected"),
+    [
+        (configmap(POLICY), "ConfigMap", None, True),
+        (configmap(POLICY), "ConfigMap", ActivePolicy(), False),  # its update is checked against every cached workload
+        (configmap(POLICY + "x: &a [1]\ny: *a\n"), "ConfigMap", None, False),  # an alias may expand beyond the size
+        (configmap(POLICY + "#" * 20_000), "ConfigMap", None, False),
+        ({"kind": "KubeDescheduler", "spec": {}}, "KubeDescheduler", None, True),
+        ({"kind": "Deployment"}, "Deployment", None, False),  # reads the cluster cache
+    ],
+)
 def test_only_small_policy_objects_are_decided_on_the_event_loop(
     obj: Json, kind: str, cluster: Any, expected: bool
 ) -> None:
@@ -109,23 +127,26 @@ def test_an_object_seen_before_is_answered_from_the_cache_with_its_own_uid(
     reviewer: Reviewer, client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = client.post("/validate", json=review(configmap(POLICY), uid="a")).json()["response"]
-    import webhook.review
+    from desched.webhook import review as webhook_review
 
-    monkeypatch.setattr(webhook.review, "decide", lambda *args: pytest.fail("decided again"))
+    monkeypatch.setattr(webhook_review, "decide", lambda *args: pytest.fail("decided again"))
     again = client.post("/validate", json=review(configmap(POLICY), uid="b")).json()["response"]
     assert again == {**first, "uid": "b"}
     assert "desched_webhook_decision_cache_hits_total 1" in reviewer.metrics.exposition()
 
 
-@pytest.mark.parametrize("change", [
-    lambda obj: obj["data"].update({"policy.yaml": POLICY + "# edited\n"}),
-    lambda obj: obj["metadata"].update({"name": "other"}),
-    lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": "incident 42"}}),
-    lambda obj: obj.update({"data": dict(reversed(obj["data"].items()))}),  # locations follow the received order
-    lambda obj: obj["metadata"].update({"namespace": "other"}),
-    lambda obj: obj.update({"apiVersion": "v2"}),
-    lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": None}}),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda obj: obj["data"].update({"policy.yaml": POLICY + "# edited\n"}),
+        lambda obj: obj["metadata"].update({"name": "other"}),
+        lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": "incident 42"}}),
+        lambda obj: obj.update({"data": dict(reversed(obj["data"].items()))}),  # locations follow the received order
+        lambda obj: obj["metadata"].update({"namespace": "other"}),
+        lambda obj: obj.update({"apiVersion": "v2"}),
+        lambda obj: obj["metadata"].update({"annotations": {"desched.io/skip-validation": None}}),
+    ],
+)
 def test_a_changed_object_is_decided_again(reviewer: Reviewer, client: TestClient, change: Any) -> None:
     client.post("/validate", json=review(configmap(POLICY)))
     changed = configmap(POLICY)
@@ -134,12 +155,19 @@ def test_a_changed_object_is_decided_again(reviewer: Reviewer, client: TestClien
     assert "desched_webhook_decision_cache_hits_total 0" in reviewer.metrics.exposition()
 
 
-def test_metadata_the_decision_does_not_read_still_finds_it_in_the_cache(reviewer: Reviewer, client: TestClient) -> \
-        None:
+def test_metadata_the_decision_does_not_read_still_finds_it_in_the_cache(
+    reviewer: Reviewer, client: TestClient
+) -> None:
     client.post("/validate", json=review(configmap(POLICY)))
     changed = configmap(POLICY)
-    changed["metadata"].update({"labels": {"team": "a"}, "resourceVersion": "7", "managedFields": [{"manager": "m"}],
-                                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}})
+    changed["metadata"].update(
+        {
+            "labels": {"team": "a"},
+            "resourceVersion": "7",
+            "managedFields": [{"manager": "m"}],
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+        }
+    )
     client.post("/validate", json=review(changed))
     assert "desched_webhook_decision_cache_hits_total 1" in reviewer.metrics.exposition()
 
@@ -181,24 +209,50 @@ def test_logs_are_json_with_the_uid_and_never_the_data(client: TestClient, caplo
 
 MALFORMED = st.one_of(
     st.binary(max_size=200),
-    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-                 lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-                 max_leaves=20).map(lambda value: json.dumps(value).encode()),
-    st.fixed_dictionaries({
-        "apiVersion": st.sampled_from(["admission.k8s.io/v1", "v1", ""]),
-        "kind": st.sampled_from(["AdmissionReview", "Other"]),
-        "request": st.one_of(st.none(), st.text(max_size=5), st.fixed_dictionaries({
-            "uid": st.one_of(st.text(max_size=8), st.integers(), st.none()),
-            "kind": st.one_of(st.fixed_dictionaries({"kind": st.sampled_from(
-                ["ConfigMap", "KubeDescheduler", "Deployment", "PodDisruptionBudget", "Pod", ""])}), st.text()),
-            "operation": st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", 5]),
-            "object": st.one_of(st.none(), st.text(max_size=5), st.dictionaries(
-                st.sampled_from(["metadata", "data", "spec", "kind", "apiVersion"]),
-                st.one_of(st.none(), st.text(max_size=30), st.dictionaries(st.text(max_size=8),
-                                                                            st.text(max_size=60), max_size=3)),
-                max_size=5)),
-        })),
-    }).map(lambda value: json.dumps(value).encode()),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+        max_leaves=20,
+    ).map(lambda value: json.dumps(value).encode()),
+    st.fixed_dictionaries(
+        {
+            "apiVersion": st.sampled_from(["admission.k8s.io/v1", "v1", ""]),
+            "kind": st.sampled_from(["AdmissionReview", "Other"]),
+            "request": st.one_of(
+                st.none(),
+                st.text(max_size=5),
+                st.fixed_dictionaries(
+                    {
+                        "uid": st.one_of(st.text(max_size=8), st.integers(), st.none()),
+                        "kind": st.one_of(
+                            st.fixed_dictionaries(
+                                {
+                                    "kind": st.sampled_from(
+                                        ["ConfigMap", "KubeDescheduler", "Deployment", "PodDisruptionBudget", "Pod", ""]
+                                    )
+                                }
+                            ),
+                            st.text(),
+                        ),
+                        "operation": st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT", 5]),
+                        "object": st.one_of(
+                            st.none(),
+                            st.text(max_size=5),
+                            st.dictionaries(
+                                st.sampled_from(["metadata", "data", "spec", "kind", "apiVersion"]),
+                                st.one_of(
+                                    st.none(),
+                                    st.text(max_size=30),
+                                    st.dictionaries(st.text(max_size=8), st.text(max_size=60), max_size=3),
+                                ),
+                                max_size=5,
+                            ),
+                        ),
+                    }
+                ),
+            ),
+        }
+    ).map(lambda value: json.dumps(value).encode()),
 )
 
 
@@ -215,10 +269,19 @@ def post(app: Any, body: bytes) -> tuple[int, bytes]:
         else:
             answer["body"] += message.get("body", b"")
 
-    scope = {"type": "http", "http_version": "1.1", "method": "POST", "path": "/validate", "raw_path": b"/validate",
-             "root_path": "", "scheme": "https", "query_string": b"",
-             "headers": [(b"content-type", b"application/json")], "client": ("127.0.0.1", 1),
-             "server": ("127.0.0.1", 8443)}
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": "POST",
+        "path": "/validate",
+        "raw_path": b"/validate",
+        "root_path": "",
+        "scheme": "https",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8443),
+    }
     asyncio.run(app(scope, receive, send))
     return answer["status"], answer["body"]
 

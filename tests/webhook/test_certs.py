@@ -24,11 +24,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from linter.cli import UsageError
-from linter.kube import Cluster
+from desched.errors import UsageError
+from desched.kube import Cluster
+from desched.webhook.certs import BACKDATE, CA_DAYS, CERTS, generate
 from tests.kcp.api import Api, ApiError
 from tests.kcp.controlplane import ControlPlane
-from webhook.certs import BACKDATE, CA_DAYS, CERTS, generate
 
 DNS = "desched-webhook.desched.svc"
 FILES = ("ca.crt", "tls.key", "tls.crt")
@@ -81,8 +81,10 @@ def handshake(directory: Path, server_hostname: str, cafile: Path | None = None)
         thread = threading.Thread(target=serve)
         thread.start()
         try:
-            with socket.create_connection(listener.getsockname(), timeout=10) as raw, \
-                    client.wrap_socket(raw, server_hostname=server_hostname) as tls:
+            with (
+                socket.create_connection(listener.getsockname(), timeout=10) as raw,
+                client.wrap_socket(raw, server_hostname=server_hostname) as tls,
+            ):
                 assert tls.recv(2) == b"ok"
         finally:
             thread.join(10)
@@ -102,8 +104,22 @@ def test_writes_the_pem_files_with_private_key_modes(capsys: Capture, tmp_path: 
 
 def test_serving_certificate_properties(capsys: Capture, tmp_path: Path) -> None:
     before = datetime.datetime.now(datetime.timezone.utc)
-    certs(capsys, tmp_path, "--dns-name", DNS, "--dns-name", "localhost", "--dns-name", DNS, "--ip", "127.0.0.1",
-          "--ip", "::1", "--days", "30")
+    certs(
+        capsys,
+        tmp_path,
+        "--dns-name",
+        DNS,
+        "--dns-name",
+        "localhost",
+        "--dns-name",
+        DNS,
+        "--ip",
+        "127.0.0.1",
+        "--ip",
+        "::1",
+        "--days",
+        "30",
+    )
     ca, cert = load(tmp_path / "ca.crt"), load(tmp_path / "tls.crt")
     extensions = cert.extensions
     names = extensions.get_extension_for_class(x509.SubjectAlternativeName).value
@@ -250,8 +266,9 @@ def webhook_configuration(name: str, ca_bundle: str) -> dict[str, object]:
         return {
             "name": f"{index}.certs.desched.test",
             "clientConfig": {**client, "caBundle": ca_bundle} if index == 0 else client,
-            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-                       "resources": ["configmaps"]}],
+            "rules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+            ],
             "namespaceSelector": {"matchLabels": {"desched.test/never": "x"}},
             "failurePolicy": "Ignore",
             "sideEffects": "None",
@@ -278,10 +295,20 @@ def configuration(kube: Api) -> Iterator[str]:
 
 
 @pytest.mark.cluster
-def test_apply_creates_then_replaces_the_secret(capsys: Capture, tmp_path: Path, control_plane: ControlPlane, kube: Api,
-                                                namespace: str) -> None:
-    flags = ("--dns-name", DNS, "--secret", f"{namespace}/webhook-tls", "--apply",
-             "--kubeconfig", control_plane.kubeconfig, "--context", "admin")
+def test_apply_creates_then_replaces_the_secret(
+    capsys: Capture, tmp_path: Path, control_plane: ControlPlane, kube: Api, namespace: str
+) -> None:
+    flags = (
+        "--dns-name",
+        DNS,
+        "--secret",
+        f"{namespace}/webhook-tls",
+        "--apply",
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--context",
+        "admin",
+    )
     versions = []
     for action in ("created", "replaced"):
         lines = certs(capsys, tmp_path, *flags)
@@ -296,16 +323,28 @@ def test_apply_creates_then_replaces_the_secret(capsys: Capture, tmp_path: Path,
 
 
 @pytest.mark.cluster
-def test_patch_webhook_sets_every_ca_bundle(capsys: Capture, tmp_path: Path, control_plane: ControlPlane, kube: Api,
-                                            configuration: str) -> None:
-    lines = certs(capsys, tmp_path, "--dns-name", DNS, "--patch-webhook", configuration,
-                  "--kubeconfig", control_plane.kubeconfig, "--context", "admin")
+def test_patch_webhook_sets_every_ca_bundle(
+    capsys: Capture, tmp_path: Path, control_plane: ControlPlane, kube: Api, configuration: str
+) -> None:
+    lines = certs(
+        capsys,
+        tmp_path,
+        "--dns-name",
+        DNS,
+        "--patch-webhook",
+        configuration,
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--context",
+        "admin",
+    )
     assert lines[-1] == f"patched caBundle of 2 webhooks in validatingwebhookconfiguration {configuration}"
     stored = kube.get("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", configuration)
     expected = base64.b64encode((tmp_path / "ca.crt").read_bytes()).decode()
     assert [webhook["clientConfig"]["caBundle"] for webhook in stored["webhooks"]] == [expected, expected]
     assert [webhook["clientConfig"]["url"] for webhook in stored["webhooks"]] == [
-        "https://127.0.0.1:9/validate-0", "https://127.0.0.1:9/validate-1"
+        "https://127.0.0.1:9/validate-0",
+        "https://127.0.0.1:9/validate-1",
     ]
 
 
@@ -317,13 +356,26 @@ def test_patch_webhook_refuses_a_configuration_changed_since_it_was_read(
 
     def read_then_change(self: Cluster, path: str, params: dict[str, object] | None = None) -> dict[str, object]:
         document = read(self, path, params)
-        kube.patch("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", configuration,
-                   {"metadata": {"labels": {"changed": "meanwhile"}}})
+        kube.patch(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            configuration,
+            {"metadata": {"labels": {"changed": "meanwhile"}}},
+        )
         return document
 
     monkeypatch.setattr(Cluster, "get", read_then_change)
-    message = failure(tmp_path, "--dns-name", DNS, "--patch-webhook", configuration,
-                      "--kubeconfig", control_plane.kubeconfig, "--context", "admin")
+    message = failure(
+        tmp_path,
+        "--dns-name",
+        DNS,
+        "--patch-webhook",
+        configuration,
+        "--kubeconfig",
+        control_plane.kubeconfig,
+        "--context",
+        "admin",
+    )
     assert message.startswith(f"cannot patch validatingwebhookconfiguration {configuration}: PATCH ")
     assert ": 409 " in message and "the object has been modified" in message
     stored = kube.get("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", configuration)
@@ -331,8 +383,9 @@ def test_patch_webhook_refuses_a_configuration_changed_since_it_was_read(
 
 
 @pytest.mark.cluster
-def test_api_errors_are_one_line_usage_errors(tmp_path: Path, control_plane: ControlPlane, kube: Api,
-                                              namespace: str, configuration: str) -> None:
+def test_api_errors_are_one_line_usage_errors(
+    tmp_path: Path, control_plane: ControlPlane, kube: Api, namespace: str, configuration: str
+) -> None:
     unprivileged = ("--kubeconfig", control_plane.kubeconfig, "--context", "unprivileged")
     message = failure(tmp_path, "--dns-name", DNS, "--patch-webhook", configuration, *unprivileged)
     assert message.startswith(f"cannot patch validatingwebhookconfiguration {configuration}: GET ")

@@ -32,8 +32,17 @@ CONFIGURATION = "desched"
 IMAGE = "ghcr.io/desched/desched:0.1.0"
 POLICY_LABEL = {"desched.io/policy": "true"}
 CLUSTER_KINDS = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration"}
-INSTALL_KINDS = {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment",
-                 "PodDisruptionBudget", "Service", "NetworkPolicy", "ValidatingWebhookConfiguration"}
+INSTALL_KINDS = {
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Deployment",
+    "PodDisruptionBudget",
+    "Service",
+    "NetworkPolicy",
+    "ValidatingWebhookConfiguration",
+}
 CERT_MANAGER_KINDS = {"Issuer", "Certificate"}
 
 # The contract: what each webhook entry sends, as (group, version, resource, operation).
@@ -42,21 +51,38 @@ RULES = {
     "policies.desched.io": {("", "v1", "configmaps", op) for op in CREATE_UPDATE},
     "kubedeschedulers.desched.io": {("operator.openshift.io", "v1", "kubedeschedulers", op) for op in CREATE_UPDATE},
     "workloads.desched.io": {
-        *{("apps", "v1", resource, op) for resource in ("deployments", "statefulsets", "replicasets")
-          for op in CREATE_UPDATE},
+        *{
+            ("apps", "v1", resource, op)
+            for resource in ("deployments", "statefulsets", "replicasets")
+            for op in CREATE_UPDATE
+        },
         *{("", "v1", "replicationcontrollers", op) for op in CREATE_UPDATE},
         *{("batch", "v1", "jobs", op) for op in CREATE_UPDATE},
-        *{("policy", version, "poddisruptionbudgets", op) for version in ("v1", "v1beta1")
-          for op in ("CREATE", "UPDATE", "DELETE")},
+        *{
+            ("policy", version, "poddisruptionbudgets", op)
+            for version in ("v1", "v1beta1")
+            for op in ("CREATE", "UPDATE", "DELETE")
+        },
     },
 }
 POLICY_WEBHOOKS = ("policies.desched.io", "kubedeschedulers.desched.io")
 # The contract: read-only, on exactly these (group, resource).
-READS = {("", "configmaps"), ("", "namespaces"), ("", "persistentvolumeclaims"), ("", "replicationcontrollers"),
-         ("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("apps", "daemonsets"),
-         ("batch", "jobs"), ("batch", "cronjobs"), ("autoscaling", "horizontalpodautoscalers"),
-         ("policy", "poddisruptionbudgets"), ("scheduling.k8s.io", "priorityclasses"),
-         ("storage.k8s.io", "storageclasses")}
+READS = {
+    ("", "configmaps"),
+    ("", "namespaces"),
+    ("", "persistentvolumeclaims"),
+    ("", "replicationcontrollers"),
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "replicasets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+    ("autoscaling", "horizontalpodautoscalers"),
+    ("policy", "poddisruptionbudgets"),
+    ("scheduling.k8s.io", "priorityclasses"),
+    ("storage.k8s.io", "storageclasses"),
+}
 # The contract: `desched webhook` flags (all take a value); --deny is optional.
 REQUIRED_FLAGS = {"--host", "--port", "--tls-cert", "--tls-key", "--metrics-port", "--mode", "--policy-configmap"}
 OPTIONAL_FLAGS = {"--deny"}
@@ -112,8 +138,10 @@ def _merge(target: Obj, patch: Obj) -> None:
 
 
 def _matches(obj: Obj, target: Obj) -> bool:
-    return all(obj.get(key) == value if key in ("kind",) else obj["metadata"].get(key) == value
-               for key, value in target.items())
+    return all(
+        obj.get(key) == value if key in ("kind",) else obj["metadata"].get(key) == value
+        for key, value in target.items()
+    )
 
 
 def _pod_templates(obj: Obj) -> Iterator[Obj]:
@@ -174,8 +202,10 @@ def _build(overlay: str, builder: str) -> list[Obj]:
     return _build_python(DEPLOY / overlay)
 
 
-@pytest.fixture(params=[(overlay, builder) for overlay in OVERLAYS for builder in ("python", "kubectl")],
-                ids=lambda param: f"{param[0]}-{param[1]}")
+@pytest.fixture(
+    params=[(overlay, builder) for overlay in OVERLAYS for builder in ("python", "kubectl")],
+    ids=lambda param: f"{param[0]}-{param[1]}",
+)
 def built(request: pytest.FixtureRequest) -> tuple[str, list[Obj]]:
     overlay, builder = request.param
     return overlay, _build(overlay, builder)
@@ -243,8 +273,10 @@ def test_the_overlay_installs_everything_in_the_namespace(built: tuple[str, list
     for obj in objects:
         expected = None if obj["kind"] in CLUSTER_KINDS else NAMESPACE
         assert obj["metadata"].get("namespace") == expected, (obj["kind"], obj["metadata"]["name"])
-        assert obj["metadata"]["labels"] == {"app.kubernetes.io/name": "desched",
-                                             "app.kubernetes.io/component": "webhook"}
+        assert obj["metadata"]["labels"] == {
+            "app.kubernetes.io/name": "desched",
+            "app.kubernetes.io/component": "webhook",
+        }
 
 
 # -- the server -----------------------------------------------------------------------------------------------------
@@ -260,16 +292,21 @@ def test_the_deployment_is_highly_available_and_hardened(built: tuple[str, list[
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0  # a rollout never drops below two replicas
     pod = spec["template"]["spec"]
     (term,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
-    assert term["podAffinityTerm"] == {"topologyKey": "kubernetes.io/hostname",
-                                       "labelSelector": {"matchLabels": labels}}
+    assert term["podAffinityTerm"] == {
+        "topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": labels},
+    }
     assert pod["serviceAccountName"] == "desched-webhook"
     security = pod["securityContext"]
     assert security["runAsNonRoot"] is True and security["runAsUser"] != 0 and security["runAsGroup"] != 0
     assert security["seccompProfile"] == {"type": "RuntimeDefault"}
     container = _container(objects)
     assert container["image"] == IMAGE
-    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                            "capabilities": {"drop": ["ALL"]}}
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
     resources = container["resources"]
     assert set(resources["requests"]) == {"cpu", "memory"} and "memory" in resources["limits"]
     # The key is readable by the server's group only, through the whole-Secret mount (a subPath never updates).
@@ -299,9 +336,11 @@ def test_probes_use_the_metrics_port_paths(built: tuple[str, list[Obj]]) -> None
     _, objects = built
     container = _container(objects)
     probes = {name: container[name]["httpGet"] for name in ("startupProbe", "livenessProbe", "readinessProbe")}
-    assert probes == {"startupProbe": {"path": "/healthz", "port": "metrics"},
-                      "livenessProbe": {"path": "/healthz", "port": "metrics"},
-                      "readinessProbe": {"path": "/readyz", "port": "metrics"}}
+    assert probes == {
+        "startupProbe": {"path": "/healthz", "port": "metrics"},
+        "livenessProbe": {"path": "/healthz", "port": "metrics"},
+        "readinessProbe": {"path": "/readyz", "port": "metrics"},
+    }
 
 
 def test_shutdown_outlasts_the_pre_stop_sleep_and_the_longest_admission_call(built: tuple[str, list[Obj]]) -> None:
@@ -349,14 +388,22 @@ def test_the_network_policy_opens_8443_to_all_and_9090_to_monitoring(built: tupl
 def test_rbac_is_read_only_on_exactly_the_contracted_resources(built: tuple[str, list[Obj]]) -> None:
     _, objects = built
     role = _one(objects, "ClusterRole", "desched-webhook")
-    granted = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
-               for resource in rule["resources"] for verb in rule["verbs"]}
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
     assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in role["rules"])  # no resourceNames, URLs
     assert granted == {(group, resource, verb) for group, resource in READS for verb in ("get", "list", "watch")}
     assert not [kind for kind in ("Role", "RoleBinding") if any(obj["kind"] == kind for obj in objects)]
     binding = _one(objects, "ClusterRoleBinding", "desched-webhook")
-    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                  "name": "desched-webhook"}
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "desched-webhook",
+    }
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "desched-webhook", "namespace": NAMESPACE}]
     account = _one(objects, "ServiceAccount", "desched-webhook")
     assert account["automountServiceAccountToken"] is True  # it lists and watches through the API
@@ -374,9 +421,14 @@ def test_each_webhook_entry_is_complete(built: tuple[str, list[Obj]]) -> None:
         assert webhook["failurePolicy"] in ("Fail", "Ignore"), name
         assert webhook["matchPolicy"] == "Equivalent", name
         assert 1 <= webhook["timeoutSeconds"] <= 10, name
-        assert webhook["clientConfig"] == {"service": {"name": service["metadata"]["name"],
-                                                       "namespace": service["metadata"]["namespace"],
-                                                       "path": "/validate", "port": 443}}, name
+        assert webhook["clientConfig"] == {
+            "service": {
+                "name": service["metadata"]["name"],
+                "namespace": service["metadata"]["namespace"],
+                "path": "/validate",
+                "port": 443,
+            }
+        }, name
         assert "caBundle" not in webhook["clientConfig"]  # written in the cluster, never committed
 
 
@@ -385,9 +437,14 @@ def test_the_rules_cover_exactly_the_contracted_kinds_and_operations(built: tupl
     webhooks = _webhooks(objects)
     assert set(webhooks) == set(RULES)
     for name, webhook in webhooks.items():
-        covered = {(group, version, resource, operation) for rule in webhook["rules"]
-                   for group in rule["apiGroups"] for version in rule["apiVersions"]
-                   for resource in rule["resources"] for operation in rule["operations"]}
+        covered = {
+            (group, version, resource, operation)
+            for rule in webhook["rules"]
+            for group in rule["apiGroups"]
+            for version in rule["apiVersions"]
+            for resource in rule["resources"]
+            for operation in rule["operations"]
+        }
         assert covered == RULES[name], name
         assert all(rule["scope"] == "Namespaced" for rule in webhook["rules"]), name
 
@@ -427,7 +484,8 @@ def test_cert_manager_issues_the_mounted_secret_for_the_service_names() -> None:
         assert "server auth" in serving["spec"]["usages"]
         configuration = _one(objects, "ValidatingWebhookConfiguration", CONFIGURATION)
         assert configuration["metadata"]["annotations"] == {
-            "cert-manager.io/inject-ca-from": f"{serving['metadata']['namespace']}/{serving['metadata']['name']}"}
+            "cert-manager.io/inject-ca-from": f"{serving['metadata']['namespace']}/{serving['metadata']['name']}"
+        }
         # The chain: the serving certificate's Issuer is a CA Issuer whose secret a CA Certificate from a self-signed
         # Issuer writes.
         issuers = {obj["metadata"]["name"]: obj["spec"] for obj in objects if obj["kind"] == "Issuer"}
@@ -475,8 +533,11 @@ def test_the_readme_commands_match_the_manifests() -> None:
     certs = re.search(r"desched certs (.+?)\n(?!\s)", section.replace("\\\n", " "))
     assert certs is not None
     words = certs.group(1).split()
-    given = {flag: words[index + 1] for index, flag in enumerate(words) if flag.startswith("--")
-             and index + 1 < len(words) and not words[index + 1].startswith("--")}
+    given = {
+        flag: words[index + 1]
+        for index, flag in enumerate(words)
+        if flag.startswith("--") and index + 1 < len(words) and not words[index + 1].startswith("--")
+    }
     assert given["--dns-name"] == f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc"
     assert given["--secret"] == f"{NAMESPACE}/{SECRET}"
     assert given["--patch-webhook"] == CONFIGURATION
@@ -495,8 +556,11 @@ def _subset(sent: Any, stored: Any, where: str = "") -> list[str]:
     if isinstance(sent, dict):
         if not isinstance(stored, dict):
             return [where]
-        return [miss for key, value in sent.items() for miss in
-                ([f"{where}.{key}"] if key not in stored else _subset(value, stored[key], f"{where}.{key}"))]
+        return [
+            miss
+            for key, value in sent.items()
+            for miss in ([f"{where}.{key}"] if key not in stored else _subset(value, stored[key], f"{where}.{key}"))
+        ]
     if isinstance(sent, list):
         if not isinstance(stored, list) or len(stored) != len(sent):
             return [where]

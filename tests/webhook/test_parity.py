@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.cli import main
-from webhook.review import Options, decide
+from desched.cli import main
+from desched.webhook.review import Options, decide
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(
-    path for base in (ROOT / "tests", ROOT / "examples") for path in base.rglob("*")
+    path
+    for base in (ROOT / "tests", ROOT / "examples")
+    for path in base.rglob("*")
     if path.suffix in (".yaml", ".yml") and path.is_file()
 )
 
@@ -54,8 +56,12 @@ def _sent(path: Path) -> dict[str, Any] | None:
     if doc.get("kind") in ("ConfigMap", "KubeDescheduler"):
         return doc
     if str(doc.get("apiVersion", "")).startswith("descheduler/"):
-        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "policy", "namespace": "default"},
-                "data": {"policy.yaml": text}}
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "policy", "namespace": "default"},
+            "data": {"policy.yaml": text},
+        }
     return None
 
 

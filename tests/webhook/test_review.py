@@ -8,10 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.engine import FileResult, Settings, lint_text
-from linter.yamlsrc import load_all
-from tests.trees import tree_difference
-from webhook.review import (
+from desched.linter.engine import FileResult, Settings, lint_text
+from desched.webhook.review import (
     BadReview,
     Options,
     _block_safe,
@@ -21,6 +19,8 @@ from webhook.review import (
     render_configmap,
     response,
 )
+from desched.yamlsrc import load_all
+from tests.trees import tree_difference
 
 Json = dict[str, Any]
 GOOD = """apiVersion: descheduler/v1alpha2
@@ -35,8 +35,9 @@ profiles:
     deschedule:
       enabled: [RemovePodsViolatingNodeTaints]
 """
-BROKEN = GOOD.replace("enabled: [RemovePodsViolatingNodeTaints]",
-                      "enabled: [RemovePodsViolatingNodeTaints, PodLifeTime]")
+BROKEN = GOOD.replace(
+    "enabled: [RemovePodsViolatingNodeTaints]", "enabled: [RemovePodsViolatingNodeTaints, PodLifeTime]"
+)
 
 
 def configmap(text: str, annotations: Json | None = None, key: str = "policy.yaml") -> Json:
@@ -46,10 +47,17 @@ def configmap(text: str, annotations: Json | None = None, key: str = "policy.yam
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": {key: text}}
 
 
-def request(obj: Json | None, operation: str = "CREATE", kind: str = "ConfigMap", old: Json | None = None,
-            **extra: Any) -> Json:
-    return {"uid": "u-1", "kind": {"group": "", "version": "v1", "kind": kind}, "operation": operation,
-            "object": obj, "oldObject": old, **extra}
+def request(
+    obj: Json | None, operation: str = "CREATE", kind: str = "ConfigMap", old: Json | None = None, **extra: Any
+) -> Json:
+    return {
+        "uid": "u-1",
+        "kind": {"group": "", "version": "v1", "kind": kind},
+        "operation": operation,
+        "object": obj,
+        "oldObject": old,
+        **extra,
+    }
 
 
 def test_a_broken_policy_configmap_is_denied_with_rule_and_location() -> None:
@@ -63,8 +71,10 @@ def test_a_broken_policy_configmap_is_denied_with_rule_and_location() -> None:
 
 
 def test_a_valid_policy_is_admitted_and_warnings_are_returned() -> None:
-    warned = GOOD.replace("  - name: RemovePodsViolatingNodeTaints\n", "  - name: RemovePodsViolatingNodeTaints\n"
-                          "  - name: RemoveDuplicates\n")
+    warned = GOOD.replace(
+        "  - name: RemovePodsViolatingNodeTaints\n",
+        "  - name: RemovePodsViolatingNodeTaints\n  - name: RemoveDuplicates\n",
+    )
     decision = decide(request(configmap(warned)), Options())
     assert decision.allowed
     assert decision.warnings and decision.warnings[0].startswith("DS204 data[policy.yaml]:")
@@ -98,10 +108,16 @@ def test_dry_run_requests_are_decided_the_same_way() -> None:
 
 
 def test_kubedescheduler_with_conflicting_profiles_is_denied() -> None:
-    kd = {"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
-          "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"},
-          "spec": {"mode": "Automatic", "deschedulingIntervalSeconds": 3600,
-                   "profiles": ["TopologyAndDuplicates", "SoftTopologyAndDuplicates"]}}
+    kd = {
+        "apiVersion": "operator.openshift.io/v1",
+        "kind": "KubeDescheduler",
+        "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"},
+        "spec": {
+            "mode": "Automatic",
+            "deschedulingIntervalSeconds": 3600,
+            "profiles": ["TopologyAndDuplicates", "SoftTopologyAndDuplicates"],
+        },
+    }
     decision = decide(request(kd, kind="KubeDescheduler"), Options())
     assert not decision.allowed and "DS501" in decision.message
 
@@ -114,15 +130,21 @@ def test_configmap_rendering_keeps_every_value_exactly(value: str) -> None:
     assert yaml.safe_load(text)["data"]["policy.yaml"] == value
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    (b"{not json", "the body is not JSON"),
-    (b"[]", "the body is not a JSON object"),
-    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1beta1", "request": {}}', "expected an"),
-    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "the AdmissionReview has no request"),
-    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"kind": {}}}', "request.uid"),
-    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": "u", "kind": {}, '
-     b'"operation": "CREATE", "object": "x"}}', "request.object must be an object"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "the body is not JSON"),
+        (b"[]", "the body is not a JSON object"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1beta1", "request": {}}', "expected an"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "the AdmissionReview has no request"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"kind": {}}}', "request.uid"),
+        (
+            b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": "u", "kind": {}, '
+            b'"operation": "CREATE", "object": "x"}}',
+            "request.object must be an object",
+        ),
+    ],
+)
 def test_malformed_reviews_are_refused_with_a_message(body: bytes, message: str) -> None:
     with pytest.raises(BadReview) as error:
         parse_review(body)
@@ -130,7 +152,7 @@ def test_malformed_reviews_are_refused_with_a_message(body: bytes, message: str)
 
 
 class Cache:
-    """An in-memory :class:`~webhook.review.ClusterView` (the real one lists and watches the API server)."""
+    """An in-memory :class:`~desched.webhook.review.ClusterView` (the real one lists and watches the API server)."""
 
     def __init__(self, policy: str, objects: list[Json]) -> None:
         rendering = render_configmap(configmap(policy))
@@ -149,15 +171,25 @@ class Cache:
 
 def deployment(name: str = "web", replicas: int = 3) -> Json:
     labels = {"app": name}
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "shop"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c",
-                                                                                              "image": "i"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+        },
+    }
 
 
 def pdb(name: str = "web") -> Json:
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "shop"},
-            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": name}}}}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": name}}},
+    }
 
 
 def test_an_evictable_deployment_without_pdb_gets_a_ds401_warning_until_a_pdb_exists() -> None:
@@ -166,8 +198,9 @@ def test_an_evictable_deployment_without_pdb_gets_a_ds401_warning_until_a_pdb_ex
     assert bare.allowed and [w.split(" ")[0] for w in bare.warnings] == ["DS401"]
     covered = decide(request(deployment(), kind="Deployment"), Options(), Cache(policy, [pdb()]))
     assert covered.allowed and covered.warnings == []
-    denied = decide(request(deployment(), kind="Deployment"), Options(deny_rules=frozenset({"DS401"})),
-                    Cache(policy, []))
+    denied = decide(
+        request(deployment(), kind="Deployment"), Options(deny_rules=frozenset({"DS401"})), Cache(policy, [])
+    )
     assert not denied.allowed and "DS401" in denied.message
 
 
@@ -176,8 +209,9 @@ def test_deleting_the_pdb_of_an_evictable_workload_is_reported() -> None:
     cache = Cache(policy, [deployment(), pdb()])
     decision = decide(request(None, "DELETE", kind="PodDisruptionBudget", old=pdb()), Options(), cache)
     assert decision.allowed
-    assert decision.warnings == ["DS401 Deployment shop/web: no PodDisruptionBudget covers it any more after this "
-                                 "deletion"]
+    assert decision.warnings == [
+        "DS401 Deployment shop/web: no PodDisruptionBudget covers it any more after this deletion"
+    ]
     unrelated = decide(request(None, "DELETE", kind="PodDisruptionBudget", old=pdb("other")), Options(), cache)
     assert unrelated.warnings == []
 
@@ -194,8 +228,12 @@ _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_si
 
 
 @settings(max_examples=300, deadline=None)
-@given(name=_TEXT, namespace=st.one_of(st.none(), _TEXT), data=st.dictionaries(_TEXT, _TEXT, max_size=3),
-       api_version=st.one_of(_TEXT, st.none(), st.integers()))
+@given(
+    name=_TEXT,
+    namespace=st.one_of(st.none(), _TEXT),
+    data=st.dictionaries(_TEXT, _TEXT, max_size=3),
+    api_version=st.one_of(_TEXT, st.none(), st.integers()),
+)
 def test_a_configmap_composed_with_its_rendering_is_what_parsing_the_rendering_gives(
     name: str, namespace: str | None, data: dict[str, str], api_version: Any
 ) -> None:
@@ -212,8 +250,20 @@ def test_a_typical_configmap_is_composed_with_its_rendering() -> None:
     assert render_configmap(configmap(GOOD)).documents is not None
 
 
-@pytest.mark.parametrize("value", ["descheduler", "a\U0001f600b", "del\x7f", "\\ud83d is text", "café",
-                                   'q"uote\\', {"k\U0001f600": ["é", "x\n"]}, 5, None])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "descheduler",
+        "a\U0001f600b",
+        "del\x7f",
+        "\\ud83d is text",
+        "café",
+        'q"uote\\',
+        {"k\U0001f600": ["é", "x\n"]},
+        5,
+        None,
+    ],
+)
 def test_rendered_values_are_ascii_yaml_that_reads_back_the_same(value: Any) -> None:
     import yaml
 

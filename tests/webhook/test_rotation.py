@@ -14,12 +14,21 @@ from pathlib import Path
 
 from cryptography import x509
 
+from desched.webhook.certs import generate
 from tests.webhook.server import start
-from webhook.certs import generate
 
-REVIEW = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-    "uid": "rot", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "operation": "CREATE",
-    "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "b"}}}})
+REVIEW = json.dumps(
+    {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "rot",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "operation": "CREATE",
+            "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "b"}},
+        },
+    }
+)
 
 
 def _replace(path: Path, data: bytes) -> None:

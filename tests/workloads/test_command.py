@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from linter.cli import _add_scope_parser as add_parser
-from linter.workloads.command import run
+from desched.linter.scope import SCOPE, run
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DESCHED_UPDATE_GOLDENS") == "1"
@@ -26,10 +25,9 @@ ROOT = Path(__file__).parents[2]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="desched")
-    commands = parser.add_subparsers(dest="command")
-    add_parser(commands)
-    return parser.parse_args(["scope", *argv])
+    parser = argparse.ArgumentParser(prog="desched scope")
+    SCOPE.add_arguments(parser)
+    return parser.parse_args(argv)
 
 
 def scope(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -242,9 +240,9 @@ def test_unparseable_snapshot(tmp_path, capsys, monkeypatch):
 def test_scope_never_imports_heavy_stacks():
     script = (
         "import argparse, contextlib, io, sys\n"
-        "from linter.cli import _add_scope_parser as add_parser\nfrom linter.workloads.command import run\n"
-        "parser = argparse.ArgumentParser(); add_parser(parser.add_subparsers(dest='command'))\n"
-        f"args = parser.parse_args(['scope', {str(GOLDEN / 'repo')!r}, '--format', 'json'])\n"
+        "from desched.linter.scope import SCOPE, run\n"
+        "parser = argparse.ArgumentParser(); SCOPE.add_arguments(parser)\n"
+        f"args = parser.parse_args([{str(GOLDEN / 'repo')!r}, '--format', 'json'])\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    code = run(args)\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'jsonschema', 'fastapi'))\n"
@@ -266,7 +264,7 @@ def test_scope_judges_a_kubedescheduler_by_the_policy_the_operator_renders(tmp_p
         "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
         "    spec: {containers: [{name: c, image: i}]}\n"
     )
-    from linter.cli import main
+    from desched.cli import main
 
     assert main(["scope", "--format", "json", str(tmp_path)]) == 0
     [policy] = json.loads(capsys.readouterr().out)["policies"]

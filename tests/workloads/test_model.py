@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from linter.workloads.model import collect
-from linter.yamlsrc import load_all
+from desched.workloads.model import collect
+from desched.yamlsrc import load_all
 
 MANIFESTS = textwrap.dedent(
     """\
@@ -263,8 +263,10 @@ def test_snapshot_pods_keep_their_owner_and_count_their_siblings():
         return ("s.yaml", {"kind": "Pod", "metadata": {"name": name, "namespace": "a", "ownerReferences": refs}})
 
     rs = [{"kind": "ReplicaSet", "name": "web-1", "uid": "u1", "controller": True}]
-    both = [{"kind": "Node", "name": "n", "uid": "u9"}, {"kind": "DaemonSet", "name": "agent", "uid": "u2",
-                                                         "controller": True}]
+    both = [
+        {"kind": "Node", "name": "n", "uid": "u9"},
+        {"kind": "DaemonSet", "name": "agent", "uid": "u2", "controller": True},
+    ]
     inventory = collect([pod("web-a", rs), pod("web-b", rs), pod("agent-x", both), pod("bare", None)])
     found = {w.name: (w.owner_kind, w.owner_uid, w.replicas) for w in inventory.workloads}
     assert found == {

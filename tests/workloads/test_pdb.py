@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from linter.workloads.model import PDB, collect
-from linter.workloads.pdb import PDBIndex, allowed_disruptions, scaled_value
+from desched.workloads.model import PDB, collect
+from desched.workloads.pdb import PDBIndex, allowed_disruptions, scaled_value
 
 
 def pdb(min_available=None, max_unavailable=None, selector=None, namespace="default", api="policy/v1", name="p"):

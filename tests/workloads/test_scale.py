@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from linter.workloads.model import collect
-from linter.workloads.pdb import PDBIndex, pdb_selector
-from linter.workloads.scope import evaluate
+from desched.workloads.model import collect
+from desched.workloads.pdb import PDBIndex, pdb_selector
+from desched.workloads.scope import evaluate
 
 _BENCH = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "bench", "workloads.py")
 

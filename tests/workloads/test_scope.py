@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from linter.workloads.model import collect
-from linter.workloads.scope import active_protections, evaluate, summarize
+from desched.workloads.model import collect
+from desched.workloads.scope import active_protections, evaluate, summarize
 
 BALANCE = (
     "RemoveDuplicates",

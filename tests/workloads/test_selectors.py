@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linter.workloads.selectors import compile_selector, label_map, matches
+from desched.workloads.selectors import compile_selector, label_map, matches
 
 WEB = {"app": "web", "tier": "frontend"}
 

@@ -1,0 +1,309 @@
+"""Where descheduler configuration lives inside a YAML file, and how to point back at it.
+
+:func:`extract` walks the documents of one file and returns a :class:`PolicyDoc` for every DeschedulerPolicy it
+finds: a raw policy document, a policy held in any ``data`` key of a ConfigMap (the chart's default key is
+``policy.yaml``), or the descheduler Helm chart's values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``),
+also inside ``kind: List``. OpenShift's ``KubeDescheduler`` (operator.openshift.io/v1) is returned as a
+:class:`PolicyDoc` of shape ``kubedescheduler`` whose ``root`` is the whole object. Everything else is returned as
+``others`` untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a JSON-pointer path inside
+the policy to a line and column of the *outer* file, including inside a ConfigMap's block scalar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from desched.yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
+
+__all__ = [
+    "KUBEDESCHEDULER",
+    "POLICY_GROUP",
+    "EmbeddedError",
+    "Extraction",
+    "PolicyDoc",
+    "extract",
+    "looks_like_policy",
+]
+
+POLICY_GROUP = "descheduler"
+KUBEDESCHEDULER = "KubeDescheduler"
+_HELM_KEY = "deschedulerPolicy"
+_HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
+_BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
+
+
+class PolicyDoc:
+    """One descheduler policy found in a file.
+
+    ``root`` is the policy mapping, ``api_version``/``kind`` are its envelope values (``None`` when absent),
+    ``shape`` is ``policy``, ``configmap``, ``helm`` or ``kubedescheduler`` (``root`` is then the whole
+    KubeDescheduler object, not a policy). :meth:`position` answers outer-file positions.
+    """
+
+    __slots__ = (
+        "api_version",
+        "column_offset",
+        "envelope",
+        "extra",
+        "file",
+        "fixed",
+        "kind",
+        "line_offset",
+        "object",
+        "root",
+        "shape",
+        "version_hint",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        file: str,
+        root: YMap,
+        api_version: Any,
+        kind: Any,
+        shape: str,
+        object: str,
+        envelope: YMap,
+        *,
+        version_hint: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.file = file
+        self.root = root
+        self.api_version = api_version
+        self.kind = kind
+        self.shape = shape
+        self.object = object
+        self.envelope = envelope
+        self.line_offset = 0
+        self.column_offset = 0
+        self.fixed: Position | None = None
+        self.version_hint = version_hint
+        self.extra = extra or {}
+
+    def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
+        """Outer-file (line, column) of the value at ``path`` (of its key when ``key``), nearest ancestor if absent."""
+        if self.fixed is not None:
+            return self.fixed
+        if self.shape == "helm" and path and path[0] in ("apiVersion", "kind"):
+            if _HELM_VERSION_KEY in self.envelope and path[0] == "apiVersion":
+                pos = locate(self.envelope, [_HELM_VERSION_KEY], key=key)
+            else:
+                pos = locate(self.envelope, [_HELM_KEY], key=True)
+            return pos or (1, 1)
+        pos = locate(self.root, path, key=key) or (self.root.line, self.root.column)
+        return pos[0] + self.line_offset, pos[1] + self.column_offset
+
+    def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
+        """The path of ``path`` in the document as written (the identity, except for converted documents)."""
+        return tuple(path)
+
+
+Path = tuple[str | int, ...]
+
+
+def origin_of(origins: Mapping[Path, Path], path: Path) -> Path:
+    """The source path of derived ``path``, or of its nearest ancestor that has one (``()`` if none)."""
+    for end in range(len(path), -1, -1):
+        found = origins.get(path[:end])
+        if found is not None:
+            return found
+    return ()
+
+
+class DerivedDoc(PolicyDoc):
+    """A v1alpha2 policy derived from another document: a v1alpha1 policy's conversion, or the policy the OpenShift
+    operator renders from a KubeDescheduler.
+
+    Rules see the derived ``root``; ``origins`` maps its paths to the source paths they were made from, so every
+    position and path is reported on the lines the user wrote.
+    """
+
+    __slots__ = ("origins", "source")
+
+    def __init__(self, source: PolicyDoc, derived: Any, origins: dict[Path, Path], shape: str) -> None:
+        super().__init__(
+            source.file, derived, "descheduler/v1alpha2", "DeschedulerPolicy", shape, source.object,
+            source.envelope, version_hint=source.version_hint, extra=source.extra,
+        )  # fmt: skip
+        self.source = source
+        self.origins = origins
+
+    def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
+        return origin_of(self.origins, tuple(path))
+
+    def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
+        exact = tuple(path) in self.origins
+        return self.source.position(self.source_path(path), key=key and exact)
+
+
+class EmbeddedError(NamedTuple):
+    """A ConfigMap key that should hold a policy but does not parse: reported as DS001."""
+
+    file: str
+    object: str
+    message: str
+    line: int
+    column: int
+
+
+class Extraction:
+    """What one file holds: policies, other documents, and embedded policies that do not parse."""
+
+    __slots__ = ("errors", "others", "policies")
+
+    def __init__(self) -> None:
+        self.policies: list[PolicyDoc] = []
+        self.others: list[Any] = []
+        self.errors: list[EmbeddedError] = []
+
+
+def looks_like_policy(doc: Any) -> bool:
+    """True for a mapping that is, or was meant to be, a DeschedulerPolicy."""
+    if not isinstance(doc, dict):
+        return False
+    api_version, kind = doc.get("apiVersion"), doc.get("kind")
+    if isinstance(api_version, str) and api_version.startswith(POLICY_GROUP + "/"):
+        return True
+    if kind == "DeschedulerPolicy":
+        return True
+    if api_version is not None or kind is not None:
+        return False
+    profiles, strategies = doc.get("profiles"), doc.get("strategies")
+    if isinstance(profiles, list) and profiles and all(isinstance(p, dict) for p in profiles):
+        return any(("plugins" in p or "pluginConfig" in p) for p in profiles)
+    if isinstance(strategies, dict) and strategies:
+        return all(isinstance(v, dict) for v in strategies.values())
+    return False
+
+
+def _object_name(doc: YMap, kind: str) -> str:
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict):
+        return kind
+    name, namespace = meta.get("name"), meta.get("namespace")
+    if name is None:
+        return kind
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+def extract(file: str, text: str, documents: list[Any] | None = None) -> Extraction:
+    """Find every policy in ``text`` (composed already as ``documents``, if given); raises
+    :class:`~desched.yamlsrc.YamlError` when the file is not YAML."""
+    result = Extraction()
+    for doc in load_all(text) if documents is None else documents:
+        _visit(file, text, doc, result)
+    return result
+
+
+def _visit(file: str, text: str, doc: Any, result: Extraction) -> None:
+    if not isinstance(doc, YMap):
+        if doc is not None:
+            result.others.append(doc)
+        return
+    kind = doc.get("kind")
+    if kind == "List" and isinstance(doc.get("items"), YSeq):
+        for item in doc["items"]:
+            _visit(file, text, item, result)
+        return
+    if _HELM_KEY in doc and "apiVersion" not in doc and isinstance(doc[_HELM_KEY], YMap):
+        result.policies.append(_helm_doc(file, doc))
+        return
+    if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
+        found = _configmap_docs(file, text, doc, result)
+        if not found:
+            result.others.append(doc)
+        return
+    if kind == KUBEDESCHEDULER:
+        label = _object_name(doc, KUBEDESCHEDULER)
+        result.policies.append(PolicyDoc(file, doc, doc.get("apiVersion"), kind, "kubedescheduler", label, doc))
+        return
+    if looks_like_policy(doc):
+        label = _object_name(doc, "DeschedulerPolicy")
+        result.policies.append(PolicyDoc(file, doc, doc.get("apiVersion"), doc.get("kind"), "policy", label, doc))
+        return
+    result.others.append(doc)
+
+
+def _helm_doc(file: str, values: YMap) -> PolicyDoc:
+    image = values.get("image")
+    hint = image.get("tag") if isinstance(image, dict) else None
+    policy = values[_HELM_KEY]
+    # Charts before v0.30 defaulted deschedulerPolicyAPIVersion to v1alpha1, later ones to v1alpha2.
+    default = f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"
+    return PolicyDoc(
+        file,
+        policy,
+        values.get(_HELM_VERSION_KEY, default),
+        "DeschedulerPolicy",
+        "helm",
+        "Helm values deschedulerPolicy",
+        values,
+        version_hint=hint if isinstance(hint, str) else None,
+    )
+
+
+def _configmap_docs(file: str, text: str, cm: YMap, result: Extraction) -> bool:
+    data: YMap = cm["data"]
+    label = _object_name(cm, "ConfigMap")
+    found = False
+    for key, value in data.items():
+        if not isinstance(value, str):
+            continue
+        meant = key == "policy.yaml" or "DeschedulerPolicy" in value or f"{POLICY_GROUP}/v1alpha" in value
+        if not meant:
+            continue
+        line, column = data.value_pos[key]
+        style = data.styles.get(key, "")
+        offsets = _block_offsets(text, line, column) if style == "|" else None
+        try:
+            docs = load_all(value)
+        except YamlError as exc:
+            at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
+            result.errors.append(EmbeddedError(file, f"{label} (key {key})", exc.message, *at))
+            found = True
+            continue
+        for inner in docs:
+            if not looks_like_policy(inner):
+                if key == "policy.yaml" and not isinstance(inner, dict):
+                    result.errors.append(
+                        EmbeddedError(file, f"{label} (key {key})", "policy is not a YAML mapping", line, column)
+                    )
+                    found = True
+                continue
+            found = True
+            policy = PolicyDoc(
+                file,
+                inner,
+                inner.get("apiVersion"),
+                inner.get("kind"),
+                "configmap",
+                label,
+                inner,
+                extra={"data_key": key},
+            )
+            if offsets:
+                policy.line_offset, policy.column_offset = offsets
+            else:
+                policy.fixed = (line, column)
+            result.policies.append(policy)
+    return found
+
+
+def _block_offsets(text: str, header_line: int, header_column: int) -> tuple[int, int] | None:
+    """Line and column offsets that map positions inside a literal block scalar to the outer file."""
+    lines = text.splitlines()
+    if header_line > len(lines):
+        return None
+    header = lines[header_line - 1][header_column - 1 :]
+    match = _BLOCK_HEADER.match(header)
+    explicit = (match.group(1) or match.group(2)) if match else ""
+    if explicit:
+        parent = len(lines[header_line - 1]) - len(lines[header_line - 1].lstrip(" "))
+        return header_line, parent + int(explicit)
+    for body in lines[header_line:]:
+        if body.strip():
+            return header_line, len(body) - len(body.lstrip(" "))
+    return None

@@ -1,0 +1,211 @@
+"""Access to a live cluster: the official ``kubernetes`` client loads the configuration, we exchange JSON.
+
+Contract: :class:`Cluster` connects with a kubeconfig file (``KUBECONFIG`` or ``~/.kube/config`` when no path is
+given; ``context`` picks one) or, with ``in_cluster=True``, with the pod's service account. The ``kubernetes`` package
+is imported only when a :class:`Cluster` is created, never on the lint path. :meth:`Cluster.request` (and
+:meth:`Cluster.get`) returns the decoded JSON of a 2xx answer; everything else (configuration problems, TLS and
+connection errors, non-2xx answers) raises :class:`KubeError` with a one-line message and, for HTTP answers, the
+status. :meth:`Cluster.list` follows
+pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`Cluster.served` says which resource a
+group/version serves, from discovery (read once per client), and :meth:`Cluster.find` picks a kind's preferred
+served version. The linter only ever sends GET requests; the executor also posts
+evictions and events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+from urllib.parse import quote, urlencode
+
+from desched.errors import KubeError
+from desched.extras import require
+
+Json = dict[str, Any]
+PAGE_SIZE = 500
+
+
+class Served(NamedTuple):
+    """One resource the server serves: its group/version, plural path segment, kind and whether it is namespaced."""
+
+    api_version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def path(self) -> str:
+        """The collection across all namespaces: ``/api/v1/pods``, ``/apis/apps/v1/deployments``."""
+        return f"{prefix(self.api_version)}/{quote(self.plural, safe='')}"
+
+
+def prefix(api_version: str) -> str:
+    """``/api/v1`` for the core group, else ``/apis/<group>/<version>``."""
+    return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+
+
+class Cluster:
+    """Requests to one API server with the credentials of one kubeconfig context (see the module contract)."""
+
+    def __init__(
+        self, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False, timeout: float = 30
+    ) -> None:
+        import yaml
+
+        require("executor", "reading a live cluster")
+        from kubernetes import config
+        from kubernetes.client import Configuration, rest
+
+        configuration = Configuration()
+        try:
+            if in_cluster:
+                config.load_incluster_config(client_configuration=configuration)
+            else:
+                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+        except (config.ConfigException, yaml.YAMLError, OSError, ValueError, TypeError, LookupError) as exc:
+            where = "the in-cluster service account" if in_cluster else (kubeconfig or "the default kubeconfig")
+            raise KubeError(f"cannot load {where}: {_first_line(exc)}") from None
+        self.server = configuration.host.rstrip("/")
+        self.context = "in-cluster" if in_cluster else (context or _current_context(kubeconfig))
+        self._configuration = configuration
+        self._rest = rest.RESTClientObject(configuration)
+        self._timeout = timeout
+        self._discovery: dict[str, dict[str, Served]] = {}
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+        """The in-cluster service account when running in a pod and neither ``kubeconfig`` nor ``context`` is given,
+        else the kubeconfig (``KUBECONFIG`` or ``~/.kube/config`` without a path)."""
+        in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        return cls(kubeconfig, context, in_cluster=in_cluster)
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Json:
+        """The JSON document at ``path`` (see the module contract for errors)."""
+        return self.request("GET", path, params)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Json:
+        """Send ``body`` (JSON, sent as ``content_type``: a patch type for PATCH) with ``method`` to ``path``; the
+        decoded 2xx answer, else :class:`KubeError`."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        for setting in self._configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        try:
+            response = self._rest.request(method, url, headers=headers, body=body, _request_timeout=self._timeout)
+            status, data = int(response.status), response.read() if hasattr(response, "read") else response.data
+        except ApiException as error:  # older clients raise for non-2xx answers
+            status, data = int(error.status or 0), (error.body or b"")
+        except (HTTPError, OSError) as error:
+            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}") from None
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+        try:
+            document = json.loads(text) if text else {}
+        except ValueError:
+            document = {}
+        if 200 <= status < 300 and isinstance(document, dict):
+            return document
+        message = document.get("message") if isinstance(document, dict) else None
+        raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status)
+
+    def watch(self, path: str, params: dict[str, Any]) -> Iterator[Json]:
+        """Watch events (``{"type", "object"}``) of the collection at ``path`` until the server ends the watch (use
+        ``timeoutSeconds`` in ``params``); :class:`KubeError` when it cannot start."""
+        from urllib3.exceptions import HTTPError
+
+        url = self.server + path + "?" + urlencode({**params, "watch": "true"})
+        headers = {"Accept": "application/json"}
+        for setting in self._configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        timeout = float(params.get("timeoutSeconds", 300)) + 30
+        try:
+            response = self._rest.request("GET", url, headers=headers, _request_timeout=(10, timeout))
+        except (HTTPError, OSError) as error:
+            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}") from None
+        if int(response.status) != 200:
+            raise KubeError(f"GET {path} (watch): {response.status}", int(response.status))
+        raw = response.response
+        buffer = b""
+        try:
+            for chunk in raw.stream(65536, decode_content=True):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        event = json.loads(line)
+                        if isinstance(event, dict):
+                            yield event
+        except (HTTPError, OSError, ValueError) as error:
+            raise KubeError(f"watch of {path} broke: {_first_line(error)}") from None
+        finally:
+            raw.release_conn()
+
+    def served(self, api_version: str) -> dict[str, Served]:
+        """The resources ``api_version`` serves, by kind (empty when the server does not serve that version); read
+        from discovery once per client."""
+        known = self._discovery.get(api_version)
+        if known is not None:
+            return known
+        try:
+            document = self.get(prefix(api_version))
+        except KubeError as error:
+            if error.status != 404:
+                raise
+            document = {}
+        known = self._discovery[api_version] = {
+            entry["kind"]: Served(api_version, entry["name"], entry["kind"], bool(entry.get("namespaced")))
+            for entry in document.get("resources", [])
+            if "/" not in entry.get("name", "/")
+        }
+        return known
+
+    def find(self, kind: str, versions: Sequence[str]) -> Served | None:
+        """``kind`` at the first of ``versions`` (in order of preference) the server serves; ``None`` if none."""
+        for version in versions:
+            resource = self.served(version).get(kind)
+            if resource is not None:
+                return resource
+        return None
+
+    def list(self, resource: Served) -> Iterator[Json]:
+        """Every object of ``resource`` in every namespace, page by page, with ``apiVersion`` and ``kind`` set."""
+        params: dict[str, Any] = {"limit": PAGE_SIZE}
+        while True:
+            page = self.get(resource.path, params)
+            for item in page.get("items") or []:
+                if isinstance(item, dict):
+                    yield {"apiVersion": resource.api_version, "kind": resource.kind, **item}
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return
+            params["continue"] = token
+
+
+def _current_context(kubeconfig: str | None) -> str:
+    from kubernetes import config
+
+    try:
+        _, active = config.list_kube_config_contexts(config_file=kubeconfig)
+    except (config.ConfigException, OSError, ValueError, TypeError, LookupError):
+        return "current"
+    return str(active.get("name", "current"))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]

@@ -1,0 +1,351 @@
+"""``desched migrate``: read files, migrate them with :func:`~desched.migrate.rewrite.migrate_text`, report, write.
+
+Modes: print (the default), ``in-place``, ``check`` and ``diff``. Exit codes: 0 nothing to migrate (or migrated),
+1 ``check``/``diff`` found something to migrate, 2 a file could not be read or migrated (the others are still
+processed; a refused file is never written). Output contract:
+
+* print: with one input (a file or ``-``) its text, migrated or not; with several, each file that changes, after a
+  ``# ==> FILE <==`` line.
+* ``in-place``: writes each changed file through a temporary file in the same directory and an atomic rename,
+  keeping its mode and encoding (UTF-8 with or without BOM, UTF-16); ``-`` is printed instead. Says ``migrated
+  FILE`` on stderr.
+* ``check``: ``would migrate FILE`` on stdout for each file that would change.
+* ``diff``: a unified diff per changed file (``--- FILE`` / ``+++ FILE``, so ``patch -p0`` applies it).
+* every conversion note on stderr as ``FILE:LINE: note: MESSAGE`` (lines of the input), unless ``quiet``;
+  every error as ``desched: FILE:LINE:COL: MESSAGE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from desched import versions
+from desched.migrate.rewrite import Result, migrate_text
+from desched.sources import SourceError, iter_paths, read_text
+
+__all__ = ["MIGRATE", "MODES", "AtomicWriter", "Migrate", "run", "write_atomic"]
+
+MODES = ("print", "in-place", "check", "diff")
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def _stage(path: str, text: str) -> tuple[str, str, int]:
+    """Write ``text`` to a new temporary file beside ``path``, in ``path``'s encoding (UTF-8, with or without BOM,
+    or UTF-16) and mode; returns (real target, temporary file, open descriptor of the temporary file)."""
+    real = os.path.realpath(path)
+    info = os.stat(real)
+    with open(real, "rb") as handle:
+        start = handle.read(3)
+    data = text.encode("utf-8")
+    for bom, codec in _BOMS:
+        if start.startswith(bom):
+            data = bom + text.encode(codec)
+            break
+    fd, temporary = _create_beside(real)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))
+    except BaseException:
+        os.close(fd)
+        _remove(temporary)
+        raise
+    return real, temporary, fd
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Replace ``path``'s contents with ``text``: temporary file beside it, fsync, rename (mode, BOM, UTF-16 kept).
+
+    A failure at any point leaves the original file as it was and removes the temporary file.
+    """
+    real, temporary, fd = _stage(path, text)
+    try:
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, real)
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+class AtomicWriter:
+    """Replaces many files, each atomically, syncing the disk once per batch instead of once per file.
+
+    :meth:`stage` writes a file's new text to a temporary file beside it; :meth:`commit` (every ``batch`` files, and
+    on leaving a ``with`` block) makes all staged data durable with one ``sync``, then renames each temporary file
+    over its target and calls ``done(path, None)``, or ``done(path, reason)`` when that rename fails. A target is
+    untouched until its own rename; an exception in the ``with`` block removes the temporary files not yet renamed.
+    """
+
+    def __init__(self, done: Callable[[str, str | None], None], batch: int = 256) -> None:
+        self.done = done
+        self.batch = batch
+        self.pending: list[tuple[str, str, str, int]] = []
+
+    def __enter__(self) -> AtomicWriter:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def stage(self, path: str, text: str) -> None:
+        """Raises ``OSError`` when the temporary file cannot be written (the target is untouched)."""
+        real, temporary, fd = _stage(path, text)
+        self.pending.append((path, real, temporary, fd))
+        if len(self.pending) >= self.batch:
+            self.commit()
+
+    def commit(self) -> None:
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        try:
+            if hasattr(os, "sync"):
+                os.sync()  # Linux waits for the writes to complete
+            else:  # pragma: no cover - Windows
+                for *_, fd in pending:
+                    os.fsync(fd)
+        finally:
+            for *_, fd in pending:
+                os.close(fd)
+        for index, (path, real, temporary, _) in enumerate(pending):
+            try:
+                os.replace(temporary, real)
+            except OSError as exc:
+                _remove(temporary)
+                self.done(path, exc.strerror or str(exc))
+            except BaseException:
+                for _, _, left, _ in pending[index:]:
+                    _remove(left)
+                raise
+            else:
+                self.done(path, None)
+
+    def abort(self) -> None:
+        pending, self.pending = self.pending, []
+        for _, _, temporary, fd in pending:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            _remove(temporary)
+
+
+def _create_beside(path: str) -> tuple[int, str]:
+    """A new, private file next to ``path`` (same directory, hence same file system for the rename)."""
+    directory, base = os.path.split(path)
+    for attempt in range(100):
+        temporary = os.path.join(directory, f".{base}.{os.getpid()}.{attempt}.desched-tmp")
+        try:
+            return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), temporary
+        except FileExistsError:
+            continue
+    return tempfile.mkstemp(prefix=f".{base}.", suffix=".desched-tmp", dir=directory or ".")
+
+
+def _chart_version(path: str, cache: dict[str, str | None]) -> str | None:
+    """``appVersion`` of a ``Chart.yaml`` beside ``path`` (Helm values take the target release from it)."""
+    if path == "-":
+        return None
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in cache:
+        cache[directory] = None
+        try:
+            with open(os.path.join(directory, "Chart.yaml"), encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith("appVersion:"):
+                        cache[directory] = line.split(":", 1)[1].split("#", 1)[0].strip().strip("\"'")
+                        break
+        except (OSError, UnicodeDecodeError):
+            pass
+    return cache[directory]
+
+
+def run(
+    paths: Sequence[str],
+    *,
+    mode: str = "print",
+    target: int | None = None,
+    upstream_compatible: bool = False,
+    merge_profiles: bool = False,
+    quiet: bool = False,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Migrate ``paths`` (files, directories walked for ``*.yaml``/``*.yml``, ``-`` for stdin); returns the exit
+    code."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    errors = 0
+    changed = 0
+
+    def fail(message: str) -> None:
+        nonlocal errors
+        errors += 1
+        err.write(f"desched: {message}\n")
+
+    files = list(iter_paths(paths, [], lambda path, reason: fail(f"{path}: cannot read: {reason}")))
+    single = len(files) == 1 and len(paths) == 1 and (paths[0] == "-" or not os.path.isdir(paths[0]))
+    charts: dict[str, str | None] = {}
+
+    def written(path: str, reason: str | None) -> None:
+        if reason is not None:
+            fail(f"{path}: cannot write: {reason}")
+        elif not quiet:
+            err.write(f"migrated {path}\n")
+
+    with AtomicWriter(written) as writer:
+        for path in files:
+            try:
+                text = read_text(path)
+            except SourceError as exc:
+                fail(f"{path}:{exc.line}:{exc.column}: {exc.message}")
+                continue
+            except OSError as exc:
+                fail(f"{path}: cannot read: {exc.strerror or exc}")
+                continue
+            try:
+                result: Result = migrate_text(
+                    path,
+                    text,
+                    target=target,
+                    upstream_compatible=upstream_compatible,
+                    merge_profiles=merge_profiles,
+                    chart_version=_chart_version(path, charts),
+                )
+            except Exception as exc:  # a bug must not stop the other files; the file is left as it is
+                if os.environ.get("DESCHED_DEBUG"):
+                    raise
+                fail(f"{path}: internal error: {type(exc).__name__}: {exc} (set DESCHED_DEBUG=1 for details)")
+                continue
+            for problem in result.errors:
+                fail(f"{path}:{problem.line}:{problem.column}: {problem.message}")
+            if result.errors:
+                continue
+            if not quiet:
+                for note, line in result.notes:
+                    err.write(f"{path}:{line}: note: {note.message}\n")
+            if result.changed:
+                changed += 1
+            if mode == "check":
+                if result.changed:
+                    out.write(f"would migrate {path}\n")
+            elif mode == "diff":
+                if result.changed:
+                    out.writelines(_diff(path, text, result.text))
+            elif mode == "in-place" and path != "-":
+                if result.changed:
+                    try:
+                        writer.stage(path, result.text)
+                    except OSError as exc:
+                        fail(f"{path}: cannot write: {exc.strerror or exc}")
+            elif single:
+                out.write(result.text)
+            elif result.changed:
+                out.write(f"# ==> {path} <==\n{_ended(result.text)}")
+    out.flush()
+    if errors:
+        return EXIT_ERROR
+    return EXIT_CHANGES if changed and mode in ("check", "diff") else EXIT_OK
+
+
+def _diff(path: str, old: str, new: str) -> list[str]:
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), path, path)
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+class Migrate:
+    """``desched migrate``."""
+
+    help = "rewrite descheduler/v1alpha1 policies as v1alpha2, keeping everything else as written"
+    description = (
+        "Convert every descheduler/v1alpha1 DeschedulerPolicy (raw, in a ConfigMap, in Helm values) to "
+        "descheduler/v1alpha2 with upstream v0.30's algorithm, keeping comments, key order and quoting of "
+        "everything else. What upstream refuses is an error and the file is left untouched. Prints the result "
+        "by default (several inputs: each changed file after a '# ==> FILE <==' line). Conversion notes go to "
+        "stderr as FILE:LINE: note: ... and into the file as '# desched migrate:' comments. See "
+        "docs/migration.md."
+    )
+    epilog = (
+        "Exit codes: 0 nothing to migrate, or migrated; 1 --check or --diff found files to migrate; 2 a file "
+        "could not be read or migrated (it is left untouched; the other files are still processed)."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); - reads stdin")
+        # The last of --in-place/--check/--diff wins, so that a pre-commit hook's `args: [--in-place]` overrides its
+        # `entry: desched migrate --check`.
+        parser.set_defaults(mode="print")
+        parser.add_argument(
+            "-i",
+            "--in-place",
+            dest="mode",
+            action="store_const",
+            const="in-place",
+            help="rewrite changed files (atomically)",
+        )
+        parser.add_argument(
+            "--check",
+            dest="mode",
+            action="store_const",
+            const="check",
+            help="list files that would change; exit 1 if any",
+        )
+        parser.add_argument(
+            "--diff",
+            dest="mode",
+            action="store_const",
+            const="diff",
+            help="print a unified diff; exit 1 if anything would change (the last of --in-place/--check/--diff wins)",
+        )
+        parser.add_argument(
+            "--target-version",
+            metavar="v0.NN",
+            help="descheduler release the output is for (default: Helm values' image.tag or Chart.yaml appVersion, "
+            "else newest); v0.34+ writes DefaultEvictor podProtections instead of the deprecated booleans",
+        )
+        parser.add_argument(
+            "--upstream-compatible",
+            action="store_true",
+            help="reproduce upstream's conversion exactly, including what it loses (includedTaints, ...)",
+        )
+        parser.add_argument(
+            "--merge-profiles", action="store_true", help="fold the one-profile-per-strategy output into one profile"
+        )
+        parser.add_argument("-q", "--quiet", action="store_true", help="no notes or 'migrated FILE' lines on stderr")
+
+    def run(self, args: argparse.Namespace) -> int:
+        return run(
+            args.paths or ["."],
+            mode=args.mode,
+            target=versions.from_option(args.target_version),
+            upstream_compatible=args.upstream_compatible,
+            merge_profiles=args.merge_profiles,
+            quiet=args.quiet,
+        )
+
+
+MIGRATE = Migrate()

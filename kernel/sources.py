@@ -1,0 +1,115 @@
+"""Finding and reading the files to lint: paths, directories, stdin, ignore globs, hostile bytes.
+
+Contract: :func:`iter_paths` yields display names in a stable order and reports what it could not read through
+``on_error`` instead of raising; :func:`read_text` returns the decoded text or raises :class:`SourceError`
+carrying a 1-based position, so that bad bytes become a DS001 finding rather than a crash.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+
+from desched.errors import InputError
+
+__all__ = ["MAX_FILE_BYTES", "SourceError", "is_ignored", "iter_paths", "read_text"]
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+YAML_SUFFIXES = (".yaml", ".yml")
+_SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache"}
+
+
+class SourceError(InputError):
+    """A file's bytes cannot be read as text (binary, not UTF-8, too large); the position is 1-based."""
+
+
+def is_ignored(path: str, patterns: Iterable[str]) -> bool:
+    """True when ``path`` (or any of its parent folders) matches one of the glob ``patterns``."""
+    normalized = path.replace(os.sep, "/").removeprefix("./")
+    parts = normalized.split("/")
+    candidates = {normalized} | {"/".join(parts[: i + 1]) for i in range(len(parts))}
+    for pattern in patterns:
+        pattern = pattern.removeprefix("./").rstrip("/")
+        for candidate in candidates:
+            if fnmatch.fnmatchcase(candidate, pattern) or fnmatch.fnmatchcase(candidate, pattern + "/**"):
+                return True
+        if "/" not in pattern and any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def iter_paths(paths: Iterable[str], ignore: Iterable[str], on_error: Callable[[str, str], None]) -> Iterator[str]:
+    """Yield the files to lint: named files as given, YAML files found under named directories, ``-`` for stdin.
+
+    Directories are walked recursively in sorted order, skipping VCS and tool folders and anything matching
+    ``ignore``. A missing path or an unreadable directory is passed to ``on_error(path, reason)``.
+    """
+    patterns = list(ignore)
+    for path in paths:
+        if path == "-":
+            yield path
+        elif os.path.isdir(path):
+            yield from _walk(path, patterns, on_error)
+        elif os.path.exists(path) or os.path.islink(path):
+            if not is_ignored(path, patterns):
+                yield path
+        else:
+            on_error(path, "no such file or directory")
+
+
+def _walk(top: str, patterns: list[str], on_error: Callable[[str, str], None]) -> Iterator[str]:
+    try:
+        entries = sorted(os.scandir(top), key=lambda entry: entry.name)
+    except OSError as exc:
+        on_error(top, exc.strerror or str(exc))
+        return
+    for entry in entries:
+        path = entry.path
+        if is_ignored(path, patterns):
+            continue
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if entry.name not in _SKIP_DIRS:
+                yield from _walk(path, patterns, on_error)
+        elif entry.name.endswith(YAML_SUFFIXES):
+            yield path
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    else:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    return data
+
+
+def read_text(path: str) -> str:
+    """Read and decode one file; raises ``OSError`` when unreadable, :class:`SourceError` when not lintable text."""
+    data = _read_bytes(path)
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; not read")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"invalid UTF-16 text: {exc.reason}") from None
+    nul = data.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        raise SourceError("binary file (contains NUL bytes); not YAML", *_position(data, nul))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, column = _position(data, exc.start)
+        raise SourceError(f"invalid UTF-8 byte 0x{data[exc.start]:02x}; YAML must be UTF-8", line, column) from None
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    return line, offset - start + 1

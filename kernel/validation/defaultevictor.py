@@ -1,0 +1,229 @@
+"""DefaultEvictor: ``ValidateDefaultEvictorArgs`` and the checks ``New`` makes at start-up (reference §4.2).
+
+Releases: v0.27 rejects any non-empty ``priorityThreshold.name`` (it forgot to look at ``value``); v0.28-v0.33 reject
+``value`` and ``name`` together, printing the whole args struct with ``%v``; v0.34 aggregates all errors and adds
+``noEvictionPolicy`` and ``podProtections``; v0.35 adds ``podProtections.config`` and ``namespaceLabelSelector``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desched.validation.core import ArgError, boolean, integer, items, length, mapping, string, strings
+from desched.validation.gofmt import go_list, go_quote, go_quoted_list
+from desched.validation.labels import label_selector_problem, parse_label_selector_string
+from desched.validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS, NO_EVICTION_POLICIES
+
+__all__ = ["construct", "validate"]
+
+PLUGIN_NAME = "DefaultEvictor"
+
+_DEPRECATED_FLAGS = (
+    "evictLocalStoragePods",
+    "evictDaemonSetPods",
+    "evictSystemCriticalPods",
+    "ignorePvcPods",
+    "evictFailedBarePods",
+    "ignorePodsWithoutPDB",
+)
+
+# Go field order of DefaultEvictorArgs per release, for the `got %v` of the v0.27-v0.33 priority message:
+# (json key, kind) where kind is "string", "bool", "uint" or "pointer".
+_Fields = tuple[tuple[str, str], ...]
+
+_FIELDS_V27: _Fields = (
+    ("nodeSelector", "string"),
+    ("evictLocalStoragePods", "bool"),
+    ("evictSystemCriticalPods", "bool"),
+    ("ignorePvcPods", "bool"),
+    ("evictFailedBarePods", "bool"),
+    ("labelSelector", "pointer"),
+    ("priorityThreshold", "pointer"),
+    ("nodeFit", "bool"),
+)
+_FIELDS_V30: _Fields = (
+    ("nodeSelector", "string"),
+    ("evictLocalStoragePods", "bool"),
+    ("evictDaemonSetPods", "bool"),
+    ("evictSystemCriticalPods", "bool"),
+    ("ignorePvcPods", "bool"),
+    ("evictFailedBarePods", "bool"),
+    ("labelSelector", "pointer"),
+    ("priorityThreshold", "pointer"),
+    ("nodeFit", "bool"),
+    ("minReplicas", "uint"),
+)
+_FIELDS_V31: _Fields = (*_FIELDS_V30, ("minPodAge", "pointer"))
+_FIELDS_V32: _Fields = (*_FIELDS_V31, ("ignorePodsWithoutPDB", "bool"))
+
+#: What Go prints for a non-nil pointer field; the real text is a heap address no offline tool can know.
+POINTER_PLACEHOLDER = "0x…"
+
+
+def _go_struct_v(args: dict[Any, Any], target: int) -> str:
+    """``%v`` of ``*DefaultEvictorArgs`` (TypeMeta is empty after decoding into the internal type)."""
+    if target >= 32:
+        fields = _FIELDS_V32
+    elif target >= 31:
+        fields = _FIELDS_V31
+    elif target >= 30:
+        fields = _FIELDS_V30
+    else:
+        fields = _FIELDS_V27
+    parts = ["{ }"]
+    for key, kind in fields:
+        value = args.get(key)
+        if kind == "string":
+            parts.append(string(value))
+        elif kind == "bool":
+            parts.append("true" if boolean(value) else "false")
+        elif kind == "uint":
+            parts.append(str(integer(value) or 0))
+        else:
+            parts.append("<nil>" if value is None else POINTER_PLACEHOLDER)
+    return "&{" + " ".join(parts) + "}"
+
+
+def _priority_rule(args: dict[Any, Any], target: int) -> ArgError | None:
+    threshold = mapping(args.get("priorityThreshold"))
+    if threshold is None:
+        return None
+    name_set = len(string(threshold.get("name"))) > 0
+    value_set = integer(threshold.get("value")) is not None
+    if target >= 34:
+        if value_set and name_set:
+            return ArgError(
+                "priority threshold misconfigured, only one of priorityThreshold fields can be set",
+                ("priorityThreshold",),
+                "priority",
+            )
+        return None
+    if name_set and (value_set or target <= 27):
+        return ArgError(
+            "priority threshold misconfigured, only one of priorityThreshold fields can be set, got "
+            + _go_struct_v(args, target),
+            ("priorityThreshold",),
+            "priority",
+        )
+    return None
+
+
+def _pod_protection_errors(args: dict[Any, Any], target: int) -> list[ArgError]:
+    protections = mapping(args.get("podProtections")) or {}
+    extra = protections.get("extraEnabled")
+    disabled = protections.get("defaultDisabled")
+    errors: list[ArgError] = []
+    has_deprecated = any(boolean(args.get(flag)) for flag in _DEPRECATED_FLAGS)
+    uses_new_model = length(extra) > 0 or length(disabled) > 0
+    if has_deprecated and uses_new_model:
+        errors.append(
+            ArgError(
+                "cannot use Deprecated fields alongside PodProtections.ExtraEnabled or PodProtections.DefaultDisabled",
+                ("podProtections",),
+            )
+        )
+    if not uses_new_model:
+        return errors
+    for values, field, label, valid in (
+        (extra, "extraEnabled", "ExtraEnabled", EXTRA_POD_PROTECTIONS),
+        (disabled, "defaultDisabled", "DefaultDisabled", DEFAULT_POD_PROTECTIONS),
+    ):
+        for index, policy in strings(values):
+            if policy not in valid:
+                errors.append(
+                    ArgError(
+                        f"invalid pod protection policy in {label}: {go_quote(policy)}. "
+                        f"Valid options are: {go_list(valid)}",
+                        ("podProtections", field, index),
+                    )
+                )
+    duplicate = _first_duplicate(disabled)
+    if duplicate is not None:
+        errors.append(
+            ArgError(
+                "PodProtections.DefaultDisabled contains duplicate entries",
+                ("podProtections", "defaultDisabled", duplicate),
+            )
+        )
+    duplicate = _first_duplicate(extra)
+    if duplicate is not None:
+        errors.append(
+            ArgError(
+                "PodProtections.ExtraEnabled contains duplicate entries", ("podProtections", "extraEnabled", duplicate)
+            )
+        )
+    if target >= 35 and any(policy == "PodsWithPVC" for _, policy in strings(extra)):
+        config = mapping(protections.get("config")) or {}
+        pvc = mapping(config.get("PodsWithPVC"))
+        if pvc is not None:
+            for index, storage_class in enumerate(items(pvc.get("protectedStorageClasses")) or []):
+                if storage_class is not None and not isinstance(storage_class, dict):
+                    continue
+                if string((storage_class or {}).get("name")) == "":
+                    errors.append(
+                        ArgError(
+                            f"PodProtections.Config.PodsWithPVC.ProtectedStorageClasses[{index}] name cannot be empty",
+                            ("podProtections", "config", "PodsWithPVC", "protectedStorageClasses", index),
+                        )
+                    )
+    return errors
+
+
+def _first_duplicate(values: Any) -> int | None:
+    seen: set[str] = set()
+    for index, value in strings(values):
+        if value in seen:
+            return index
+        seen.add(value)
+    return None
+
+
+def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateDefaultEvictorArgs`` at release ``target``: all errors in upstream's order."""
+    errors: list[ArgError] = []
+    priority = _priority_rule(args, target)
+    if priority is not None:
+        errors.append(priority)
+    if target < 34:
+        return errors
+    policy = string(args.get("noEvictionPolicy"))
+    if policy and policy not in NO_EVICTION_POLICIES:
+        errors.append(
+            ArgError(
+                f"noEvictionPolicy accepts only {go_quoted_list(NO_EVICTION_POLICIES)} values", ("noEvictionPolicy",)
+            )
+        )
+    errors.extend(_pod_protection_errors(args, target))
+    return errors
+
+
+def construct(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """Start-up failures of ``New`` (phase E) plus the run-time ``nodeSelector`` parse that ``nodeFit`` triggers.
+
+    ``New`` stops at its first failure, so at most one selector conversion error is returned; a ``nodeSelector``
+    parse error (logged on every PreEvictionFilter call when ``nodeFit`` is true) is reported next to it.
+    """
+    errors: list[ArgError] = []
+    problem = label_selector_problem(args.get("labelSelector"), target)
+    if problem is not None:
+        message = problem[0] if target >= 34 else "could not get selector from label selector"
+        errors.append(ArgError(message, ("labelSelector", *problem[1])))
+    if not errors and target >= 35:
+        namespace_selector = mapping(args.get("namespaceLabelSelector"))
+        if namespace_selector is not None and (
+            length(namespace_selector.get("matchLabels")) > 0 or length(namespace_selector.get("matchExpressions")) > 0
+        ):
+            problem = label_selector_problem(namespace_selector, target)
+            if problem is not None:
+                errors.append(
+                    ArgError(
+                        "unable to convert namespaceLabelSelector to label selector: " + problem[0],
+                        ("namespaceLabelSelector", *problem[1]),
+                    )
+                )
+    if boolean(args.get("nodeFit")):
+        node_selector = string(args.get("nodeSelector"))
+        parse_error = parse_label_selector_string(node_selector, target)
+        if parse_error is not None:
+            errors.append(ArgError(parse_error, ("nodeSelector",)))
+    return errors

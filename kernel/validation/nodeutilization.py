@@ -1,0 +1,143 @@
+"""Low- and HighNodeUtilization: their validators and LowNodeUtilization's Prometheus constructor check (§4.3, §4.4).
+
+Both validators return **only the first** error, like upstream. Go walks the threshold maps in random order; this port
+walks them in document order, so with several bad resources it names the first one written.
+``metricsUtilization`` (LowNodeUtilization) and ``evictionModes`` (HighNodeUtilization) are checked from v0.33.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desched.validation.core import (
+    ArgError,
+    boolean,
+    go_key,
+    length,
+    mapping,
+    number,
+    path_key,
+    string,
+    strings,
+)
+from desched.validation.gofmt import go_list
+from desched.validation.vocab import EVICTION_MODES, METRIC_RESOURCE
+
+__all__ = ["construct_low", "validate_high", "validate_low"]
+
+_MIN_PERCENTAGE = 0
+_MAX_PERCENTAGE = 100
+_DIFFERENT_RESOURCES = "thresholds and targetThresholds configured different resources"
+
+
+def _thresholds(value: Any) -> list[tuple[str | int, str, float | None]]:
+    """A ``ResourceThresholds`` map as (path key, resource name, percentage or None when not a number)."""
+    table = mapping(value) or {}
+    return [(path_key(key), go_key(key), number(percent)) for key, percent in table.items()]
+
+
+def _validate_thresholds(field: str, value: Any) -> ArgError | None:
+    """``validateThresholds``; ``field`` is the args key the map sits under (for the path only)."""
+    entries = _thresholds(value)
+    if not entries:
+        return ArgError("no resource threshold is configured", (field,), "thresholds")
+    for key, name, percent in entries:
+        if percent is not None and (percent < _MIN_PERCENTAGE or percent > _MAX_PERCENTAGE):
+            message = f"{name} threshold not in [{_MIN_PERCENTAGE}, {_MAX_PERCENTAGE}] range"
+            return ArgError(message, (field, key), "range")
+    return None
+
+
+def _evictable_namespaces_rule(args: dict[Any, Any]) -> ArgError | None:
+    namespaces = mapping(args.get("evictableNamespaces"))
+    if namespaces is not None and length(namespaces.get("include")) > 0:
+        return ArgError(
+            "only Exclude namespaces can be set, inclusion is not supported", ("evictableNamespaces", "include")
+        )
+    return None
+
+
+def _low_thresholds_rule(args: dict[Any, Any]) -> ArgError | None:
+    for field in ("thresholds", "targetThresholds"):
+        error = _validate_thresholds(field, args.get(field))
+        if error is not None:
+            return ArgError(f"{field} config is not valid: {error.message}", error.path, error.code)
+    thresholds = _thresholds(args.get("thresholds"))
+    target_entries = _thresholds(args.get("targetThresholds"))
+    targets = {name: percent for _, name, percent in target_entries}
+    if len(thresholds) != len(target_entries):
+        return ArgError(_DIFFERENT_RESOURCES, ("targetThresholds",), "thresholds")
+    deviation = boolean(args.get("useDeviationThresholds"))
+    for key, name, percent in thresholds:
+        if name not in targets:
+            return ArgError(_DIFFERENT_RESOURCES, ("thresholds", key), "thresholds")
+        target_percent = targets[name]
+        if percent is not None and target_percent is not None and percent > target_percent and not deviation:
+            message = f"thresholds' {name} percentage is greater than targetThresholds'"
+            return ArgError(message, ("thresholds", key), "order")
+    return None
+
+
+def _metrics_rule(args: dict[Any, Any]) -> ArgError | None:
+    metrics = mapping(args.get("metricsUtilization"))
+    if metrics is None:
+        return None
+    source = string(metrics.get("source"))
+    if source == "KubernetesMetrics" and boolean(metrics.get("metricsServer")):
+        return ArgError(
+            'it is not allowed to set both "KubernetesMetrics" source and metricsServer',
+            ("metricsUtilization", "metricsServer"),
+        )
+    if source == "KubernetesMetrics" and metrics.get("prometheus") is not None:
+        return ArgError(
+            'prometheus configuration is not allowed to set when source is set to "KubernetesMetrics"',
+            ("metricsUtilization", "prometheus"),
+        )
+    if source == "Prometheus":
+        prometheus = mapping(metrics.get("prometheus"))
+        if prometheus is None or string(prometheus.get("query")) == "":
+            path = ("metricsUtilization", "prometheus") if prometheus is not None else ("metricsUtilization",)
+            return ArgError('prometheus query is required when metrics source is set to "Prometheus"', path)
+    return None
+
+
+def validate_low(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateLowNodeUtilizationArgs``: at most one error."""
+    error = _evictable_namespaces_rule(args) or _low_thresholds_rule(args)
+    if error is None and target >= 33:
+        error = _metrics_rule(args)
+    return [error] if error is not None else []
+
+
+def validate_high(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateHighNodeUtilizationArgs``: at most one error."""
+    error = _evictable_namespaces_rule(args) or _validate_thresholds("thresholds", args.get("thresholds"))
+    if error is None and target >= 33:
+        for index, mode in strings(args.get("evictionModes")):
+            if mode not in EVICTION_MODES:
+                error = ArgError(f"invalid eviction mode {mode}", ("evictionModes", index))
+                break
+    return [error] if error is not None else []
+
+
+def construct_low(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``NewLowNodeUtilization`` with ``metricsUtilization.source: Prometheus`` (v0.33+).
+
+    Both threshold maps must name exactly ``MetricResource``. The constructor's own "prometheus property/query is
+    missing" checks are left out: validation (phase C) rejects those cases before the constructor runs.
+    """
+    metrics = mapping(args.get("metricsUtilization"))
+    if target < 33 or metrics is None or string(metrics.get("source")) != "Prometheus":
+        return []
+    for field in ("thresholds", "targetThresholds"):
+        names = [name for _, name, _ in _thresholds(args.get(field))]
+        if names != [METRIC_RESOURCE]:
+            return [
+                ArgError(
+                    f'{field} are expected to specify a single instance of "{METRIC_RESOURCE}" resource, '
+                    f"got {go_list(names)} instead",
+                    (field,),
+                    "metrics",
+                )
+            ]
+    return []

@@ -1,0 +1,29 @@
+"""RemovePodsHavingTooManyRestarts: its validator (reference §4.10).
+
+``states`` exists from v0.28. v0.27-v0.33 stop at the first error and print the allowed states in Go's random set
+order (this port prints them sorted, as v0.34+ does); v0.34 on aggregate all errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desched.validation.core import ArgError, integer, strings
+from desched.validation.gofmt import go_list
+from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
+from desched.validation.vocab import too_many_restarts_states
+
+__all__ = ["validate"]
+
+
+def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateRemovePodsHavingTooManyRestartsArgs`` at release ``target``."""
+    errors = [error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None]
+    if (integer(args.get("podRestartThreshold")) or 0) < 1:
+        errors.append(ArgError("invalid PodsHavingTooManyRestarts threshold", ("podRestartThreshold",)))
+    if target >= 28:
+        allowed = too_many_restarts_states(target)
+        rejected = [index for index, state in strings(args.get("states")) if state not in allowed]
+        if rejected:
+            errors.append(ArgError(f"states must be one of {go_list(allowed)}", ("states", rejected[0])))
+    return first_only(errors, target, aggregated_since=34)

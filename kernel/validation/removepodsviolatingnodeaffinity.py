@@ -1,0 +1,23 @@
+"""RemovePodsViolatingNodeAffinity: its validator (reference §4.7).
+
+``nodeAffinityType`` must be non-empty; its values are not checked upstream (see ``vocab.NODE_AFFINITY_TYPES``).
+v0.27-v0.33 stop at the first error; v0.34 on aggregate them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desched.validation.core import ArgError, length
+from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
+
+__all__ = ["validate"]
+
+
+def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateRemovePodsViolatingNodeAffinityArgs`` at release ``target``."""
+    errors: list[ArgError] = []
+    if length(args.get("nodeAffinityType")) == 0:
+        errors.append(ArgError("nodeAffinityType needs to be set", ("nodeAffinityType",)))
+    errors.extend(error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None)
+    return first_only(errors, target, aggregated_since=34)

@@ -1,0 +1,22 @@
+"""RemovePodsViolatingNodeTaints: its validator (reference §4.8).
+
+``includedTaints`` exists from v0.30, and with it the rule that forbids both taint lists at once. v0.27-v0.33 stop at
+the first error; v0.34 on aggregate them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desched.validation.core import ArgError, length
+from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
+
+__all__ = ["validate"]
+
+
+def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateRemovePodsViolatingNodeTaintsArgs`` at release ``target``."""
+    errors = [error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None]
+    if target >= 30 and length(args.get("excludedTaints")) > 0 and length(args.get("includedTaints")) > 0:
+        errors.append(ArgError("either includedTaints or excludedTaints can be set, but not both", ("includedTaints",)))
+    return first_only(errors, target, aggregated_since=34)

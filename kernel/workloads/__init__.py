@@ -1,0 +1,32 @@
+"""Workload safety: the eviction scope model, pure and offline (no cluster access).
+
+* :mod:`.selectors`: label selector matching with Kubernetes semantics;
+* :mod:`.model`: :func:`collect` reads workloads, PDBs, HPAs, Namespaces, PriorityClasses, PVCs and StorageClasses
+  from manifests into an :class:`Inventory`;
+* :mod:`.pdb`: :class:`PDBIndex` (sub-quadratic PDB matching) and :func:`allowed_disruptions`;
+* :mod:`.scope`: :func:`evaluate` decides per workload and plugin whether the plugin may evict its pods, with reasons.
+"""
+
+from __future__ import annotations
+
+from desched.workloads.model import HPA, PDB, Inventory, Workload, collect
+from desched.workloads.pdb import PDBIndex, allowed_disruptions
+from desched.workloads.scope import Summary, Verdict, evaluate, summarize
+from desched.workloads.selectors import Selector, compile_selector, matches
+
+__all__ = [
+    "HPA",
+    "PDB",
+    "Inventory",
+    "PDBIndex",
+    "Selector",
+    "Summary",
+    "Verdict",
+    "Workload",
+    "allowed_disruptions",
+    "collect",
+    "compile_selector",
+    "evaluate",
+    "matches",
+    "summarize",
+]

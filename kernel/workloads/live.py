@@ -1,0 +1,57 @@
+"""Workload inputs read from a live cluster (``desched scope --kubeconfig``), read-only.
+
+Contract: :func:`read_cluster` lists every kind the scope model uses, each at the newest version the server serves
+(PodDisruptionBudgets at ``policy/v1`` or ``policy/v1beta1``, HPAs at ``autoscaling/v2``, ``v2beta2`` or ``v1``,
+CronJobs at ``batch/v1`` or ``batch/v1beta1``), and returns the objects as snapshot documents for
+:func:`~desched.workloads.model.collect`, plus one warning per kind it may not list (RBAC) or that the server does not
+serve. Only ``get`` and ``list`` requests are made. Connection and configuration errors raise
+:class:`~desched.kube.KubeError`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from desched.errors import KubeError
+from desched.kube import Cluster, Json
+
+# (kind, apiVersions in order of preference)
+KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Namespace", ("v1",)),
+    ("PriorityClass", ("scheduling.k8s.io/v1",)),
+    ("StorageClass", ("storage.k8s.io/v1",)),
+    ("PersistentVolumeClaim", ("v1",)),
+    ("Deployment", ("apps/v1",)),
+    ("StatefulSet", ("apps/v1",)),
+    ("ReplicaSet", ("apps/v1",)),
+    ("DaemonSet", ("apps/v1",)),
+    ("ReplicationController", ("v1",)),
+    ("Job", ("batch/v1",)),
+    ("CronJob", ("batch/v1", "batch/v1beta1")),
+    ("Pod", ("v1",)),
+    ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")),
+    ("HorizontalPodAutoscaler", ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1")),
+)
+
+
+class LiveInputs(NamedTuple):
+    objects: list[Json]
+    warnings: list[str]
+
+
+def read_cluster(cluster: Cluster) -> LiveInputs:
+    """Every object of :data:`KINDS` the credentials may list (see the module contract)."""
+    objects: list[Json] = []
+    warnings: list[str] = []
+    for kind, versions in KINDS:
+        resource = cluster.find(kind, versions)
+        if resource is None:
+            warnings.append(f"the server serves no {kind} (tried {', '.join(versions)})")
+            continue
+        try:
+            objects.extend(cluster.list(resource))
+        except KubeError as error:
+            if error.status not in (401, 403):
+                raise
+            warnings.append(f"cannot list {kind} ({resource.api_version}): {error}; workloads are judged without them")
+    return LiveInputs(objects, warnings)

@@ -1,0 +1,368 @@
+"""Workload inputs of the eviction scope model: what :func:`collect` reads from plain Kubernetes manifests.
+
+:func:`collect` takes ``(file, document)`` pairs (plain dicts or :class:`~desched.yamlsrc.YMap` documents; ``kind:
+List`` and ``*List`` kinds are unpacked) and returns an :class:`Inventory`. It never raises: a document that is not a
+mapping, has no usable ``kind``/``metadata.name`` or has fields of the wrong type is skipped or read with defaults.
+
+Recognised kinds: Deployment, StatefulSet, ReplicaSet, ReplicationController, Job, CronJob, DaemonSet and Pod
+(workloads), PodDisruptionBudget (policy/v1 and policy/v1beta1), HorizontalPodAutoscaler (any autoscaling version),
+Namespace, PriorityClass, PersistentVolumeClaim and StorageClass. Namespaced objects default to ``default``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from desched.workloads.selectors import label_map
+from desched.yamlsrc import YMap, YSeq, locate
+
+__all__ = [
+    "HPA",
+    "OWNER_KINDS",
+    "PDB",
+    "SYSTEM_PRIORITY_CLASSES",
+    "Inventory",
+    "Workload",
+    "collect",
+]
+
+Path = tuple[str | int, ...]
+
+#: The ownerReference kind the descheduler sees on a workload's pods (``None``: a bare pod has no owner).
+OWNER_KINDS: dict[str, str | None] = {
+    "Deployment": "ReplicaSet",
+    "StatefulSet": "StatefulSet",
+    "ReplicaSet": "ReplicaSet",
+    "ReplicationController": "ReplicationController",
+    "Job": "Job",
+    "CronJob": "Job",
+    "DaemonSet": "DaemonSet",
+    "Pod": None,
+}
+
+#: Where each workload kind keeps its pod template (the ``metadata``/``spec`` pair).
+_TEMPLATE_PATHS: dict[str, Path] = {
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "Pod": (),
+}
+_SCALABLE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
+
+#: The two built-in PriorityClasses every cluster has.
+SYSTEM_PRIORITY_CLASSES: dict[str, int] = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+
+
+class Workload(NamedTuple):
+    """One pod template (or bare pod) and what the descheduler would see on its pods.
+
+    ``replicas`` is the effective pod count (``spec.replicas``, default 1, raised to an HPA's ``minReplicas``); it
+    is ``None`` when a manifest cannot tell (DaemonSet, Job, CronJob). ``pod_path`` is the path of the pod
+    template (``metadata``/``spec`` pair) inside ``document``; ``claim_templates`` maps a StatefulSet's
+    ``volumeClaimTemplates`` names to their storage class (``None`` when unset).
+    """
+
+    kind: str
+    namespace: str
+    name: str
+    labels: dict[str, str]
+    pod_spec: dict[str, Any]
+    annotations: dict[str, str]
+    replicas: int | None
+    owner_kind: str | None
+    priority_class: str | None
+    file: str
+    line: int
+    column: int
+    pod_path: Path = ()
+    claim_templates: dict[str, str | None] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
+    document: Any = None
+    owner_uid: str | None = None  # a Pod's controlling owner (snapshots and live clusters): its replicas are counted
+
+    @property
+    def key(self) -> str:
+        """``Kind/namespace/name``: unique per workload in a well-formed input set."""
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    def where(self, path: Path = ()) -> tuple[str, int, int]:
+        """``(file, line, column)`` of ``path`` inside the document (nearest existing ancestor; the document itself
+        when positions are unknown)."""
+        position = locate(self.document, path) if isinstance(self.document, (YMap, YSeq)) else None
+        line, column = position if position else (self.line, self.column)
+        return self.file, line, column
+
+
+class PDB(NamedTuple):
+    """A PodDisruptionBudget. ``selector`` is the raw decoded ``spec.selector`` (``None`` when absent);
+    ``min_available``/``max_unavailable`` are an int, a string (``"N%"`` when well-formed) or ``None``."""
+
+    namespace: str
+    name: str
+    api_version: str
+    selector: Any
+    min_available: int | str | None
+    max_unavailable: int | str | None
+    file: str
+    line: int
+    column: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class HPA(NamedTuple):
+    """A HorizontalPodAutoscaler's target (same namespace) and ``minReplicas`` (default 1)."""
+
+    namespace: str
+    name: str
+    target_kind: str
+    target_name: str
+    min_replicas: int
+    file: str
+    line: int
+    column: int
+
+
+class Inventory:
+    """Everything :func:`collect` found.
+
+    ``namespaces``: name -> labels; ``priority_classes``: name -> value (the two system classes are *not* added
+    here; see :data:`SYSTEM_PRIORITY_CLASSES`); ``default_priority``: the value of a ``globalDefault`` class, if
+    any; ``pvcs``: (namespace, name) -> ``storageClassName`` as written (``None`` when absent);
+    ``storage_classes``: name -> whether it is the default class.
+    """
+
+    __slots__ = (
+        "default_priority",
+        "hpas",
+        "namespaces",
+        "pdbs",
+        "priority_classes",
+        "pvcs",
+        "storage_classes",
+        "workloads",
+    )
+
+    def __init__(self) -> None:
+        self.workloads: list[Workload] = []
+        self.pdbs: list[PDB] = []
+        self.hpas: list[HPA] = []
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self.priority_classes: dict[str, int] = {}
+        self.default_priority: int | None = None
+        self.pvcs: dict[tuple[str, str], str | None] = {}
+        self.storage_classes: dict[str, bool] = {}
+
+    def default_storage_class(self) -> str | None:
+        """The name of a StorageClass annotated as the default, if any (the first one, by name)."""
+        defaults = sorted(name for name, is_default in self.storage_classes.items() if is_default)
+        return defaults[0] if defaults else None
+
+
+# --- readers ------------------------------------------------------------------------------------------------------
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _get(doc: Any, path: Path) -> Any:
+    node = doc
+    for part in path:
+        if isinstance(part, str) and isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _int_or_string(value: Any) -> int | str | None:
+    if isinstance(value, bool):
+        return None
+    return value if isinstance(value, (int, str)) else None
+
+
+def _position(doc: Any) -> tuple[int, int]:
+    if isinstance(doc, (YMap, YSeq)):
+        return doc.line, doc.column
+    return 1, 1
+
+
+def objects(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each mapping of ``documents`` as (file, object), the items of ``kind: *List`` documents flattened."""
+    for file, doc in documents:
+        if not isinstance(doc, dict):
+            continue
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+            for item in doc["items"]:
+                if isinstance(item, dict):
+                    yield file, item
+        else:
+            yield file, doc
+
+
+# --- per-kind readers ---------------------------------------------------------------------------------------------
+
+
+def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: str) -> Workload:
+    template_path = _TEMPLATE_PATHS[kind]
+    template = _map(_get(doc, template_path)) if template_path else doc
+    meta = _map(template.get("metadata"))
+    spec = _map(template.get("spec"))
+    replicas: int | None = None
+    if kind in _SCALABLE:
+        replicas = max(_int(_get(doc, ("spec", "replicas")), 1), 0)
+    elif kind == "Pod":
+        replicas = 1
+    claims: dict[str, str | None] = {}
+    if kind == "StatefulSet":
+        raw_claims = _get(doc, ("spec", "volumeClaimTemplates"))
+        for claim in raw_claims if isinstance(raw_claims, list) else []:
+            claim_name = _get(claim, ("metadata", "name"))
+            if isinstance(claim_name, str):
+                storage_class = _get(claim, ("spec", "storageClassName"))
+                claims[claim_name] = storage_class if isinstance(storage_class, str) else None
+    priority_class = spec.get("priorityClassName")
+    line, column = _position(doc)
+    owner_kind, owner_uid = OWNER_KINDS[kind], None
+    if kind == "Pod":
+        owner_kind, owner_uid = _pod_owner(meta.get("ownerReferences"))
+    return Workload(
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        labels=label_map(meta.get("labels")),
+        pod_spec=spec,
+        annotations=label_map(meta.get("annotations")),
+        replicas=replicas,
+        owner_kind=owner_kind,
+        priority_class=priority_class if isinstance(priority_class, str) and priority_class else None,
+        file=file,
+        line=line,
+        column=column,
+        pod_path=template_path,
+        claim_templates=claims,
+        document=doc,
+        owner_uid=owner_uid,
+    )
+
+
+def _pod_owner(references: Any) -> tuple[str | None, str | None]:
+    """A pod's owner kind and UID: its controller reference, else its first reference; ``(None, None)`` if bare."""
+    listed = [ref for ref in references if isinstance(ref, dict)] if isinstance(references, list) else []
+    if not listed:
+        return None, None
+    chosen = next((ref for ref in listed if ref.get("controller") is True), listed[0])
+    kind, uid = chosen.get("kind"), chosen.get("uid")
+    return (kind if isinstance(kind, str) else ""), (uid if isinstance(uid, str) else "")
+
+
+def _count_owned_pods(inventory: Inventory) -> None:
+    """A snapshot pod's replicas are the pods sharing its owner (as the DefaultEvictor's minReplicas counts them)."""
+    counts: dict[str, int] = {}
+    for workload in inventory.workloads:
+        if workload.kind == "Pod" and workload.owner_uid is not None:
+            counts[workload.owner_uid] = counts.get(workload.owner_uid, 0) + 1
+    if counts:
+        inventory.workloads[:] = [
+            workload._replace(replicas=counts[workload.owner_uid])
+            if workload.kind == "Pod" and workload.owner_uid is not None
+            else workload
+            for workload in inventory.workloads
+        ]
+
+
+def _read(file: str, doc: dict[str, Any], inventory: Inventory) -> None:
+    kind = doc.get("kind")
+    meta = _map(doc.get("metadata"))
+    name = meta.get("name")
+    if not isinstance(kind, str) or not isinstance(name, str) or not name:
+        return
+    raw_namespace = meta.get("namespace")
+    namespace = raw_namespace if isinstance(raw_namespace, str) and raw_namespace else "default"
+    line, column = _position(doc)
+    spec = _map(doc.get("spec"))
+    if kind in OWNER_KINDS:
+        inventory.workloads.append(_workload(file, doc, kind, namespace, name))
+    elif kind == "PodDisruptionBudget":
+        api_version = doc.get("apiVersion")
+        inventory.pdbs.append(
+            PDB(
+                namespace,
+                name,
+                api_version if isinstance(api_version, str) else "",
+                spec.get("selector"),
+                _int_or_string(spec.get("minAvailable")),
+                _int_or_string(spec.get("maxUnavailable")),
+                file,
+                line,
+                column,
+            )
+        )
+    elif kind == "HorizontalPodAutoscaler":
+        target = _map(spec.get("scaleTargetRef"))
+        target_kind, target_name = target.get("kind"), target.get("name")
+        if isinstance(target_kind, str) and isinstance(target_name, str):
+            minimum = _int(spec.get("minReplicas"), 1)
+            inventory.hpas.append(HPA(namespace, name, target_kind, target_name, minimum, file, line, column))
+    elif kind == "Namespace":
+        inventory.namespaces[name] = label_map(meta.get("labels"))
+    elif kind == "PriorityClass":
+        value = doc.get("value")
+        if isinstance(value, int) and not isinstance(value, bool):
+            inventory.priority_classes[name] = value
+            if doc.get("globalDefault") is True:
+                inventory.default_priority = value
+    elif kind == "PersistentVolumeClaim":
+        storage_class = spec.get("storageClassName")
+        inventory.pvcs[(namespace, name)] = storage_class if isinstance(storage_class, str) else None
+    elif kind == "StorageClass":
+        annotations = label_map(meta.get("annotations"))
+        is_default = annotations.get("storageclass.kubernetes.io/is-default-class") == "true"
+        inventory.storage_classes[name] = is_default
+
+
+def _apply_hpas(inventory: Inventory) -> None:
+    minimums: dict[tuple[str, str, str], int] = {}
+    for hpa in inventory.hpas:
+        key = (hpa.namespace, hpa.target_kind, hpa.target_name)
+        minimums[key] = max(minimums.get(key, 1), hpa.min_replicas)
+    if not minimums:
+        return
+    for index, workload in enumerate(inventory.workloads):
+        minimum = minimums.get((workload.namespace, workload.kind, workload.name))
+        if minimum is not None and workload.kind in _SCALABLE and workload.replicas is not None:
+            inventory.workloads[index] = workload._replace(replicas=max(workload.replicas, minimum))
+
+
+def collect(documents: Iterable[tuple[str, Any]]) -> Inventory:
+    """Read ``(file, document)`` pairs into an :class:`Inventory`; never raises on malformed documents.
+
+    An HPA raises its target's effective ``replicas`` to ``max(spec.replicas (default 1), minReplicas (default 1))``.
+
+    >>> inv = collect([("a.yaml", {"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 2}})])
+    >>> inv.workloads[0].key, inv.workloads[0].replicas, inv.workloads[0].owner_kind
+    ('Deployment/default/web', 2, 'ReplicaSet')
+    """
+    inventory = Inventory()
+    for file, doc in objects(documents):
+        try:
+            _read(file, doc, inventory)
+        except (TypeError, ValueError, AttributeError, KeyError, RecursionError):  # pragma: no cover - defensive
+            continue
+    _count_owned_pods(inventory)
+    _apply_hpas(inventory)
+    return inventory

@@ -1,0 +1,490 @@
+"""A fast path for the plain YAML that policies are written in.
+
+:func:`compose_simple` reads a strict subset of YAML line by line with precompiled regular expressions and builds
+the same :class:`~desched.yamlnodes.YMap`/:class:`~desched.yamlnodes.YSeq` trees, positions included, that
+:func:`desched.yamlsrc.load_all` composes from libyaml's events, about 2.5 times faster. Anything outside the subset
+makes it return ``None`` so that the caller falls back to libyaml; accepting a text is a promise that
+``load_all`` returns equal documents.
+
+The subset: block mappings and sequences indented with spaces (compact ``- key: value`` and ``- - item`` forms,
+sequences at their parent key's indentation), keys and values that are plain scalars on one line or quoted scalars
+without escapes, one-line flow sequences and mappings of those (nested too), empty values, comments, blank lines
+and bare ``---`` document starts. Refused: tabs, carriage returns and other unusual characters, anchors, aliases,
+tags, directives, ``...``, block scalars, multi-line scalars and flow collections, complex and merge keys, scalars
+a document consists of, and everything libyaml would reject.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from desched.yamlnodes import (
+    CACHE_LIMIT,
+    MAX_DEPTH,
+    MAX_EXPANDED_NODES,
+    PLAIN_CACHE,
+    Position,
+    YMap,
+    YSeq,
+    key_text,
+    plain_scalar,
+)
+
+__all__ = ["compose_simple"]
+
+# Characters that no class below matches, beyond the line break: libyaml refuses ASCII controls and DEL (tabs are
+# refused too); in other texts str.isprintable() screens the rest.
+_C = r"\x00-\x1f\x7f"
+_ANY = "[^" + _C + "]"
+# Plain scalars in block context: no leading indicator, no ": ", " #" or " :", no trailing spaces. In flow context
+# also none of "#,[]{}'\"" and ":" only before another such character. Quoted scalars: one line, no escapes.
+_PLAIN_BLOCK = (
+    r"(?:[^-?:,\[\]{}#&*!|>'\"%@` " + _C + r"]|-(?=[^ " + _C + r"]))[^ :" + _C + r"]*"
+    r"(?:(?::(?=[^ " + _C + r"])| +(?=[^ #:" + _C + r"]))[^ :" + _C + r"]*)*"
+)  # fmt: skip
+_FLOW_CHAR = r"[^ :#,\[\]{}'\"" + _C + r"]"
+_PLAIN_FLOW = (
+    r"(?:[^-?:,\[\]{}#&*!|>'\"%@` " + _C + r"]|-(?=" + _FLOW_CHAR + r"))" + _FLOW_CHAR
+    + r"*(?:(?::(?=[^ :#,\[\]{}'\"?" + _C + r"])| +(?=" + _FLOW_CHAR + r"))" + _FLOW_CHAR + r"*)*"
+)  # fmt: skip
+# A key that turns out not to be one is given up at once: an atomic group (Python 3.11+) does not backtrack into
+# the scalar, which the colon could not follow anyway (the scalar stops only before ": ", " #", " :" and the end).
+try:
+    re.compile("(?>a)")
+    _KEY_PLAIN = "(?>" + _PLAIN_BLOCK + ")"
+except re.error:  # Python 3.10 (a test forces this branch)
+    _KEY_PLAIN = _PLAIN_BLOCK
+_QUOTED = r"\"[^\"\\" + _C + r"]*\"|'(?:[^'" + _C + r"]|'')*'"
+_SCALAR = _PLAIN_FLOW + "|" + _QUOTED
+_TAIL = r"(?: +(?:#" + _ANY + r"*)?)?"
+# Flow collections of plain scalars written the usual way ("[a, b]", "{a: 1, b: 2}": one space after each comma and
+# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those; then any flow
+# collection of scalars.
+_USUAL = (
+    r"\[(?:" + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r")*)?\]"
+    + r"|\{(?:" + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r")*)?\}"
+)  # fmt: skip
+_FLAT = (
+    r"\[ *(?:(?:" + _SCALAR + r") *(?:, *(?:" + _SCALAR + r") *)*(?:, *)?)?\]"
+    + r"|\{ *(?:(?:" + _SCALAR + r"): +(?:" + _SCALAR + r") *"
+    + r"(?:, *(?:" + _SCALAR + r"): +(?:" + _SCALAR + r") *)*(?:, *)?)?\}"
+)  # fmt: skip
+# One row per line, each with its line break: 1 the indentation (or a document start), 2 "- " (more than one
+# for nested sequences), 3 a key with its colon and the spaces after it, 4 a plain value, 5 a quoted value (quotes
+# included), 6 a usual flow collection, 7 another flow collection of scalars, 8 another flow collection and what
+# follows it. A line outside the subset has no row.
+_LINE = re.compile(
+    r"^(---" + _TAIL + r"$|(?!---|\.\.\.) *)((?:-(?: +|$))*)"
+    + r"((?:" + _KEY_PLAIN + "|" + _QUOTED + r"):(?: +|$))?"
+    + r"(?:(" + _PLAIN_BLOCK + r")" + _TAIL
+    + r"|(" + _QUOTED + r")" + _TAIL
+    + r"|(" + _USUAL + r")" + _TAIL
+    + r"|(" + _FLAT + r")" + _TAIL
+    + r"|(?:#" + _ANY + r"*)?"
+    + r"|([\[{]" + _ANY + r"*))(?:\n|\Z)",
+    re.MULTILINE,
+)  # fmt: skip
+# Something like a block scalar's header ("key: |", "- >-"), the commonest thing outside the subset: refused at once.
+_BLOCK_SCALAR = re.compile(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
+_END = re.compile(_TAIL)
+# The items of a flat flow sequence, between the brackets: 1 what precedes one, 2 a plain one, 3 a quoted one.
+_FLAT_ITEMS = re.compile(r"( *,? *)(?:(" + _PLAIN_FLOW + r")|(" + _QUOTED + r"))")
+# The entries of a flat flow mapping, between the braces: 1 what precedes one, 2 the key, 3 its colon, 4 a plain
+# value, 5 a quoted one.
+_FLAT_ENTRIES = re.compile(r"( *,? *)(" + _SCALAR + r")(: +)(?:(" + _PLAIN_FLOW + r")|(" + _QUOTED + r"))")
+# A flow scalar: 1 a plain one, 2 a quoted one; a flow key with its colon: 1 the key, quotes included.
+_ITEM = re.compile(r"(" + _PLAIN_FLOW + r")|(" + _QUOTED + r")")
+_FLOW_KEY = re.compile(r"(" + _SCALAR + r"): +")
+_KEYS: dict[str, str] = {}  # key, quotes included -> key text
+_FIELDS: dict[str, str] = {}  # key with colon and spaces -> key text
+_MAX_KEY = 1000  # libyaml looks for a key's colon within 1024 characters
+# An open collection: (collection, indentation, is a mapping, key or item positions, value positions, styles).
+_Frame = tuple[Any, int, bool, Any, Any, Any]
+
+
+def _unquote(token: str) -> str:
+    """The text of a one-line quoted scalar without escapes, quotes included in ``token``."""
+    if token[0] == '"':
+        return token[1:-1]
+    return token[1:-1].replace("''", "'")
+
+
+def _key(raw: str) -> str | None:
+    """The key text of the key ``raw`` (quotes included); None for a merge key or a key too long for libyaml."""
+    try:
+        return _KEYS[raw]
+    except KeyError:
+        if raw == "<<" or len(raw) > _MAX_KEY:
+            return None
+        text = _unquote(raw) if raw[0] == '"' or raw[0] == "'" else key_text(plain_scalar(raw))
+        if len(_KEYS) < CACHE_LIMIT and len(raw) < 64:
+            _KEYS[raw] = text
+        return text
+
+
+def _scalar(plain: str, quoted: str) -> tuple[Any, str]:
+    """A flow scalar and its style, from the groups of :data:`_ITEM`."""
+    if plain:
+        return plain_scalar(plain), ""
+    return _unquote(quoted), quoted[0]
+
+
+def _put(frame: _Frame, key: str, key_pos: Position, value: Any, pos: Position) -> int:
+    """Attach a collection or an empty value, as yamlsrc does; 1 when ``key`` repeats a key of the mapping."""
+    node, _, is_map, positions, value_positions, styles = frame
+    if not is_map:
+        node.append(value)
+        positions.append(pos)
+        styles.append("")
+        return 0
+    repeated = key in node
+    if repeated:
+        node.duplicates.append((key, key_pos))
+    node[key] = value
+    positions[key] = key_pos
+    value_positions[key] = pos
+    styles[key] = ""
+    return int(repeated)
+
+
+def _finish(root: YSeq, duplicates: int) -> Any:
+    """The document the stand-in ``root`` received; a mapping learns how many duplicate keys the document has."""
+    document = root[0] if root else None
+    if isinstance(document, YMap):
+        document.nested_duplicates = duplicates
+    return document
+
+
+def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tuple[YMap | YSeq, int] | None:
+    """The flow collection of scalars ``token`` (a match of :data:`_USUAL` if ``usual``, else of :data:`_FLAT`) at
+    0-based ``column``, and its number of duplicate keys; None when it has a key outside the subset or would open
+    collection number MAX_DEPTH + 1 (``depth`` are open)."""
+    if depth >= MAX_DEPTH:
+        return None
+    cache = PLAIN_CACHE
+    inner = token[1:-1]
+    index = column + 2  # 1-based column of the character after the bracket
+    if token[0] == "[":
+        sequence = YSeq(lineno, column + 1)
+        append = sequence.append
+        add_position = sequence.item_pos.append
+        add_style = sequence.styles.append
+        if usual:
+            if inner:
+                for item in inner.split(", "):
+                    add_position((lineno, index))
+                    append(cache[item] if item in cache else plain_scalar(item))
+                    add_style("")
+                    index += len(item) + 2
+            return sequence, 0
+        for lead, plain, quoted in _FLAT_ITEMS.findall(inner):
+            index += len(lead)
+            add_position((lineno, index))
+            if plain:
+                append(cache[plain] if plain in cache else plain_scalar(plain))
+                add_style("")
+                index += len(plain)
+            else:
+                append(_unquote(quoted))
+                add_style(quoted[0])
+                index += len(quoted)
+        return sequence, 0
+    mapping = YMap(lineno, column + 1)
+    key_positions = mapping.key_pos
+    value_positions = mapping.value_pos
+    styles = mapping.styles
+    duplicates = 0
+    if usual:
+        entries = [("", *entry.partition(": "), "") for entry in inner.split(", ")] if inner else []
+    else:
+        entries = _FLAT_ENTRIES.findall(inner)
+    for lead, raw, colon, plain, quoted in entries:
+        index += len(lead)
+        key = _KEYS.get(raw)
+        if key is None:
+            key = _key(raw)
+            if key is None:
+                return None
+        key_pos = (lineno, index)
+        index += len(raw) + len(colon)
+        value_positions[key] = (lineno, index)
+        if plain:
+            mapping[key] = cache[plain] if plain in cache else plain_scalar(plain)
+            styles[key] = ""
+            index += len(plain)
+        else:
+            mapping[key] = _unquote(quoted)
+            styles[key] = quoted[0]
+            index += len(quoted)
+        if key in key_positions:
+            mapping.duplicates.append((key, key_pos))
+            duplicates += 1
+        key_positions[key] = key_pos
+        if usual:
+            index += 2
+    return mapping, duplicates
+
+
+def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int] | None:
+    """The flow collection ``text`` (the rest of a line, at 0-based ``column``) and its number of duplicate keys;
+    None unless the collection ends the line (but for a comment) and lies within the subset.
+
+    ``depth`` counts the collections already open.
+    """
+    duplicates = [0]
+    parsed = _flow_node(text, 0, column + 1, lineno, depth, duplicates)
+    if parsed is None or _END.fullmatch(text, parsed[1]) is None:
+        return None
+    return parsed[0], duplicates[0]
+
+
+def _skip(text: str, index: int) -> int:
+    """The index of the first character from ``index`` on that is not a space."""
+    return len(text) - len(text[index:].lstrip(" "))
+
+
+def _flow_node(
+    text: str, start: int, base: int, lineno: int, depth: int, duplicates: list[int]
+) -> tuple[YMap | YSeq, int] | None:
+    """The flow collection opening at ``text[start]`` and the index after it; ``text[index]`` stands in 1-based
+    column ``base + index``; duplicate keys count in ``duplicates[0]``."""
+    if depth >= MAX_DEPTH:
+        return None
+    node: YMap | YSeq
+    if text[start] == "{":
+        node = YMap(lineno, base + start)
+        close = "}"
+    else:
+        node = YSeq(lineno, base + start)
+        close = "]"
+    index = _skip(text, start + 1)
+    if text[index : index + 1] == close:
+        return node, index + 1
+    while True:
+        key = ""
+        key_pos = (0, 0)
+        if isinstance(node, YMap):
+            found = _FLOW_KEY.match(text, index)
+            if found is None:
+                return None
+            found_key = _key(found.group(1))
+            if found_key is None:
+                return None
+            key = found_key
+            key_pos = (lineno, base + index)
+            index = found.end()
+        pos = (lineno, base + index)
+        char = text[index : index + 1]
+        if char == "[" or char == "{":
+            nested = _flow_node(text, index, base, lineno, depth + 1, duplicates)
+            if nested is None:
+                return None
+            value, index = nested
+            style = ""
+        else:
+            item = _ITEM.match(text, index)
+            if item is None:
+                return None
+            value, style = _scalar(*item.groups())
+            index = item.end()
+        if isinstance(node, YMap):
+            if key in node:
+                node.duplicates.append((key, key_pos))
+                duplicates[0] += 1
+            node[key] = value
+            node.key_pos[key] = key_pos
+            node.value_pos[key] = pos
+            node.styles[key] = style
+        else:
+            node.append(value)
+            node.item_pos.append(pos)
+            node.styles.append(style)
+        index = _skip(text, index)
+        char = text[index : index + 1]
+        if char == ",":
+            index = _skip(text, index + 1)
+            char = text[index : index + 1]
+        elif char != close:
+            return None
+        if char == close:
+            return node, index + 1
+
+
+def _written(
+    plain: str, quoted: str, usual: str, flat: str, flow: str, column: int, lineno: int, open_frames: int
+) -> tuple[Any, str, int] | None:
+    """The value written on a line at 0-based ``column`` (from the value groups of :data:`_LINE`, one of them set):
+    the value, its style and the number of duplicate keys in it; None outside the subset. ``open_frames`` counts the
+    composer's frames, the stand-in bottom one included."""
+    if plain:
+        return (PLAIN_CACHE[plain] if plain in PLAIN_CACHE else plain_scalar(plain)), "", 0
+    if quoted:
+        return _unquote(quoted), quoted[0], 0
+    parsed = (
+        _flow(flow, column, lineno, open_frames - 1) if flow
+        else _flat(usual or flat, column, lineno, bool(usual), open_frames - 1)
+    )  # fmt: skip
+    return None if parsed is None else (parsed[0], "", parsed[1])
+
+
+def compose_simple(text: str) -> list[Any] | None:
+    """The documents of ``text`` exactly as yamlsrc.load_all composes them, or None when ``text`` is outside the
+    simple subset this scanner understands (the caller then falls back to libyaml)."""
+    # Every node takes at least two characters, so the node limit cannot be reached below this length.
+    if len(text) > MAX_EXPANDED_NODES:
+        return None
+    # isprintable() refuses all that libyaml refuses or reads as a line break, and more (no-break spaces...).
+    if not text.isascii() and not text.replace("\n", " ").isprintable():
+        return None
+    if ("|" in text or ">" in text) and _BLOCK_SCALAR.search(text):
+        return None
+    rows = _LINE.findall(text)
+    if len(rows) != text.count("\n") + 1:
+        return None  # some line has no row
+    fields = _FIELDS
+    documents: list[Any] = []
+    # The open collections, innermost last, as _Frame tuples; the innermost is also unpacked into locals. The
+    # bottom frame is a stand-in sequence that receives the document's root.
+    root = YSeq(0, 0)
+    frame: _Frame = (root, -1, False, root.item_pos, None, root.styles)
+    stack = [frame]
+    node, frame_indent, is_map, positions, value_positions, styles = frame
+    started = False  # the document had content or an explicit start
+    pending = True  # the innermost collection waits for a value (the bottom frame for the root)
+    pending_key = ""  # the key that waits, on a mapping
+    pending_key_pos = (0, 0)
+    null_pos = (0, 0)  # where an empty value would stand
+    duplicates = 0
+    lineno = 0
+    for indent, dash, field, plain_value, quoted_value, usual, flat, flow in rows:
+        lineno += 1
+        if not dash and not field:
+            if plain_value or quoted_value or usual or flat or flow:
+                return None  # a scalar or flow collection standing alone
+            if indent[:1] == "-":
+                if started:
+                    if pending and len(stack) > 1:
+                        duplicates += _put(frame, pending_key, pending_key_pos, None, null_pos)
+                    documents.append(_finish(root, duplicates))
+                root = YSeq(0, 0)
+                frame = (root, -1, False, root.item_pos, None, root.styles)
+                stack = [frame]
+                node, frame_indent, is_map, positions, value_positions, styles = frame
+                started = pending = True
+                duplicates = 0
+            continue  # a document start, a comment or a blank line
+        column = key_column = len(indent)
+        if pending or dash or column != frame_indent or not is_map:
+            # Anything but one more key of the innermost mapping: find or open the collection the line belongs to.
+            started = True
+            if pending and (column > frame_indent or (column == frame_indent and is_map and dash)):
+                # the value that waits is a block collection starting on this line
+                pending = False
+                if len(stack) > MAX_DEPTH:
+                    return None
+                pos = (lineno, column + 1)
+                if dash:
+                    sequence = YSeq(lineno, column + 1)
+                    opened: _Frame = (sequence, column, False, sequence.item_pos, None, sequence.styles)
+                else:
+                    mapping = YMap(lineno, column + 1)
+                    opened = (mapping, column, True, mapping.key_pos, mapping.value_pos, mapping.styles)
+                collection = opened[0]
+                if is_map:
+                    if pending_key in node:
+                        node.duplicates.append((pending_key, pending_key_pos))
+                        duplicates += 1
+                    node[pending_key] = collection
+                    positions[pending_key] = pending_key_pos
+                    value_positions[pending_key] = pos
+                    styles[pending_key] = ""
+                else:
+                    node.append(collection)
+                    positions.append(pos)
+                    styles.append("")
+                stack.append(opened)
+                frame = opened
+                node, frame_indent, is_map, positions, value_positions, styles = frame
+            else:
+                if pending:  # the value that waits is empty
+                    pending = False
+                    duplicates += _put(frame, pending_key, pending_key_pos, None, null_pos)
+                if column < frame_indent or (column == frame_indent and not is_map and not dash):
+                    while True:  # close collections (a sequence at its mapping's indentation included)
+                        stack.pop()
+                        frame = stack[-1]
+                        if column > frame[1] or (column == frame[1] and (frame[2] or dash)):
+                            break
+                    node, frame_indent, is_map, positions, value_positions, styles = frame
+                if column != frame_indent or (is_map and dash):
+                    return None
+            if dash:
+                if len(dash) > 2 and dash.rfind("-"):  # "- - item": further dashes open sequences in the item
+                    for offset, char in enumerate(dash):
+                        if char == "-" and offset:
+                            if len(stack) > MAX_DEPTH:
+                                return None
+                            sequence = YSeq(lineno, column + offset + 1)
+                            node.append(sequence)
+                            positions.append((lineno, column + offset + 1))
+                            styles.append("")
+                            frame = (sequence, column + offset, False, sequence.item_pos, None, sequence.styles)
+                            stack.append(frame)
+                            node, frame_indent, is_map, positions, value_positions, styles = frame
+                key_column += len(dash)
+                if not field:
+                    if not (plain_value or quoted_value or usual or flat or flow):
+                        pending = True
+                        null_pos = (lineno, column + dash.rfind("-") + 2)
+                        continue
+                    written = _written(plain_value, quoted_value, usual, flat, flow, key_column, lineno, len(stack))
+                    if written is None:
+                        return None
+                    value, style, found = written
+                    duplicates += found
+                    node.append(value)
+                    positions.append((lineno, key_column + 1))
+                    styles.append(style)
+                    continue
+                # "- key: value": a mapping opens at the key
+                if len(stack) > MAX_DEPTH:
+                    return None
+                mapping = YMap(lineno, key_column + 1)
+                node.append(mapping)
+                positions.append((lineno, key_column + 1))
+                styles.append("")
+                frame = (mapping, key_column, True, mapping.key_pos, mapping.value_pos, mapping.styles)
+                stack.append(frame)
+                node, frame_indent, is_map, positions, value_positions, styles = frame
+        key = fields.get(field)
+        if key is None:
+            key = _key(field.rstrip(" ")[:-1])
+            if key is None:
+                return None
+            if len(fields) < CACHE_LIMIT and len(field) < 64:
+                fields[field] = key
+        if not (plain_value or quoted_value or usual or flat or flow):
+            pending = True
+            pending_key = key
+            pending_key_pos = (lineno, key_column + 1)
+            null_pos = (lineno, key_column + len(field.rstrip(" ")) + 1)
+            continue
+        written = _written(plain_value, quoted_value, usual, flat, flow, key_column + len(field), lineno, len(stack))
+        if written is None:
+            return None
+        value, style, found = written
+        duplicates += found
+        key_pos = (lineno, key_column + 1)
+        if key in node:
+            node.duplicates.append((key, key_pos))
+            duplicates += 1
+        node[key] = value
+        positions[key] = key_pos
+        value_positions[key] = (lineno, key_column + len(field) + 1)
+        styles[key] = style
+    if started:
+        if pending and len(stack) > 1:
+            duplicates += _put(frame, pending_key, pending_key_pos, None, null_pos)
+        documents.append(_finish(root, duplicates))
+    return documents
