@@ -10,9 +10,9 @@ Contract:
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
   is recorded in :attr:`CycleResult.errors` and the cycle goes on.
-* A plugin module has ``NAME``, ``POINTS`` (``"deschedule"`` and/or ``"balance"``), ``defaults(args) -> args`` and a
-  ``Plugin(args, handle)`` class with ``deschedule(nodes)`` / ``balance(nodes)`` methods. It sees the cluster, the clock
-  and the profile's evictor only through :class:`Handle`.
+* A plugin module has ``NAME`` and a ``Plugin(args, handle)`` class with ``deschedule(nodes)`` / ``balance(nodes)``
+  methods; its extension points and its args defaults are the registry's (:mod:`desched.plugins`). It sees the
+  cluster, the clock and the profile's evictor only through :class:`Handle`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
+from desched.plugins import REGISTRY
 from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
@@ -141,9 +142,9 @@ def prepare_policy(policy: Json) -> Json:
                 if module_for(plugin) is None:
                     raise UnrunnablePolicy(f'"{plugin}" plugin not found in profile "{name}"')
         for config in configs:
-            module = module_for(str(config.get("name")))
+            registered = REGISTRY.get(str(config.get("name")))
             args = config.get("args") if isinstance(config.get("args"), dict) else {}
-            config["args"] = module.defaults(args) if module is not None else args
+            config["args"] = registered.defaults(args) if registered is not None else args
     return prepared
 
 
@@ -193,7 +194,7 @@ def run_cycle(
                 module = module_for(plugin)
                 if module is None:
                     continue
-                if point not in module.POINTS:
+                if point not in REGISTRY[plugin].extension_points:
                     continue
                 if plugin not in instances:
                     instances[plugin] = module.Plugin(configs[plugin], handle)

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from desched import versions
-from desched.policy.spec import ARGS, PLUGINS, POLICY_V1ALPHA1, POLICY_V1ALPHA2, Field, Kind, Type
+from desched.plugins import REGISTRY
+from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.policy.types import Field, Kind, Type
 from desched.validation import vocab
 from desched.validation.vocab import podlifetime_states
 
@@ -126,7 +128,7 @@ def _item(type_: Type) -> Type:
 # The pluginConfig entry type: its args are checked per plugin name.
 _PLUGIN_CONFIG = _item(_item(POLICY_V1ALPHA2.fields["profiles"].type).fields["pluginConfig"].type)
 # v1alpha1 strategy names are the plugin names without the evictor (reference §6.2).
-_STRATEGIES = tuple(name for name in PLUGINS if name != "DefaultEvictor")
+_STRATEGIES = tuple(name for name in REGISTRY if name != "DefaultEvictor")
 
 
 def _nullable(kind: str) -> JSON:
@@ -223,13 +225,13 @@ class _Builder:
     def plugin_config(self, schema: JSON) -> None:
         """Plugin args are decoded strictly into the args type of the entry's plugin (reference §1.3)."""
         if self.semantic:
-            schema["properties"]["name"]["enum"] = _enum(PLUGINS)
+            schema["properties"]["name"]["enum"] = _enum(REGISTRY)
         schema["allOf"] = [
             {
                 "if": {"properties": {"name": {"const": plugin}}, "required": ["name"]},
                 "then": {"properties": {"args": self.ref(args)}},
             }
-            for plugin, args in ARGS.items()
+            for plugin, args in ((name, plugin.args) for name, plugin in REGISTRY.items())
         ]
 
 

@@ -1,28 +1,34 @@
-"""The ten descheduler plugins, one module each (see :mod:`desched.executor.framework` for the module protocol)."""
+"""The executor's implementations of the descheduler plugins that evict, one module each.
+
+Each public module of this package declares ``NAME`` (the registered plugin it implements) and a ``Plugin(args,
+handle)`` class (see :mod:`desched.executor.framework` for the protocol); what a plugin is (its extension points,
+args and defaults) comes from the registry, :mod:`desched.plugins`. Modules whose name starts with ``_`` hold helpers
+several implementations share. ``tests/test_plugin_registry.py`` checks that the implementations cover exactly the
+registered deschedule and balance plugins.
+"""
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from functools import cache
+from importlib import import_module
 from types import ModuleType
 
-MODULES = {
-    "LowNodeUtilization": "lownodeutilization",
-    "HighNodeUtilization": "highnodeutilization",
-    "RemoveDuplicates": "removeduplicates",
-    "RemovePodsViolatingTopologySpreadConstraint": "topologyspread",
-    "RemovePodsViolatingInterPodAntiAffinity": "interpodantiaffinity",
-    "RemovePodsViolatingNodeAffinity": "nodeaffinity",
-    "RemovePodsViolatingNodeTaints": "nodetaints",
-    "RemovePodsHavingTooManyRestarts": "toomanyrestarts",
-    "PodLifeTime": "podlifetime",
-    "RemoveFailedPods": "failedpods",
-}
+__all__ = ["implementations", "module_for"]
 
 
 @cache
+def implementations() -> dict[str, ModuleType]:
+    """Every implementation module by the plugin ``NAME`` it declares (all are imported on the first call)."""
+    found: dict[str, ModuleType] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            module = import_module(f"{__name__}.{info.name}")
+            found[module.NAME] = module
+    return found
+
+
 def module_for(name: str) -> ModuleType | None:
-    """The module of plugin ``name``, imported on first use; ``None`` for names that are not one of the ten
-    (DefaultEvictor is built by the framework itself)."""
-    module = MODULES.get(name)
-    return importlib.import_module(f"{__name__}.{module}") if module else None
+    """The implementation of plugin ``name``; ``None`` for names no module implements (DefaultEvictor is built by the
+    framework itself)."""
+    return implementations().get(name)

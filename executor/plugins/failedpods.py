@@ -2,7 +2,7 @@
 
 Contract: node by node, every pod bound to the node with ``status.phase == Failed`` is a candidate when it passes the
 plugin's namespace and label filters, the profile's ``Filter``, the criteria below and ``PreEvictionFilter`` (see
-:func:`evict_on_node`):
+:func:`~desched.executor.plugins._pods.evict_on_node`):
 
 * ``minPodLifetimeSeconds`` (when set): whole seconds since creationTimestamp ``>=`` it. A creationTimestamp in the
   future counts as age 0 (upstream's ``uint`` of a negative float is platform-dependent: it wraps on amd64);
@@ -12,7 +12,8 @@ plugin's namespace and label filters, the profile's ``Filter``, the criteria bel
 * ``exitCodes`` (when non-empty): the terminated exit codes of the same containers intersect it.
 
 Candidates are evicted in listing order. A node limit moves on to the next node, a total limit stops the plugin, any
-other refusal moves on to the next pod. ``minPodLifetimeSeconds`` defaults to 3600 in :func:`defaults` only.
+other refusal moves on to the next pod. ``minPodLifetimeSeconds`` defaults to 3600
+(:mod:`desched.plugins.removefailedpods`).
 """
 
 from __future__ import annotations
@@ -21,21 +22,10 @@ from datetime import datetime, timedelta
 
 from desched.executor import podutil
 from desched.executor.cluster import Json
-from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
-from desched.executor.plugins.podlifetime import container_statuses, exit_codes, state_reasons, whole_seconds
+from desched.executor.plugins._pods import container_statuses, evict_on_node, exit_codes, state_reasons, whole_seconds
 
 NAME = "RemoveFailedPods"
-POINTS = ("deschedule",)
-DEFAULT_MIN_POD_LIFETIME_SECONDS = 3600
-
-
-def defaults(args: Json) -> Json:
-    """A copy of ``args`` with upstream's SetDefaults: ``minPodLifetimeSeconds`` 3600 when unset."""
-    defaulted = dict(args)
-    if defaulted.get("minPodLifetimeSeconds") is None:
-        defaulted["minPodLifetimeSeconds"] = DEFAULT_MIN_POD_LIFETIME_SECONDS
-    return defaulted
 
 
 class Plugin:
@@ -82,21 +72,3 @@ class Plugin:
             candidates = [pod for pod in self.handle.pods_on_node(node["metadata"]["name"]) if self._candidate(pod)]
             if not evict_on_node(self.handle, candidates, NAME):
                 return
-
-
-def evict_on_node(handle: Handle, pods: list[Json], plugin: str) -> bool:
-    """Evict one node's ``pods`` that pass ``PreEvictionFilter``, in order, until a node limit ends the node; False
-    when the total limit stops the plugin. Other refusals move on to the next pod (shared with TooManyRestarts).
-
-    Upstream evaluates ``PreEvictionFilter`` while listing the node; evaluating it just before each eviction decides
-    the same, because evicting a pod of this node changes neither the other nodes NodeFit looks at nor the
-    namespaces, and it spares NodeFit for the pods a limit leaves untried."""
-    for pod in pods:
-        if not handle.pre_eviction_filter(pod):
-            continue
-        outcome = handle.evict(pod, plugin)
-        if outcome is Outcome.NODE_LIMIT:
-            return True
-        if outcome is Outcome.TOTAL_LIMIT:
-            return False
-    return True

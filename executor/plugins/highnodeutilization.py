@@ -20,13 +20,7 @@ if TYPE_CHECKING:
     from desched.executor.framework import Handle
 
 NAME = "HighNodeUtilization"
-POINTS = ("balance",)
 ONLY_THRESHOLDING_RESOURCES = "OnlyThresholdingResources"
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults only restates zero values: a copy of ``args``."""
-    return dict(args)
 
 
 def requests_any(pod: Json, resources: list[str]) -> bool:

@@ -22,12 +22,6 @@ from desched.executor.framework import Handle, pod_filter
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 NAME = "RemovePodsViolatingInterPodAntiAffinity"
-POINTS = ("deschedule",)
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults changes nothing."""
-    return dict(args)
 
 
 class _Tally:

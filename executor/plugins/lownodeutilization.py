@@ -21,12 +21,6 @@ if TYPE_CHECKING:
     from desched.executor.framework import Handle
 
 NAME = "LowNodeUtilization"
-POINTS = ("balance",)
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults only restates zero values: a copy of ``args``."""
-    return dict(args)
 
 
 class Plugin:

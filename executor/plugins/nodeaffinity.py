@@ -25,16 +25,10 @@ from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 
 NAME = "RemovePodsViolatingNodeAffinity"
-POINTS = ("deschedule",)
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 Violation = Callable[[Json, Json], bool]
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults changes nothing."""
-    return dict(args)
 
 
 def _node_affinity(pod: Json) -> Json:

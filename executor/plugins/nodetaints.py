@@ -20,12 +20,6 @@ from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 
 NAME = "RemovePodsViolatingNodeTaints"
-POINTS = ("deschedule",)
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults changes nothing: an absent ``includedTaints`` stays absent (every taint included)."""
-    return dict(args)
 
 
 def _names_taint(names: set[str], taint: Json) -> bool:

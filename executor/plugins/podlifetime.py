@@ -6,74 +6,21 @@ strictly greater; ``states``; ``ownerKinds``; ``conditions``; ``exitCodes``) and
 of all nodes are evicted oldest first (creationTimestamp; ties keep listing order). A node limit skips only that pod, a
 total limit stops the plugin, any other refusal moves on to the next pod. ``PreEvictionFilter`` runs while listing,
 before any eviction, as upstream: an eviction can free room on another node, so NodeFit cannot be deferred here.
-
-The container-status helpers here are shared with the other status-reading plugins (TooManyRestarts, FailedPods).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from desched.executor import podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.plugins._pods import container_statuses, exit_codes, state_reasons, whole_seconds
 
 NAME = "PodLifeTime"
-POINTS = ("deschedule",)
-
-_SECOND = timedelta(seconds=1)
-MAX_GO_DURATION_SECONDS = (2**63 - 1) // 10**9
-"""``time.Time.Sub`` saturates at the largest ``time.Duration``; an unset creationTimestamp (year 1) ages to this."""
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults sets nothing: a copy of ``args``."""
-    return dict(args)
-
-
-# -- container statuses (shared) -----------------------------------------------------------------------------------
-
-
-def container_statuses(pod: Json, init: bool = False, ephemeral: bool = False) -> list[Json]:
-    """``status.containerStatuses``, then the init (``init``) and ephemeral (``ephemeral``) container statuses."""
-    status = pod.get("status") or {}
-    fields = ["containerStatuses"]
-    if init:
-        fields.append("initContainerStatuses")
-    if ephemeral:
-        fields.append("ephemeralContainerStatuses")
-    return [entry for field in fields for entry in status.get(field) or [] if isinstance(entry, dict)]
-
-
-def state_reasons(statuses: Iterable[Json], states: tuple[str, ...] = ("waiting", "terminated")) -> set[str]:
-    """The ``reason`` of every present ``state.<states>`` entry (an absent reason reads as ``""``, as in Go)."""
-    reasons: set[str] = set()
-    for entry in statuses:
-        state = entry.get("state") or {}
-        for name in states:
-            detail = state.get(name)
-            if isinstance(detail, dict):
-                reasons.add(str(detail.get("reason") or ""))
-    return reasons
-
-
-def exit_codes(statuses: Iterable[Json]) -> set[int]:
-    """The ``exitCode`` of every terminated container state (absent reads as 0)."""
-    codes: set[int] = set()
-    for entry in statuses:
-        terminated = (entry.get("state") or {}).get("terminated")
-        if isinstance(terminated, dict):
-            codes.add(int(terminated.get("exitCode") or 0))
-    return codes
-
-
-def whole_seconds(elapsed: timedelta) -> int:
-    """``uint(d.Seconds())`` of a Go duration, saturated as ``time.Time.Sub`` does. A negative span gives a negative
-    count, which no threshold accepts (upstream rejects negative spans before converting)."""
-    return min(elapsed // _SECOND, MAX_GO_DURATION_SECONDS)
 
 
 # -- criteria ------------------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ Contract:
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import NamedTuple
 
@@ -27,12 +26,6 @@ from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 
 NAME = "RemoveDuplicates"
-POINTS = ("balance",)
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults leaves every field as it is: a copy of ``args``."""
-    return copy.deepcopy(args)
 
 
 class OwnerKey(NamedTuple):

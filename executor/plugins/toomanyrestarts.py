@@ -4,7 +4,7 @@ Contract: node by node, every pod bound to the node, whatever its phase, is a ca
 namespace and label filters, the profile's ``Filter``, the restart threshold (``Σ containerStatuses[].restartCount``,
 plus the init containers' with ``includingInitContainers``, at least ``podRestartThreshold``), the ``states`` test
 (phase, or a container's waiting reason, or with the flag an init container's) and ``PreEvictionFilter`` (checked just
-before each eviction, see :func:`~desched.executor.plugins.failedpods.evict_on_node`). A node's candidates are evicted
+before each eviction, see :func:`~desched.executor.plugins._pods.evict_on_node`). A node's candidates are evicted
 most restarts first (ties keep listing order). A node limit moves on to the next node, a total limit stops the plugin,
 any other refusal moves on to the next pod.
 """
@@ -13,16 +13,9 @@ from __future__ import annotations
 
 from desched.executor.cluster import Json
 from desched.executor.framework import Handle, pod_filter
-from desched.executor.plugins.failedpods import evict_on_node
-from desched.executor.plugins.podlifetime import container_statuses, state_reasons
+from desched.executor.plugins._pods import container_statuses, evict_on_node, state_reasons
 
 NAME = "RemovePodsHavingTooManyRestarts"
-POINTS = ("deschedule",)
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults sets nothing: a copy of ``args``."""
-    return dict(args)
 
 
 def total_restarts(pod: Json, including_init: bool) -> int:

@@ -21,7 +21,6 @@ Contract:
 from __future__ import annotations
 
 import bisect
-import copy
 import json
 import math
 from collections.abc import Callable, Iterator
@@ -34,19 +33,7 @@ from desched.executor.framework import Handle, pod_filter
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 NAME = "RemovePodsViolatingTopologySpreadConstraint"
-POINTS = ("balance",)
 HONOR = "Honor"
-
-
-def defaults(args: Json) -> Json:
-    """Upstream's SetDefaults: ``topologyBalanceNodeFit`` true when unset, ``constraints`` ``[DoNotSchedule]`` when
-    empty."""
-    result = copy.deepcopy(args)
-    if result.get("topologyBalanceNodeFit") is None:
-        result["topologyBalanceNodeFit"] = True
-    if not result.get("constraints"):
-        result["constraints"] = ["DoNotSchedule"]
-    return result
 
 
 class Constraint(NamedTuple):

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, Field, Kind, Type
+from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.policy.types import Field, Kind, Type
 from desched.validation.core import path_key
 
 __all__ = ["ABSENT", "POLICY", "Decoder", "dotted"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from desched.policy.spec import ARGS
+from desched.plugins import REGISTRY
 from desched.validation.core import go_key, path_key
 
 __all__ = ["BUILDERS", "EXTENSION_POINT", "USES", "Args", "copy_value", "is_zero"]
@@ -76,7 +76,7 @@ class Args:
 
     def ordered(self) -> None:
         """Put the keys in the args type's field order (deterministic, and the order upstream's docs use)."""
-        order = list(ARGS[self.plugin].fields)
+        order = list(REGISTRY[self.plugin].args.fields)
         self.values = dict(sorted(self.values.items(), key=lambda item: order.index(item[0])))
 
 

@@ -68,8 +68,8 @@ from desched.errors import PolicyRefused
 from desched.migrate._decode import POLICY, Decoder, dotted
 from desched.migrate._merge import Profile, merge
 from desched.migrate._strategies import BUILDERS, EXTENSION_POINT, USES, Args, copy_value, is_zero
-from desched.policy.spec import ARGS, PLUGINS
-from desched.validation import aggregate, validate_args
+from desched.plugins import REGISTRY, validate_args
+from desched.validation import aggregate
 from desched.validation.core import go_key, path_key
 from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS
 
@@ -278,7 +278,7 @@ class _Run:
     # --- one strategy -----------------------------------------------------------------------------------------------
 
     def strategy(self, name: str, spath: Path, strategy: Any, flags: list[str]) -> Profile | None:
-        if name not in PLUGINS:
+        if name not in REGISTRY:
             self.refuse(f"unknown strategy name: {name}", spath, f"{dotted(spath)} was dropped: unknown strategy name")
             return None
         if not isinstance(strategy, dict) or strategy.get("enabled") is not True:
@@ -423,7 +423,7 @@ class _Run:
                 "that release always checks node fit when balancing domains)",
                 source or (),
             )
-        fields = ARGS[args.plugin].fields
+        fields = REGISTRY[args.plugin].args.fields
         for key in list(args.values):
             field = fields[key]
             if not field.exists_in(self.release):

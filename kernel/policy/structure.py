@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from desched import versions
-from desched.policy.spec import ARGS, POLICY_V1ALPHA1, POLICY_V1ALPHA2, Kind, Type
+from desched.plugins import REGISTRY
+from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.policy.types import Kind, Type
 
 __all__ = ["StructureProblem", "check_structure", "closest", "describe"]
 
@@ -187,8 +189,10 @@ class _Checker:
                     continue
                 name = entry.get("name")
                 args = entry.get("args")
-                if isinstance(name, str) and name in ARGS and args is not None:
-                    self.value(args, ARGS[name], (*path, "pluginConfig", entry_index, "args"), f"{name} args: ", True)
+                if isinstance(name, str) and name in REGISTRY and args is not None:
+                    self.value(
+                        args, REGISTRY[name].args, (*path, "pluginConfig", entry_index, "args"), f"{name} args: ", True
+                    )
 
 
 def _name(path: Path) -> str:

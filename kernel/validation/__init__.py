@@ -1,12 +1,9 @@
-"""Offline mirrors of the descheduler's own validation: plugin args validators, constructor checks, policy checks.
+"""Offline mirrors of the descheduler's own validation: the policy-level checks, and the helpers and vocabularies
+the plugins' validators (:mod:`desched.plugins`) are written with.
 
 Everything here is pure: it reads plain decoded YAML (dicts, lists, scalars) and returns ``ArgError`` values carrying
 upstream's message for the chosen release, a path to the offending node and a classification code. Nothing raises on
 odd input; a field of the wrong JSON type is read as absent, because another rule reports type errors.
-
->>> errors = validate_args("PodLifeTime", {"states": ["Succeeded"], "maxPodLifeTimeSeconds": 60}, 33)
->>> errors[0].code
-'version'
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ from __future__ import annotations
 from desched.validation.core import CODES, ArgError, aggregate
 from desched.validation.labels import label_selector_error, parse_label_selector_string
 from desched.validation.policy import render_policy_errors, validate_policy
-from desched.validation.registry import construct_args, validate_args
 from desched.validation.vocab import (
     DEFAULT_POD_PROTECTIONS,
     EVICTION_MODES,
@@ -24,7 +20,6 @@ from desched.validation.vocab import (
     METRICS_SOURCES,
     NO_EVICTION_POLICIES,
     NODE_AFFINITY_TYPES,
-    PLUGINS,
     POD_PROTECTIONS,
     TOO_MANY_RESTARTS_STATES,
     TOPOLOGY_CONSTRAINTS,
@@ -43,19 +38,16 @@ __all__ = [
     "METRIC_RESOURCE",
     "NODE_AFFINITY_TYPES",
     "NO_EVICTION_POLICIES",
-    "PLUGINS",
     "POD_PROTECTIONS",
     "TOO_MANY_RESTARTS_STATES",
     "TOPOLOGY_CONSTRAINTS",
     "ArgError",
     "aggregate",
-    "construct_args",
     "label_selector_error",
     "parse_label_selector_string",
     "podlifetime_state_since",
     "podlifetime_states",
     "render_policy_errors",
     "too_many_restarts_states",
-    "validate_args",
     "validate_policy",
 ]

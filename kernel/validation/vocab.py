@@ -16,7 +16,6 @@ __all__ = [
     "METRIC_RESOURCE",
     "NODE_AFFINITY_TYPES",
     "NO_EVICTION_POLICIES",
-    "PLUGINS",
     "PODLIFETIME_STATE_SINCE",
     "POD_PROTECTIONS",
     "TOO_MANY_RESTARTS_STATES",
@@ -27,21 +26,6 @@ __all__ = [
     "podlifetime_states",
     "too_many_restarts_states",
 ]
-
-#: Every registered plugin (reference §4.0), in registration order.
-PLUGINS = (
-    "DefaultEvictor",
-    "LowNodeUtilization",
-    "HighNodeUtilization",
-    "RemoveDuplicates",
-    "RemovePodsViolatingTopologySpreadConstraint",
-    "PodLifeTime",
-    "RemoveFailedPods",
-    "RemovePodsHavingTooManyRestarts",
-    "RemovePodsViolatingInterPodAntiAffinity",
-    "RemovePodsViolatingNodeAffinity",
-    "RemovePodsViolatingNodeTaints",
-)
 
 #: The release that first accepted each PodLifeTime ``states`` value (podlifetime/validation.go at each tag).
 PODLIFETIME_STATE_SINCE: dict[str, int] = {

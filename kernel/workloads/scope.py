@@ -29,8 +29,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
 from desched.goduration import parse_duration
+from desched.plugins import REGISTRY
 from desched.policy.namespaces import scope_of
-from desched.policy.spec import ARGS, PLUGINS
 from desched.validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS, LEGACY_FLAG_PROTECTIONS
 from desched.workloads.model import SYSTEM_PRIORITY_CLASSES, Inventory, Workload
 from desched.workloads.pdb import PDBIndex
@@ -103,7 +103,7 @@ def active_protections(args: dict[str, Any], target: int = _NEWEST) -> frozenset
         active = set(DEFAULT_POD_PROTECTIONS) - set(disabled)
         return frozenset(active | (set(extra) & set(EXTRA_POD_PROTECTIONS)))
     active = set(DEFAULT_POD_PROTECTIONS)
-    fields = ARGS["DefaultEvictor"].fields
+    fields = REGISTRY["DefaultEvictor"].args.fields
     for flag, (kind, protection) in LEGACY_FLAG_PROTECTIONS.items():
         if args.get(flag) is True and fields[flag].exists_in(target):
             (active.discard if kind == "defaultDisabled" else active.add)(protection)
@@ -458,7 +458,7 @@ def _evicting_plugins(profile: dict[str, Any]) -> list[str]:
     found: list[str] = []
     for point in _EVICTING_POINTS:
         for name in _names(_map(plugins.get(point)).get("enabled")):
-            info = PLUGINS.get(name)
+            info = REGISTRY.get(name)
             if info is not None and point in info.extension_points and name not in found:
                 found.append(name)
     return found

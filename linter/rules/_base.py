@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from desched.documents import PolicyDoc
-from desched.policy.spec import PLUGINS
+from desched.plugins import REGISTRY
 from desched.policy.structure import StructureProblem, check_structure
 
 __all__ = ["Context", "Hit", "Path", "PluginRef"]
@@ -166,7 +166,7 @@ class Context:
             found = self.cache["evicting"] = []
             for index, profile in self.profiles():
                 for ref in self.enabled(index, profile, EVICTING_POINTS):
-                    info = PLUGINS.get(ref.name)
+                    info = REGISTRY.get(ref.name)
                     if info is None or ref.point not in info.extension_points:
                         continue
                     entry = self.plugin_args(profile, ref.name)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from desched import validation
 from desched.linter.rules._base import Context, Path
-from desched.policy.spec import ARGS
+from desched.plugins import REGISTRY, construct_args, validate_args
 
 __all__ = ["LocatedError", "arg_errors"]
 
@@ -34,15 +34,15 @@ def arg_errors(ctx: Context) -> list[LocatedError]:
         for index, profile in ctx.profiles():
             label = ctx.profile_name(index)
             for entry, name, args in ctx.plugin_configs(profile):
-                if name not in ARGS:
+                if name not in REGISTRY:
                     continue
                 plain = args if isinstance(args, dict) else None
                 base = ctx.args_path(index, entry)
-                for error in validation.validate_args(name, plain, ctx.target):
+                for error in validate_args(name, plain, ctx.target):
                     found.append(
                         LocatedError(f"in profile {label}: {error.message}", base + error.path, error.code, name)
                     )
-                for error in validation.construct_args(name, plain, ctx.target):
+                for error in construct_args(name, plain, ctx.target):
                     found.append(
                         LocatedError(
                             f'profile "{label}": unable to initialize "{name}" plugin: {error.message}',

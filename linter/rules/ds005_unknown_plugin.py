@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, Hit
-from desched.policy.spec import EXTENSION_POINTS, PLUGINS
+from desched.plugins import REGISTRY
+from desched.policy.spec import EXTENSION_POINTS
 from desched.policy.structure import closest
 
 ID = "DS005"
@@ -32,7 +33,7 @@ EXAMPLES = {
     ],
 }
 
-_NAMES = sorted(PLUGINS)
+_NAMES = sorted(REGISTRY)
 
 
 def _hint(name: str) -> str:
@@ -44,13 +45,13 @@ def check(ctx: Context) -> Iterator[Hit]:
     for index, profile in ctx.profiles():
         label = ctx.profile_name(index)
         for entry, name, _ in ctx.plugin_configs(profile):
-            if name not in PLUGINS:
+            if name not in REGISTRY:
                 yield Hit(
                     f"in profile {label}: plugin {name} in pluginConfig not registered{_hint(name)}",
                     ("profiles", index, "pluginConfig", entry, "name"),
                 )
         for ref in ctx.enabled(index, profile, EXTENSION_POINTS):
-            if ref.name not in PLUGINS:
+            if ref.name not in REGISTRY:
                 yield Hit(
                     f'profile "{label}" configures {ref.point} extension point of non-existing plugins: '
                     f"[{ref.name}]{_hint(ref.name)}",
@@ -62,7 +63,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                 plugin_set = plugins.get(point)
                 disabled = plugin_set.get("disabled") if isinstance(plugin_set, dict) else None
                 for position, name in enumerate(disabled if isinstance(disabled, list) else []):
-                    if isinstance(name, str) and name not in PLUGINS:
+                    if isinstance(name, str) and name not in REGISTRY:
                         yield Hit(
                             f"unknown plugin {name} in {point}.disabled{_hint(name)}",
                             ("profiles", index, "plugins", point, "disabled", position),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, Hit
-from desched.policy.spec import PLUGINS
+from desched.plugins import REGISTRY
 from desched.policy.structure import closest
 
 ID = "DS104"
@@ -45,7 +45,7 @@ EXAMPLES = {
 }
 
 _NO_LABEL_SELECTOR = ("RemoveDuplicates", "LowNodeUtilization", "HighNodeUtilization")
-_STRATEGIES = sorted(name for name in PLUGINS if name != "DefaultEvictor")
+_STRATEGIES = sorted(name for name in REGISTRY if name != "DefaultEvictor")
 
 
 def check(ctx: Context) -> Iterator[Hit]:
@@ -62,7 +62,7 @@ def check(ctx: Context) -> Iterator[Hit]:
         return
     for name, strategy in strategies.items():
         base = ("strategies", name)
-        if name not in PLUGINS:
+        if name not in REGISTRY:
             suggestion = closest(name, _STRATEGIES)
             hint = f'; did you mean "{suggestion}"?' if suggestion else ""
             yield Hit(f"unknown strategy name: {name}: upstream fails to convert the policy{hint}", base, key=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
-from desched.policy.spec import PLUGINS
+from desched.plugins import REGISTRY
 
 ID = "DS202"
 NAME = "wrong-extension-point"
@@ -36,7 +36,7 @@ _SPELLING = {"preevictionfilter": "preEvictionFilter"}
 def check(ctx: Context) -> Iterator[Hit]:
     for index, profile in ctx.profiles():
         for ref in ctx.enabled(index, profile, ACTIVE_POINTS):
-            info = PLUGINS.get(ref.name)
+            info = REGISTRY.get(ref.name)
             if info is None or ref.point in info.extension_points:
                 continue
             belongs = " and ".join(info.extension_points)

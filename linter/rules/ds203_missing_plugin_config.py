@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
-from desched.policy.spec import PLUGINS
+from desched.plugins import REGISTRY
 
 ID = "DS203"
 NAME = "missing-plugin-config"
@@ -35,7 +35,7 @@ def check(ctx: Context) -> Iterator[Hit]:
         configured = {name for _, name, _ in ctx.plugin_configs(profile)}
         reported: set[str] = set()
         for ref in ctx.enabled(index, profile, ACTIVE_POINTS):
-            if ref.name == "DefaultEvictor" or ref.name not in PLUGINS or ref.name in configured:
+            if ref.name == "DefaultEvictor" or ref.name not in REGISTRY or ref.name in configured:
                 continue
             if ref.name in reported:
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
-from desched.policy.spec import PLUGINS
+from desched.plugins import REGISTRY
 
 ID = "DS204"
 NAME = "unused-plugin-config"
@@ -48,7 +48,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                 )
                 continue
             first[name] = entry
-            if name != "DefaultEvictor" and name in PLUGINS and name not in enabled:
+            if name != "DefaultEvictor" and name in REGISTRY and name not in enabled:
                 yield Hit(
                     f'pluginConfig for {name}, which is enabled nowhere in profile "{ctx.profile_name(index)}": '
                     "it has no effect",

@@ -31,6 +31,7 @@ from desched.executor.defaultevictor import DefaultEvictor
 from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.framework import Handle
 from desched.executor.plugins import module_for
+from desched.plugins import REGISTRY
 
 Json = dict[str, Any]
 NOW = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -146,12 +147,13 @@ def run_plugin(
         pod_evictor.listeners.append(lambda outcome, *_: outcomes.append(outcome))
     default_evictor = DefaultEvictor(dict(evictor or {}), cluster, now)
     handle = Handle(cluster, now, "test-profile", default_evictor, pod_evictor)
-    plugin_args = module.defaults(copy.deepcopy(args)) if defaults else copy.deepcopy(args)
+    registered = REGISTRY[plugin]
+    plugin_args = registered.defaults(copy.deepcopy(args)) if defaults else copy.deepcopy(args)
     instance = module.Plugin(plugin_args, handle)
-    chosen = point or module.POINTS[0]
+    chosen = point or registered.extension_points[0]
     getattr(instance, chosen)([cluster.node_by_name[node["metadata"]["name"]] for node in nodes])
     evicted = [(eviction.namespace, eviction.pod) for eviction in pod_evictor.evictions]
-    if module.defaults(copy.deepcopy(plugin_args)) == plugin_args and chosen in module.POINTS:
+    if registered.defaults(copy.deepcopy(plugin_args)) == plugin_args and chosen in registered.extension_points:
         simulated = through_simulate(
             plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {}, limits or Limits(), now
         )

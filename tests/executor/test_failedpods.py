@@ -18,6 +18,7 @@ from desched.executor.defaultevictor import DefaultEvictor
 from desched.executor.evictions import NODE_LIMIT_TEXT, Limits, PodEvictor
 from desched.executor.framework import Handle
 from desched.executor.plugins import failedpods
+from desched.plugins import REGISTRY
 from tests.executor.builders import NOW, build_node, build_pod, run_plugin
 
 Json = dict[str, Any]
@@ -315,8 +316,8 @@ def test_defaults_apply_one_hour_min_age() -> None:
     pods = [aged("young", 60), aged("old", 3600)]
     assert run_plugin(NAME, {}, [node()], pods, defaults=True) == ["old"]
     assert run_plugin(NAME, {}, [node()], pods) == ["young", "old"]
-    assert failedpods.defaults({}) == {"minPodLifetimeSeconds": 3600}
-    assert failedpods.defaults({"minPodLifetimeSeconds": 0}) == {"minPodLifetimeSeconds": 0}
+    assert REGISTRY["RemoveFailedPods"].defaults({}) == {"minPodLifetimeSeconds": 3600}
+    assert REGISTRY["RemoveFailedPods"].defaults({"minPodLifetimeSeconds": 0}) == {"minPodLifetimeSeconds": 0}
 
 
 def test_only_failed_pods_are_candidates() -> None:

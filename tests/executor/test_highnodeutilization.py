@@ -14,6 +14,7 @@ import pytest
 
 from desched.executor.evictions import Limits
 from desched.executor.plugins import highnodeutilization
+from desched.plugins import REGISTRY
 from tests.executor.builders import run_plugin, set_ds_owner, set_rs_owner
 from tests.executor.test_lownodeutilization import (
     EXTENDED,
@@ -368,5 +369,5 @@ def test_the_pool_running_out_stops_every_source() -> None:
 
 def test_defaults_return_a_copy() -> None:
     args = {"thresholds": {"cpu": 20}}
-    defaulted = highnodeutilization.defaults(args)
+    defaulted = REGISTRY["HighNodeUtilization"].defaults(args)
     assert defaulted == args and defaulted is not args

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from desched.executor.evictions import Limits, Outcome
-from desched.executor.plugins import interpodantiaffinity
+from desched.plugins import REGISTRY
 from tests.executor.builders import build_node, build_pod, run_plugin, set_normal_owner
 
 Json = dict[str, Any]
@@ -406,6 +406,6 @@ def test_limits_end_the_node_or_the_plugin(limits: Limits, outcomes: list[Outcom
 
 def test_defaults_change_nothing_and_copy() -> None:
     args = {"namespaces": {"include": ["a"]}}
-    defaulted = interpodantiaffinity.defaults(args)
+    defaulted = REGISTRY["RemovePodsViolatingInterPodAntiAffinity"].defaults(args)
     assert defaulted == args
     assert defaulted is not args

@@ -33,6 +33,7 @@ from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.framework import Handle
 from desched.executor.plugins import _nodeutilization as nu
 from desched.executor.plugins import lownodeutilization
+from desched.plugins import REGISTRY
 from tests.executor.builders import (
     NOW,
     build_node,
@@ -691,7 +692,7 @@ def test_metrics_utilization_is_refused(metrics: Json) -> None:
 
 def test_defaults_return_a_copy() -> None:
     args = {"thresholds": {"cpu": 10}, "targetThresholds": {"cpu": 20}}
-    defaulted = lownodeutilization.defaults(args)
+    defaulted = REGISTRY["LowNodeUtilization"].defaults(args)
     assert defaulted == args and defaulted is not args
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from desched.executor.evictions import Limits, Outcome
-from desched.executor.plugins import nodeaffinity
+from desched.plugins import REGISTRY
 from tests.executor.builders import build_node, build_pod, run_plugin, set_normal_owner
 
 Json = dict[str, Any]
@@ -373,6 +373,6 @@ def test_namespace_and_label_filters() -> None:
 
 def test_defaults_change_nothing_and_copy() -> None:
     args = {"nodeAffinityType": [REQUIRED]}
-    defaulted = nodeaffinity.defaults(args)
+    defaulted = REGISTRY["RemovePodsViolatingNodeAffinity"].defaults(args)
     assert defaulted == args
     assert defaulted is not args

@@ -16,7 +16,7 @@ import pytest
 
 from desched.executor import nodeutil
 from desched.executor.evictions import Limits, Outcome
-from desched.executor.plugins import nodetaints
+from desched.plugins import REGISTRY
 from tests.executor.builders import (
     build_node,
     build_pod,
@@ -411,10 +411,10 @@ def test_terminal_pods_are_not_listed() -> None:
 
 def test_defaults_change_nothing_and_copy() -> None:
     args: Json = {"includedTaints": [], "excludedTaints": None}
-    defaulted = nodetaints.defaults(args)
+    defaulted = REGISTRY["RemovePodsViolatingNodeTaints"].defaults(args)
     assert defaulted == args
     assert defaulted is not args
-    assert nodetaints.defaults({}) == {}
+    assert REGISTRY["RemovePodsViolatingNodeTaints"].defaults({}) == {}
 
 
 TOLERATES_TAINT = [

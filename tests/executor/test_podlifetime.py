@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from desched.executor.evictions import Limits
+from desched.plugins import REGISTRY
 from tests.executor.builders import NOW, build_node, build_pod, run_plugin, set_rs_owner
 
 Json = dict[str, Any]
@@ -638,6 +639,5 @@ def test_exit_codes_of_init_containers_need_the_flag() -> None:
 
 
 def test_defaults_add_nothing() -> None:
-    from desched.executor.plugins import podlifetime
 
-    assert podlifetime.defaults({"states": ["Running"]}) == {"states": ["Running"]}
+    assert REGISTRY["PodLifeTime"].defaults({"states": ["Running"]}) == {"states": ["Running"]}

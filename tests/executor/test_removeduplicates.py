@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from desched.executor.evictions import Limits, PodEvictor
-from desched.executor.plugins import removeduplicates
+from desched.plugins import REGISTRY
 from tests.executor.builders import (
     build_node,
     build_pod,
@@ -536,10 +536,10 @@ def test_own_cases(case: Case) -> None:
 
 def test_defaults_leave_args_unchanged() -> None:
     args = {"namespaces": {"include": ["a"]}, "excludeOwnerKinds": ["Job"]}
-    defaulted = removeduplicates.defaults(args)
+    defaulted = REGISTRY["RemoveDuplicates"].defaults(args)
     assert defaulted == args
     assert defaulted is not args
-    assert removeduplicates.defaults({}) == {}
+    assert REGISTRY["RemoveDuplicates"].defaults({}) == {}
 
 
 @pytest.mark.parametrize(

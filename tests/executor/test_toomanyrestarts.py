@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from desched.executor.evictions import Limits
+from desched.plugins import REGISTRY
 from tests.executor.builders import (
     build_node,
     build_pod,
@@ -339,6 +340,7 @@ def test_plugin_namespace_and_label_filters() -> None:
 
 
 def test_defaults_add_nothing() -> None:
-    from desched.executor.plugins import toomanyrestarts
 
-    assert toomanyrestarts.defaults({"podRestartThreshold": 3}) == {"podRestartThreshold": 3}
+    assert REGISTRY["RemovePodsHavingTooManyRestarts"].defaults({"podRestartThreshold": 3}) == {
+        "podRestartThreshold": 3
+    }

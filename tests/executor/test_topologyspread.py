@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.plugins import topologyspread
+from desched.plugins import REGISTRY
 from tests.executor.builders import build_node, build_pod, run_plugin, set_rs_owner
 
 Json = dict[str, Any]
@@ -866,10 +867,13 @@ def test_identity_distinguishes_match_label_keys_values() -> None:
 
 
 def test_defaults() -> None:
-    assert topologyspread.defaults({}) == {"topologyBalanceNodeFit": True, "constraints": ["DoNotSchedule"]}
+    assert REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults({}) == {
+        "topologyBalanceNodeFit": True,
+        "constraints": ["DoNotSchedule"],
+    }
     kept = {"topologyBalanceNodeFit": False, "constraints": ["ScheduleAnyway"], "labelSelector": {}}
-    assert topologyspread.defaults(kept) == kept
-    assert topologyspread.defaults(kept) is not kept
+    assert REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults(kept) == kept
+    assert REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults(kept) is not kept
 
 
 def test_without_defaults_no_constraint_is_allowed() -> None:

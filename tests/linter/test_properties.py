@@ -8,7 +8,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desched.policy.spec import ARGS, PLUGINS
+from desched.plugins import REGISTRY
 from tests.conftest import lint
 
 BASE = {
@@ -17,7 +17,7 @@ BASE = {
     "profiles": [
         {
             "name": "p",
-            "pluginConfig": [{"name": name, "args": {}} for name in sorted(ARGS)],
+            "pluginConfig": [{"name": name, "args": {}} for name in sorted(REGISTRY)],
             "plugins": {
                 "balance": {"enabled": ["LowNodeUtilization", "RemoveDuplicates"]},
                 "deschedule": {"enabled": ["PodLifeTime"]},
@@ -27,11 +27,14 @@ BASE = {
 }
 
 keys = st.sampled_from(
-    sorted({key for args in ARGS.values() for key in args.fields} | {"profiles", "plugins", "pluginConfig", "x"})
+    sorted(
+        {key for args in (plugin.args for plugin in REGISTRY.values()) for key in args.fields}
+        | {"profiles", "plugins", "pluginConfig", "x"}
+    )
 )
 scalars = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8)
 values = st.recursive(
-    scalars | st.sampled_from(sorted(PLUGINS)),
+    scalars | st.sampled_from(sorted(REGISTRY)),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=3),
     max_leaves=12,
 )

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from desched import schema, versions
-from desched.policy.spec import ARGS, PLUGINS
+from desched.plugins import REGISTRY
 
 from .cases import CORPUS, SCHEMAS, TARGETS, validator
 
@@ -93,8 +93,11 @@ def test_plugin_args_are_dispatched_by_name() -> None:
     dispatched = {
         rule["if"]["properties"]["name"]["const"]: rule["then"]["properties"]["args"] for rule in entry["allOf"]
     }
-    assert dispatched == {name: {"$ref": f"#/$defs/{args.name}"} for name, args in ARGS.items()}
-    assert entry["properties"]["name"]["enum"] == list(PLUGINS)
+    assert dispatched == {
+        name: {"$ref": f"#/$defs/{args.name}"}
+        for name, args in ((name, plugin.args) for name, plugin in REGISTRY.items())
+    }
+    assert entry["properties"]["name"]["enum"] == list(REGISTRY)
     assert "enum" not in schema.policy_schema(36, semantic=False)["$defs"]["PluginConfig"]["properties"]["name"]
 
 
@@ -200,7 +203,8 @@ def test_generator_does_not_import_jsonschema() -> None:
 
 
 def test_every_semantic_rule_names_a_spec_field() -> None:
-    from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, Kind, Type
+    from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+    from desched.policy.types import Kind, Type
 
     fields: set[tuple[str, str]] = set()
 
@@ -213,7 +217,7 @@ def test_every_semantic_rule_names_a_spec_field() -> None:
         elif type_.item is not None:
             visit(type_.item)
 
-    for root in (POLICY_V1ALPHA2, POLICY_V1ALPHA1, *ARGS.values()):
+    for root in (POLICY_V1ALPHA2, POLICY_V1ALPHA1, *(plugin.args for plugin in REGISTRY.values())):
         visit(root)
     unknown = [(struct, key) for struct, key, _, _ in schema._SEMANTIC if (struct, key) not in fields]
     assert not unknown, f"semantic rules for fields the spec does not have: {unknown}"

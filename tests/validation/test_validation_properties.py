@@ -7,13 +7,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from desched.plugins import REGISTRY, construct_args, validate_args
 from desched.validation import (
-    PLUGINS,
     ArgError,
-    construct_args,
     label_selector_error,
     parse_label_selector_string,
-    validate_args,
     validate_policy,
 )
 from desched.validation.core import CODES
@@ -93,7 +91,7 @@ def _check(errors: list[ArgError]) -> None:
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(plugin=st.sampled_from(PLUGINS), args=json_like, target=_targets)
+@given(plugin=st.sampled_from(list(REGISTRY)), args=json_like, target=_targets)
 def test_args_checks_never_raise(plugin: str, args: Any, target: int) -> None:
     _check(validate_args(plugin, args, target))
     _check(construct_args(plugin, args, target))

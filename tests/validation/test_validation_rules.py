@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from desched.plugins import REGISTRY, construct_args, validate_args
 from desched.validation import (
-    PLUGINS,
     ArgError,
     aggregate,
-    construct_args,
     podlifetime_state_since,
     podlifetime_states,
-    validate_args,
     validate_policy,
 )
 from desched.validation.gourl import parse_error
@@ -172,7 +170,7 @@ def test_default_evictor_constructor() -> None:
     assert construct_args("DefaultEvictor", {"nodeSelector": "a in b"}, 36) == []
     (error,) = construct_args("DefaultEvictor", {"nodeSelector": "a in b", "nodeFit": True}, 36)
     assert (error.message, error.path) == ("unable to parse requirement: found 'b' expected: '('", ("nodeSelector",))
-    for plugin in PLUGINS:
+    for plugin in REGISTRY:
         assert construct_args(plugin, None, 36) == []
 
 
@@ -220,7 +218,7 @@ def test_go_url_parse(url: str, message: str | None) -> None:
     assert parse_error(url) == message
 
 
-@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("plugin", REGISTRY)
 @pytest.mark.parametrize("args", [None, {}, [], "x", 3, {"namespaces": "x", "labelSelector": [1], "states": "Running"}])
 def test_odd_args_are_zero_values(plugin: str, args: object) -> None:
     errors = validate_args(plugin, args, 36)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from desched.validation import aggregate, render_policy_errors, validate_args, validate_policy
+from desched.plugins import validate_args
+from desched.validation import aggregate, render_policy_errors, validate_policy
 
 TABLES = Path(__file__).parent / "tables"
 LABEL_PREFIX = "failed to get label selectors from strategy's params:"

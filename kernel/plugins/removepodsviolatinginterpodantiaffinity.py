@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    args_struct,
+)
 from desched.validation.core import ArgError
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 
@@ -17,3 +23,19 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
     """``ValidateRemovePodsViolatingInterPodAntiAffinityArgs`` at release ``target``."""
     errors = [error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None]
     return first_only(errors, target, aggregated_since=34)
+
+
+#: ``RemovePodsViolatingInterPodAntiAffinityArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemovePodsViolatingInterPodAntiAffinityArgs", namespaces=NAMESPACES_FIELD, labelSelector=LABEL_SELECTOR_FIELD
+)
+
+
+PLUGINS = (
+    Plugin(
+        "RemovePodsViolatingInterPodAntiAffinity",
+        ("deschedule",),
+        ARGS,
+        validate,
+    ),
+)

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    NAMESPACES_FIELD,
+    STRINGS,
+    args_struct,
+    field,
+)
 from desched.validation.core import ArgError
 from desched.validation.shared import namespaces_rule
 
@@ -14,3 +21,21 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
     """``ValidateRemoveDuplicatesArgs`` (unchanged since v0.27 but for aggregation, which cannot matter here)."""
     error = namespaces_rule(args)
     return [error] if error is not None else []
+
+
+#: ``RemoveDuplicatesArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemoveDuplicatesArgs",
+    namespaces=NAMESPACES_FIELD,
+    excludeOwnerKinds=field(STRINGS, "Skip pods with an owner of these kinds."),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "RemoveDuplicates",
+        ("balance",),
+        ARGS,
+        validate,
+    ),
+)

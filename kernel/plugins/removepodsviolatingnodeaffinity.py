@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    STRINGS,
+    args_struct,
+    field,
+)
 from desched.validation.core import ArgError, length
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 
@@ -21,3 +29,22 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
         errors.append(ArgError("nodeAffinityType needs to be set", ("nodeAffinityType",)))
     errors.extend(error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None)
     return first_only(errors, target, aggregated_since=34)
+
+
+#: ``RemovePodsViolatingNodeAffinityArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemovePodsViolatingNodeAffinityArgs",
+    namespaces=NAMESPACES_FIELD,
+    labelSelector=LABEL_SELECTOR_FIELD,
+    nodeAffinityType=field(STRINGS, "requiredDuringSchedulingIgnoredDuringExecution and/or the preferred form."),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "RemovePodsViolatingNodeAffinity",
+        ("deschedule",),
+        ARGS,
+        validate,
+    ),
+)

@@ -9,6 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    EVICTABLE_NAMESPACES,
+    INT,
+    STRING,
+    STRINGS,
+    THRESHOLDS,
+    UINT,
+    args_struct,
+    field,
+    struct,
+)
 from desched.validation.core import (
     ArgError,
     boolean,
@@ -58,10 +71,10 @@ def _evictable_namespaces_rule(args: dict[Any, Any]) -> ArgError | None:
 
 
 def _low_thresholds_rule(args: dict[Any, Any]) -> ArgError | None:
-    for field in ("thresholds", "targetThresholds"):
-        error = _validate_thresholds(field, args.get(field))
+    for which in ("thresholds", "targetThresholds"):
+        error = _validate_thresholds(which, args.get(which))
         if error is not None:
-            return ArgError(f"{field} config is not valid: {error.message}", error.path, error.code)
+            return ArgError(f"{which} config is not valid: {error.message}", error.path, error.code)
     thresholds = _thresholds(args.get("thresholds"))
     target_entries = _thresholds(args.get("targetThresholds"))
     targets = {name: percent for _, name, percent in target_entries}
@@ -129,15 +142,79 @@ def construct_low(args: dict[Any, Any], target: int) -> list[ArgError]:
     metrics = mapping(args.get("metricsUtilization"))
     if target < 33 or metrics is None or string(metrics.get("source")) != "Prometheus":
         return []
-    for field in ("thresholds", "targetThresholds"):
-        names = [name for _, name, _ in _thresholds(args.get(field))]
+    for key in ("thresholds", "targetThresholds"):
+        names = [name for _, name, _ in _thresholds(args.get(key))]
         if names != [METRIC_RESOURCE]:
             return [
                 ArgError(
-                    f'{field} are expected to specify a single instance of "{METRIC_RESOURCE}" resource, '
+                    f'{key} are expected to specify a single instance of "{METRIC_RESOURCE}" resource, '
                     f"got {go_list(names)} instead",
-                    (field,),
+                    (key,),
                     "metrics",
                 )
             ]
     return []
+
+
+#: ``LowNodeUtilizationArgs`` as upstream decodes it (strictly).
+LOW_NODE_UTILIZATION_ARGS = args_struct(
+    "LowNodeUtilizationArgs",
+    useDeviationThresholds=field(BOOL, "Thresholds are deviations from the mean usage."),
+    thresholds=field(THRESHOLDS, "Below every threshold a node is underutilized (percent)."),
+    targetThresholds=field(THRESHOLDS, "Above any target a node is overutilized (percent)."),
+    numberOfNodes=field(INT, "Do nothing while at most this many nodes are underutilized."),
+    evictableNamespaces=EVICTABLE_NAMESPACES,
+    evictionLimits=field(
+        struct("EvictionLimits", True, node=field(UINT, "Most evictions per node per cycle.")),
+        "Eviction limits for this plugin.",
+        33,
+    ),
+    metricsUtilization=field(
+        struct(
+            "MetricsUtilization",
+            True,
+            metricsServer=field(BOOL, "Deprecated: use metrics-server usage.", 32),
+            source=field(STRING, "KubernetesMetrics or Prometheus.", 33),
+            prometheus=field(
+                struct("MetricsUtilizationPrometheus", True, query=field(STRING, "PromQL returning 0..1 per node.")),
+                "Prometheus query.",
+                33,
+            ),
+        ),
+        "Use actual usage instead of requests.",
+        32,
+    ),
+)
+
+
+#: ``HighNodeUtilizationArgs`` as upstream decodes it (strictly).
+HIGH_NODE_UTILIZATION_ARGS = args_struct(
+    "HighNodeUtilizationArgs",
+    thresholds=field(THRESHOLDS, "Below every threshold a node is underutilized (percent)."),
+    numberOfNodes=field(INT, "Do nothing while at most this many nodes are underutilized."),
+    evictableNamespaces=EVICTABLE_NAMESPACES,
+    metricsUtilization=field(
+        struct("HighNodeUtilizationMetrics", True, metricsServer=field(BOOL, "Use metrics-server usage.")),
+        "Only in v0.32: actual usage instead of requests.",
+        32,
+        32,
+    ),
+    evictionModes=field(STRINGS, "OnlyThresholdingResources: evict only pods requesting a thresholded resource.", 33),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "LowNodeUtilization",
+        ("balance",),
+        LOW_NODE_UTILIZATION_ARGS,
+        validate_low,
+        construct=construct_low,
+    ),
+    Plugin(
+        "HighNodeUtilization",
+        ("balance",),
+        HIGH_NODE_UTILIZATION_ARGS,
+        validate_high,
+    ),
+)

@@ -9,6 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    DURATION,
+    LABEL_SELECTOR,
+    PRIORITY_THRESHOLD,
+    STRING,
+    STRINGS,
+    UINT,
+    args_struct,
+    field,
+    list_of,
+    struct,
+)
 from desched.validation.core import ArgError, boolean, integer, items, length, mapping, string, strings
 from desched.validation.gofmt import go_list, go_quote, go_quoted_list
 from desched.validation.labels import label_selector_problem, parse_label_selector_string
@@ -124,7 +138,7 @@ def _pod_protection_errors(args: dict[Any, Any], target: int) -> list[ArgError]:
         )
     if not uses_new_model:
         return errors
-    for values, field, label, valid in (
+    for values, key, label, valid in (
         (extra, "extraEnabled", "ExtraEnabled", EXTRA_POD_PROTECTIONS),
         (disabled, "defaultDisabled", "DefaultDisabled", DEFAULT_POD_PROTECTIONS),
     ):
@@ -134,7 +148,7 @@ def _pod_protection_errors(args: dict[Any, Any], target: int) -> list[ArgError]:
                     ArgError(
                         f"invalid pod protection policy in {label}: {go_quote(policy)}. "
                         f"Valid options are: {go_list(valid)}",
-                        ("podProtections", field, index),
+                        ("podProtections", key, index),
                     )
                 )
     duplicate = _first_duplicate(disabled)
@@ -227,3 +241,62 @@ def construct(args: dict[Any, Any], target: int) -> list[ArgError]:
         if parse_error is not None:
             errors.append(ArgError(parse_error, ("nodeSelector",)))
     return errors
+
+
+#: ``DefaultEvictorArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "DefaultEvictorArgs",
+    nodeSelector=field(STRING, "Candidate nodes for nodeFit (label selector string)."),
+    labelSelector=field(LABEL_SELECTOR, "Only pods whose labels match are evictable."),
+    namespaceLabelSelector=field(LABEL_SELECTOR, "Only pods in namespaces whose labels match are evictable.", 35),
+    priorityThreshold=field(PRIORITY_THRESHOLD, "Pods at or above this priority are not evicted."),
+    nodeFit=field(BOOL, "Evict only pods that fit on another node."),
+    minReplicas=field(UINT, "Evict only pods whose owner has at least this many pods.", 30),
+    minPodAge=field(DURATION, "Evict only pods started at least this long ago.", 31),
+    noEvictionPolicy=field(STRING, '"", Preferred or Mandatory: how the prefer-no-eviction annotation counts.', 34),
+    podProtections=field(
+        struct(
+            "PodProtections",
+            True,
+            extraEnabled=field(STRINGS, "Extra protections to switch on."),
+            defaultDisabled=field(STRINGS, "Default protections to switch off."),
+            config=field(
+                struct(
+                    "PodProtectionsConfig",
+                    True,
+                    PodsWithPVC=field(
+                        struct(
+                            "PodsWithPVCConfig",
+                            True,
+                            protectedStorageClasses=field(
+                                list_of(struct("ProtectedStorageClass", True, name=field(STRING))),
+                                "Storage classes whose PVCs protect a pod.",
+                            ),
+                        )
+                    ),
+                ),
+                "Per-protection configuration.",
+                35,
+            ),
+        ),
+        "Pod protections (replaces the deprecated booleans).",
+        34,
+    ),
+    evictLocalStoragePods=field(BOOL, "Deprecated: disable PodsWithLocalStorage."),
+    evictDaemonSetPods=field(BOOL, "Deprecated: disable DaemonSetPods.", 30),
+    evictSystemCriticalPods=field(BOOL, "Deprecated: disable SystemCriticalPods."),
+    ignorePvcPods=field(BOOL, "Deprecated: enable PodsWithPVC."),
+    ignorePodsWithoutPDB=field(BOOL, "Deprecated: enable PodsWithoutPDB.", 32),
+    evictFailedBarePods=field(BOOL, "Deprecated: disable FailedBarePods."),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "DefaultEvictor",
+        ("filter", "preevictionfilter"),
+        ARGS,
+        validate,
+        construct=construct,
+    ),
+)

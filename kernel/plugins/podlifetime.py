@@ -14,6 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    INT32_T,
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    STRING,
+    STRINGS,
+    UINT,
+    args_struct,
+    field,
+    list_of,
+    struct,
+)
 from desched.validation.core import ArgError, integer, items, length, mapping, string, strings
 from desched.validation.gofmt import go_list
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
@@ -96,3 +110,45 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
                 )
             )
     return first_only(errors, target, aggregated_since=34)
+
+
+#: ``PodLifeTimeArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "PodLifeTimeArgs",
+    namespaces=NAMESPACES_FIELD,
+    labelSelector=LABEL_SELECTOR_FIELD,
+    maxPodLifeTimeSeconds=field(UINT, "Evict pods older than this many seconds."),
+    states=field(STRINGS, "Pod phases or container reasons to match."),
+    conditions=field(
+        list_of(
+            struct(
+                "PodConditionFilter",
+                True,
+                type=field(STRING),
+                status=field(STRING),
+                reason=field(STRING),
+                minTimeSinceLastTransitionSeconds=field(UINT),
+            )
+        ),
+        "Pod conditions to match (entries are ORed).",
+        36,
+    ),
+    exitCodes=field(list_of(INT32_T), "Terminated container exit codes to match.", 36),
+    ownerKinds=field(
+        struct("OwnerKinds", True, include=field(STRINGS), exclude=field(STRINGS)),
+        "Owner kinds to include or exclude.",
+        36,
+    ),
+    includingInitContainers=field(BOOL, "Match init containers too.", 31),
+    includingEphemeralContainers=field(BOOL, "Match ephemeral containers too.", 31),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "PodLifeTime",
+        ("deschedule",),
+        ARGS,
+        validate,
+    ),
+)

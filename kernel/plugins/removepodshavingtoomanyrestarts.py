@@ -8,6 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    INT32_T,
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    STRINGS,
+    args_struct,
+    field,
+)
 from desched.validation.core import ArgError, integer, strings
 from desched.validation.gofmt import go_list
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
@@ -27,3 +37,24 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
         if rejected:
             errors.append(ArgError(f"states must be one of {go_list(allowed)}", ("states", rejected[0])))
     return first_only(errors, target, aggregated_since=34)
+
+
+#: ``RemovePodsHavingTooManyRestartsArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemovePodsHavingTooManyRestartsArgs",
+    namespaces=NAMESPACES_FIELD,
+    labelSelector=LABEL_SELECTOR_FIELD,
+    podRestartThreshold=field(INT32_T, "Evict pods with at least this many restarts."),
+    includingInitContainers=field(BOOL, "Count init container restarts too."),
+    states=field(STRINGS, "Running and/or CrashLoopBackOff.", 28),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "RemovePodsHavingTooManyRestarts",
+        ("deschedule",),
+        ARGS,
+        validate,
+    ),
+)

@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    STRINGS,
+    args_struct,
+    field,
+)
 from desched.validation.core import ArgError, length
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 
@@ -20,3 +29,24 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
     if target >= 30 and length(args.get("excludedTaints")) > 0 and length(args.get("includedTaints")) > 0:
         errors.append(ArgError("either includedTaints or excludedTaints can be set, but not both", ("includedTaints",)))
     return first_only(errors, target, aggregated_since=34)
+
+
+#: ``RemovePodsViolatingNodeTaintsArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemovePodsViolatingNodeTaintsArgs",
+    namespaces=NAMESPACES_FIELD,
+    labelSelector=LABEL_SELECTOR_FIELD,
+    includePreferNoSchedule=field(BOOL, "Also consider PreferNoSchedule taints."),
+    excludedTaints=field(STRINGS, "Taints (key or key=value) to ignore."),
+    includedTaints=field(STRINGS, "Only these taints (key or key=value) are considered.", 30),
+)
+
+
+PLUGINS = (
+    Plugin(
+        "RemovePodsViolatingNodeTaints",
+        ("deschedule",),
+        ARGS,
+        validate,
+    ),
+)

@@ -1,0 +1,68 @@
+"""RemoveFailedPods: ``ValidateRemoveFailedPodsArgs`` (reference §4.12): namespaces and labelSelector rules.
+
+v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    INT32_T,
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    STRINGS,
+    UINT,
+    args_struct,
+    field,
+    list_of,
+)
+from desched.validation.core import ArgError
+from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
+
+__all__ = ["validate"]
+
+
+def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateRemoveFailedPodsArgs`` at release ``target``."""
+    errors = [error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None]
+    return first_only(errors, target, aggregated_since=34)
+
+
+#: ``RemoveFailedPodsArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemoveFailedPodsArgs",
+    namespaces=NAMESPACES_FIELD,
+    labelSelector=LABEL_SELECTOR_FIELD,
+    excludeOwnerKinds=field(STRINGS, "Skip pods with an owner of these kinds."),
+    minPodLifetimeSeconds=field(UINT, "Skip pods younger than this (default 3600)."),
+    reasons=field(STRINGS, "Container or pod reasons to match."),
+    exitCodes=field(list_of(INT32_T), "Terminated container exit codes to match.", 30),
+    includingInitContainers=field(BOOL, "Match init containers too."),
+)
+
+
+#: Upstream's default ``minPodLifetimeSeconds`` (SetDefaults_RemoveFailedPodsArgs).
+DEFAULT_MIN_POD_LIFETIME_SECONDS = 3600
+
+
+def defaults(args: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's SetDefaults: ``minPodLifetimeSeconds`` 3600 when unset."""
+    defaulted = copy.deepcopy(args)
+    if defaulted.get("minPodLifetimeSeconds") is None:
+        defaulted["minPodLifetimeSeconds"] = DEFAULT_MIN_POD_LIFETIME_SECONDS
+    return defaulted
+
+
+PLUGINS = (
+    Plugin(
+        "RemoveFailedPods",
+        ("deschedule",),
+        ARGS,
+        validate,
+        defaults=defaults,
+    ),
+)

@@ -1,0 +1,70 @@
+"""RemovePodsViolatingTopologySpreadConstraint: its validator (reference §4.9).
+
+v0.27 checks namespaces and labelSelector and stops at the first error; from v0.28 the errors are aggregated and each
+unknown ``constraints`` value is reported, with the allowed set printed the way Go prints a ``sets.Set`` (a map).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from desched.plugins.base import Plugin
+from desched.policy.types import (
+    BOOL,
+    LABEL_SELECTOR_FIELD,
+    NAMESPACES_FIELD,
+    STRINGS,
+    args_struct,
+    field,
+)
+from desched.validation.core import ArgError, strings
+from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
+from desched.validation.vocab import TOPOLOGY_CONSTRAINTS
+
+__all__ = ["validate"]
+
+_SUPPORTED = "map[" + " ".join(f"{constraint}:{{}}" for constraint in sorted(TOPOLOGY_CONSTRAINTS)) + "]"
+
+
+def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
+    """``ValidateRemovePodsViolatingTopologySpreadConstraintArgs`` at release ``target``."""
+    errors = [error for error in (namespaces_rule(args), label_selector_rule(args, target)) if error is not None]
+    if target >= 28:
+        for index, constraint in strings(args.get("constraints")):
+            if constraint not in TOPOLOGY_CONSTRAINTS:
+                errors.append(ArgError(f"constraint {constraint} is not one of {_SUPPORTED}", ("constraints", index)))
+    return first_only(errors, target, aggregated_since=28)
+
+
+#: ``RemovePodsViolatingTopologySpreadConstraintArgs`` as upstream decodes it (strictly).
+ARGS = args_struct(
+    "RemovePodsViolatingTopologySpreadConstraintArgs",
+    namespaces=NAMESPACES_FIELD,
+    labelSelector=LABEL_SELECTOR_FIELD,
+    includeSoftConstraints=field(BOOL, "Also balance ScheduleAnyway constraints (replaced by constraints).", 27, 27),
+    constraints=field(STRINGS, "DoNotSchedule and/or ScheduleAnyway.", 28),
+    topologyBalanceNodeFit=field(BOOL, "Check node fit while balancing (default true).", 28),
+)
+
+
+def defaults(args: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's SetDefaults: ``topologyBalanceNodeFit`` true when unset, ``constraints`` ``[DoNotSchedule]`` when
+    empty."""
+    defaulted = copy.deepcopy(args)
+    if defaulted.get("topologyBalanceNodeFit") is None:
+        defaulted["topologyBalanceNodeFit"] = True
+    if not defaulted.get("constraints"):
+        defaulted["constraints"] = ["DoNotSchedule"]
+    return defaulted
+
+
+PLUGINS = (
+    Plugin(
+        "RemovePodsViolatingTopologySpreadConstraint",
+        ("balance",),
+        ARGS,
+        validate,
+        defaults=defaults,
+    ),
+)
