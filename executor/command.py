@@ -168,7 +168,7 @@ def _enabled_count(policy: Json) -> int:
     )
 
 
-class Simulate:
+class SimulateCommand:
     help = "predict the evictions of one cycle offline, from a cluster snapshot"
     description = (
         "Run one descheduling cycle of POLICY on a cluster snapshot (kubectl get nodes,pods,pdb,namespaces,"
@@ -215,7 +215,7 @@ class Simulate:
         return EXIT_OK
 
 
-class Run:
+class RunCommand:
     extra = "executor"
     help = "run the policy against the live cluster (one cycle, or every --interval)"
     description = (
@@ -234,5 +234,5 @@ class Run:
         return run(args)
 
 
-SIMULATE = Simulate()
-RUN = Run()
+SIMULATE = SimulateCommand()
+RUN = RunCommand()

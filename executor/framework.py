@@ -10,9 +10,9 @@ Contract:
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
   is recorded in :attr:`CycleResult.errors` and the cycle goes on.
-* A plugin module has ``NAME`` and a ``Plugin(args, handle)`` class with ``deschedule(nodes)`` / ``balance(nodes)``
-  methods; its extension points and its args defaults are the registry's (:mod:`desched.plugins`). It sees the
-  cluster, the clock and the profile's evictor only through :class:`Handle`.
+* A plugin module has ``NAME`` and an ``Implementation(args, handle)`` class with ``deschedule(nodes)`` /
+  ``balance(nodes)`` methods; its extension points and its args defaults are the registry's (:mod:`desched.plugins`). It
+  sees the cluster, the clock and the profile's evictor only through :class:`Handle`.
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def run_cycle(
                 if point not in REGISTRY[plugin].extension_points:
                     continue
                 if plugin not in instances:
-                    instances[plugin] = module.Plugin(configs[plugin], handle)
+                    instances[plugin] = module.Implementation(configs[plugin], handle)
                 points[point].append((plugin, instances[plugin]))
         built.append((name, points["deschedule"], points["balance"]))
     errors: list[str] = []

@@ -33,9 +33,9 @@ from desched.executor.command import load_policy, render_text, report
 from desched.executor.defaultevictor import UnrunnablePolicy
 from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.framework import prepare_policy, run_cycle
-from desched.executor.metrics import Metrics, serve
+from desched.executor.metrics import ExecutorMetrics, serve
 from desched.goduration import parse_duration
-from desched.kube import Cluster as Kube
+from desched.kube import KubeClient
 
 EXIT_OK, EXIT_ERROR = 0, 2
 REQUESTED_BY = "sigs.k8s.io/descheduler"
@@ -78,15 +78,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "Exit codes: 0 every cycle ran; 2 usage error, a policy with lint errors or an unreachable cluster."
 
 
-def connect(kubeconfig: str | None, context: str | None) -> Kube:
+def connect(kubeconfig: str | None, context: str | None) -> KubeClient:
     """The cluster connection; a configuration problem is a usage error (exit 2)."""
     try:
-        return Kube.connect(kubeconfig, context)
+        return KubeClient.connect(kubeconfig, context)
     except KubeError as error:
         raise UsageError(str(error)) from None
 
 
-def list_cluster(kube: Kube) -> list[Json]:
+def list_cluster(kube: KubeClient) -> list[Json]:
     """Every object a cycle needs; KubeError when one kind cannot be listed (the cycle must not run half-blind)."""
     objects: list[Json] = []
     for kind, versions in KINDS:
@@ -100,7 +100,7 @@ def list_cluster(kube: Kube) -> list[Json]:
 class Evictions:
     """Evictions and Events through the API (see the module contract)."""
 
-    def __init__(self, kube: Kube, policy: Json) -> None:
+    def __init__(self, kube: KubeClient, policy: Json) -> None:
         self.kube = kube
         grace = policy.get("gracePeriodSeconds")
         self.grace = grace if isinstance(grace, int) and not isinstance(grace, bool) else None
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
     kube = connect(args.kubeconfig, args.context)
-    metrics = Metrics(__version__)
+    metrics = ExecutorMetrics(__version__)
     server = serve(metrics, args.metrics_bind_address) if args.metrics_bind_address else None
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             server.shutdown()
 
 
-def _cycle(kube: Kube, policy: Json, args: argparse.Namespace, metrics: Metrics) -> None:
+def _cycle(kube: KubeClient, policy: Json, args: argparse.Namespace, metrics: ExecutorMetrics) -> None:
     started = time.perf_counter()
     try:
         cluster = Cluster.from_objects(list_cluster(kube))

@@ -1,9 +1,10 @@
 """Prometheus metrics with upstream's names (semantics §9), in the text exposition format, and a server for them.
 
-Contract: :class:`Metrics` holds ``descheduler_pods_evicted_total`` (and the deprecated ``descheduler_pods_evicted``)
-with labels ``result, strategy, profile, namespace, node``, the loop and strategy duration histograms (and their
-deprecated ``descheduler_descheduler_*`` twins) and ``descheduler_build_info``. :meth:`Metrics.exposition` renders them;
-:func:`serve` answers ``GET /metrics`` on a plain-HTTP port in a daemon thread.
+Contract: :class:`ExecutorMetrics` holds ``descheduler_pods_evicted_total`` (and the deprecated
+``descheduler_pods_evicted``) with labels ``result, strategy, profile, namespace, node``, the loop and strategy duration
+histograms (and their deprecated ``descheduler_descheduler_*`` twins) and ``descheduler_build_info``.
+:meth:`ExecutorMetrics.exposition` renders them; :func:`serve` answers ``GET /metrics`` on a plain-HTTP port in a daemon
+thread.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ STRATEGY_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 15, 20, 25, 30, 40, 50, 100)
 EVICTED_LABELS = ("result", "strategy", "profile", "namespace", "node")
 
 
-class Metrics:
+class ExecutorMetrics:
     """The executor's metrics (see the module contract); thread-safe."""
 
     def __init__(self, version: str) -> None:
@@ -70,7 +71,7 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
-def serve(metrics: Metrics, address: str) -> ThreadingHTTPServer:
+def serve(metrics: ExecutorMetrics, address: str) -> ThreadingHTTPServer:
     """Serve ``GET /metrics`` on ``host:port`` (``:port`` means every interface) in a daemon thread."""
     host, _, port = address.rpartition(":")
 
@@ -87,7 +88,7 @@ def serve(metrics: Metrics, address: str) -> ThreadingHTTPServer:
             self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
-            """Metrics scrapes are not logged."""
+            """ExecutorMetrics scrapes are not logged."""
 
     server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()

@@ -1,13 +1,13 @@
 """Access to a live cluster: the official ``kubernetes`` client loads the configuration, we exchange JSON.
 
-Contract: :class:`Cluster` connects with a kubeconfig file (``KUBECONFIG`` or ``~/.kube/config`` when no path is
+Contract: :class:`KubeClient` connects with a kubeconfig file (``KUBECONFIG`` or ``~/.kube/config`` when no path is
 given; ``context`` picks one) or, with ``in_cluster=True``, with the pod's service account. The ``kubernetes`` package
-is imported only when a :class:`Cluster` is created, never on the lint path. :meth:`Cluster.request` (and
-:meth:`Cluster.get`) returns the decoded JSON of a 2xx answer; everything else (configuration problems, TLS and
+is imported only when a :class:`KubeClient` is created, never on the lint path. :meth:`KubeClient.request` (and
+:meth:`KubeClient.get`) returns the decoded JSON of a 2xx answer; everything else (configuration problems, TLS and
 connection errors, non-2xx answers) raises :class:`KubeError` with a one-line message and, for HTTP answers, the
-status. :meth:`Cluster.list` follows
-pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`Cluster.served` says which resource a
-group/version serves, from discovery (read once per client), and :meth:`Cluster.find` picks a kind's preferred
+status. :meth:`KubeClient.list` follows
+pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`KubeClient.served` says which resource a
+group/version serves, from discovery (read once per client), and :meth:`KubeClient.find` picks a kind's preferred
 served version. The linter only ever sends GET requests; the executor also posts
 evictions and events.
 """
@@ -46,7 +46,7 @@ def prefix(api_version: str) -> str:
     return "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
 
 
-class Cluster:
+class KubeClient:
     """Requests to one API server with the credentials of one kubeconfig context (see the module contract)."""
 
     def __init__(
@@ -75,7 +75,7 @@ class Cluster:
         self._discovery: dict[str, dict[str, Served]] = {}
 
     @classmethod
-    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
         """The in-cluster service account when running in a pod and neither ``kubeconfig`` nor ``context`` is given,
         else the kubeconfig (``KUBECONFIG`` or ``~/.kube/config`` without a path)."""
         in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))

@@ -13,11 +13,10 @@ import sys
 from typing import Any
 
 from desched.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
-from desched.linter.engine import FileResult, Settings
-from desched.linter.finding import Finding
+from desched.linter.engine import Settings
 from desched.linter.formatters import FORMATTERS, Report, findings_report
 
-__all__ = ["EXPLAIN", "LINT", "RULES", "Explain", "Lint", "Rules"]
+__all__ = ["EXPLAIN", "LINT", "RULES", "ExplainCommand", "LintCommand", "RulesCommand"]
 
 
 class _FormatAction(argparse.Action):
@@ -41,7 +40,7 @@ class _FormatAction(argparse.Action):
         namespace.formats = formats
 
 
-class Lint:
+class LintCommand:
     """``desched lint``."""
 
     help = "check descheduler policies (files, directories or - for stdin)"
@@ -92,51 +91,26 @@ class Lint:
         parser.add_argument("--stdin-filename", metavar="NAME", help="file name to report for - (stdin)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from desched.linter.engine import lint_file, lint_repository
-        from desched.sources import iter_paths
+        from desched.linter.lint import lint_paths
 
         settings, ignore, strict = _settings(args)
         formats = args.formats or [["text", None]]
         for name, output in formats:
             if name is None:
                 raise UsageError(f"--output {output} must follow a --format")
-        unreadable: list[str] = []
-
-        def on_error(path: str, reason: str) -> None:
-            unreadable.append(f"cannot read {path}: {reason}")
-
-        findings: list[Finding] = []
-        sources: dict[str, str] = {}
-        kept: list[FileResult] = []  # files with policies or other documents, for the repository rules
-        files = 0
-        for path in iter_paths(args.paths or ["."], ignore, on_error):
-            try:
-                result = lint_file(path, settings, display=args.stdin_filename if path == "-" else None)
-            except OSError as exc:
-                on_error(path, exc.strerror or str(exc))
-                continue
-            files += 1
-            if result.findings:
-                findings.extend(result.findings)
-                sources[result.file] = result.text
-            if result.policies or result.others:
-                kept.append(result)
-        texts = {result.file: result.text for result in kept}
-        for finding in lint_repository(kept, settings):
-            findings.append(finding)
-            sources.setdefault(finding.file, texts.get(finding.file, ""))
-        report = findings_report(findings, files, sources, args.color)
+        run = lint_paths(args.paths or ["."], settings, ignore, args.stdin_filename)
+        report = findings_report(run.findings, run.files, run.sources, args.color)
         _write(report, formats)
-        for line in unreadable:
+        for line in run.unreadable:
             print(f"desched: {line}", file=sys.stderr)
-        if unreadable:
+        if run.unreadable:
             return EXIT_ERROR
         counts = report.counts()
         failed = counts["errors"] > 0 or (strict and counts["warnings"] > 0)
         return EXIT_FINDINGS if failed and not args.exit_zero else EXIT_OK
 
 
-class Rules:
+class RulesCommand:
     """``desched rules``."""
 
     help = "list every rule"
@@ -153,7 +127,7 @@ class Rules:
         return EXIT_OK
 
 
-class Explain:
+class ExplainCommand:
     """``desched explain``."""
 
     help = "explain one rule"
@@ -170,7 +144,7 @@ class Explain:
         return EXIT_OK
 
 
-LINT, RULES, EXPLAIN = Lint(), Rules(), Explain()
+LINT, RULES, EXPLAIN = LintCommand(), RulesCommand(), ExplainCommand()
 
 
 def _split(values: list[str]) -> list[str]:
@@ -182,16 +156,15 @@ def _split(values: list[str]) -> list[str]:
 
 def _settings(args: argparse.Namespace) -> tuple[Settings, list[str], bool]:
     from desched import versions
-    from desched.linter.config import Config, discover, load
+    from desched.linter.config import Config
+    from desched.linter.lint import load_config, settings_from
 
     config = Config()
     if not args.no_config:
-        path = args.config or discover()
         if args.config and not os.path.isfile(args.config):
             raise UsageError(f"configuration file {args.config} not found")
-        if path:
-            config = load(path)
-    settings = Settings(config.target, set(config.disabled), dict(config.severities), dict(config.options))
+        config = load_config(args.config)
+    settings = settings_from(config)
     target = versions.from_option(args.target_version)
     if target is not None:
         settings.target = target

@@ -50,7 +50,7 @@ from desched.workloads.model import PDB, Inventory, Workload, collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
 from desched.workloads.scope import Verdict, evaluate, summarize
 
-__all__ = ["SCOPE", "Scope", "run"]
+__all__ = ["SCOPE", "ScopeCommand", "run"]
 
 _SYNTAX = "DS001"
 _NO_PLUGIN = "no deschedule or balance plugin is enabled"
@@ -98,11 +98,11 @@ def _live(args: argparse.Namespace) -> tuple[str | None, str | None] | None:
 
 def _read_live(kubeconfig: str | None, context: str | None) -> list[tuple[str, Any]]:
     """The live cluster's objects as (pseudo-file, document) pairs; warnings go to stderr."""
-    from desched.kube import Cluster
+    from desched.kube import KubeClient
     from desched.workloads.live import read_cluster
 
     try:
-        cluster = Cluster(kubeconfig, context)
+        cluster = KubeClient(kubeconfig, context)
         inputs = read_cluster(cluster)
     except KubeError as exc:
         raise UsageError(str(exc)) from None
@@ -360,7 +360,7 @@ def _render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class Scope:
+class ScopeCommand:
     """``desched scope``."""
 
     help = "report which workloads each policy may evict, and why not"
@@ -414,4 +414,4 @@ class Scope:
         return run(args)
 
 
-SCOPE = Scope()
+SCOPE = ScopeCommand()

@@ -70,7 +70,7 @@ def test_the_executor_implements_exactly_the_evicting_plugins_at_their_points():
     evicting = {name for name, plugin in REGISTRY.items() if plugin.evicts}
     assert set(implementations()) == evicting
     for name, module in implementations().items():
-        methods = {point for point in EVICTING if inspect.isfunction(getattr(module.Plugin, point, None))}
+        methods = {point for point in EVICTING if inspect.isfunction(getattr(module.Implementation, point, None))}
         assert methods == set(REGISTRY[name].extension_points), name
 
 

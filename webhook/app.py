@@ -46,7 +46,7 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.
 INLINE_BYTES = 16 * 1024
 
 
-class Metrics:
+class WebhookMetrics:
     def __init__(self) -> None:
         self.requests = Counter(
             "desched_webhook_requests_total",
@@ -84,7 +84,7 @@ class Reviewer:
         self.cluster = cluster
         self.budget = budget
         self.max_body_bytes = max_body_bytes
-        self.metrics = Metrics()
+        self.metrics = WebhookMetrics()
         self.decisions = DecisionCache()
         self._slots = asyncio.Semaphore(max_concurrency)
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from desched.errors import KubeError, UsageError
-from desched.kube import Cluster
+from desched.kube import KubeClient
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
@@ -167,7 +167,7 @@ def write_atomic(path: str, data: bytes, mode: int) -> None:
         raise
 
 
-def apply_secret(cluster: Cluster, secret: Json) -> str:
+def apply_secret(cluster: KubeClient, secret: Json) -> str:
     """Create ``secret``, or replace the one of that name; returns what was done."""
     namespace, name = secret["metadata"]["namespace"], secret["metadata"]["name"]
     collection = f"/api/v1/namespaces/{quote(namespace, safe='')}/secrets"
@@ -186,7 +186,7 @@ def apply_secret(cluster: Cluster, secret: Json) -> str:
         raise UsageError(f"cannot apply secret {namespace}/{name}: {_one_line(error)}") from None
 
 
-def patch_webhook(cluster: Cluster, name: str, ca_pem: bytes) -> str:
+def patch_webhook(cluster: KubeClient, name: str, ca_pem: bytes) -> str:
     """Set ``clientConfig.caBundle`` of every webhook of ValidatingWebhookConfiguration ``name``; returns what was
     done."""
     path = f"{WEBHOOK_CONFIGURATIONS}/{quote(name, safe='')}"
@@ -258,7 +258,7 @@ def _object_name(text: str) -> bool:
     return len(text) <= 253 and _SUBDOMAIN.fullmatch(text) is not None
 
 
-class Certs:
+class CertsCommand:
     extra = "webhook"
     help = "generate the admission webhook's CA and serving certificate (optionally install them in the cluster)"
     description = (
@@ -325,10 +325,10 @@ class Certs:
         cluster = None
         if args.apply or args.patch_webhook is not None:
             from desched.errors import KubeError
-            from desched.kube import Cluster
+            from desched.kube import KubeClient
 
             try:
-                cluster = Cluster.connect(args.kubeconfig, args.context)
+                cluster = KubeClient.connect(args.kubeconfig, args.context)
             except KubeError as error:
                 raise UsageError(str(error)) from None
         bundle = generate(request.dns_names, request.ips, args.days)
@@ -355,4 +355,4 @@ class Certs:
         return 0
 
 
-CERTS = Certs()
+CERTS = CertsCommand()

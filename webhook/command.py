@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from desched.webhook.state import ClusterCache
 
 
-class Webhook:
+class WebhookCommand:
     extra = "webhook"
     help = "serve the validating admission webhook (POST /validate over HTTPS)"
     description = (
@@ -149,14 +149,14 @@ class Webhook:
 
 def _cache(args: argparse.Namespace, settings: Settings) -> ClusterCache:
     from desched.errors import KubeError
-    from desched.kube import Cluster
+    from desched.kube import KubeClient
     from desched.webhook.state import ClusterCache
 
     namespace, _, name = args.policy_configmap.partition("/")
     if not namespace or not name:
         raise UsageError("--policy-configmap must be NAMESPACE/NAME")
     try:
-        kube = Cluster.connect(args.kubeconfig, args.context)
+        kube = KubeClient.connect(args.kubeconfig, args.context)
     except KubeError as error:
         raise UsageError(str(error)) from None
     cache = ClusterCache(kube, (namespace, name), settings)
@@ -164,4 +164,4 @@ def _cache(args: argparse.Namespace, settings: Settings) -> ClusterCache:
     return cache
 
 
-WEBHOOK = Webhook()
+WEBHOOK = WebhookCommand()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from desched.errors import KubeError
-from desched.kube import Cluster, Json
+from desched.kube import Json, KubeClient
 from desched.linter.engine import FileResult, Settings, lint_text
 from desched.webhook.review import render_configmap
 from desched.workloads.live import KINDS as LIVE_KINDS
@@ -30,7 +30,7 @@ WATCH_SECONDS = 240
 class ClusterCache:
     """See the module contract."""
 
-    def __init__(self, kube: Cluster, policy_configmap: tuple[str, str] | None, settings: Settings | None = None):
+    def __init__(self, kube: KubeClient, policy_configmap: tuple[str, str] | None, settings: Settings | None = None):
         self.kube = kube
         self.policy_ref = policy_configmap
         self.settings = settings or Settings()

@@ -1,6 +1,6 @@
 """The executor's implementations of the descheduler plugins that evict, one module each.
 
-Each public module of this package declares ``NAME`` (the registered plugin it implements) and a ``Plugin(args,
+Each public module of this package declares ``NAME`` (the registered plugin it implements) and an ``Implementation(args,
 handle)`` class (see :mod:`desched.executor.framework` for the protocol); what a plugin is (its extension points,
 args and defaults) comes from the registry, :mod:`desched.plugins`. Modules whose name starts with ``_`` hold helpers
 several implementations share. ``tests/test_plugin_registry.py`` checks that the implementations cover exactly the

@@ -28,7 +28,7 @@ from desched.executor.plugins._pods import container_statuses, evict_on_node, ex
 NAME = "RemoveFailedPods"
 
 
-class Plugin:
+class Implementation:
     """RemoveFailedPods over the cycle's nodes (see the module contract)."""
 
     def __init__(self, args: Json, handle: Handle) -> None:

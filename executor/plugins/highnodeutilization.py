@@ -33,7 +33,7 @@ def requests_any(pod: Json, resources: list[str]) -> bool:
     return False
 
 
-class Plugin:
+class Implementation:
     def __init__(self, args: Json, handle: Handle) -> None:
         self.args = args
         self.handle = handle

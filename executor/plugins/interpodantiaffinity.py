@@ -162,7 +162,7 @@ def _node(pod: Json) -> str:
     return str(pod["spec"]["nodeName"])
 
 
-class Plugin:
+class Implementation:
     """One profile's instance, built from the plugin's args."""
 
     def __init__(self, args: Json, handle: Handle) -> None:

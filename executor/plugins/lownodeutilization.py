@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 NAME = "LowNodeUtilization"
 
 
-class Plugin:
+class Implementation:
     def __init__(self, args: Json, handle: Handle) -> None:
         self.args = args
         self.handle = handle

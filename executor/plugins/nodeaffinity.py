@@ -36,7 +36,7 @@ def _node_affinity(pod: Json) -> Json:
     return affinity.get("nodeAffinity") or {}
 
 
-class Plugin:
+class Implementation:
     """One profile's instance, built from the plugin's args."""
 
     def __init__(self, args: Json, handle: Handle) -> None:

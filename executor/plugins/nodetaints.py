@@ -46,7 +46,7 @@ def taint_counts(args: Json) -> Callable[[Json], bool]:
     return counts
 
 
-class Plugin:
+class Implementation:
     """One profile's instance, built from the plugin's args."""
 
     def __init__(self, args: Json, handle: Handle) -> None:

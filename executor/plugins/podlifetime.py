@@ -107,7 +107,7 @@ def criteria(args: Json, now: datetime) -> list[Criterion]:
     return checks
 
 
-class Plugin:
+class Implementation:
     """PodLifeTime over the cycle's nodes (see the module contract)."""
 
     def __init__(self, args: Json, handle: Handle) -> None:

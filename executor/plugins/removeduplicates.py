@@ -44,7 +44,7 @@ def _placement(pod: Json) -> str:
     return json.dumps([spec.get("tolerations"), required, spec.get("nodeSelector")], sort_keys=True)
 
 
-class Plugin:
+class Implementation:
     def __init__(self, args: Json, handle: Handle) -> None:
         self.handle = handle
         self.excluded_kinds = set(args.get("excludeOwnerKinds") or [])

@@ -23,7 +23,7 @@ def total_restarts(pod: Json, including_init: bool) -> int:
     return sum(int(entry.get("restartCount") or 0) for entry in container_statuses(pod, init=including_init))
 
 
-class Plugin:
+class Implementation:
     """RemovePodsHavingTooManyRestarts over the cycle's nodes (see the module contract)."""
 
     def __init__(self, args: Json, handle: Handle) -> None:

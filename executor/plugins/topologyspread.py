@@ -203,7 +203,7 @@ class _Namespace:
         return [self.pods[position] for position in positions if selector.matches(self.labels[position])]
 
 
-class Plugin:
+class Implementation:
     def __init__(self, args: Json, handle: Handle) -> None:
         self.handle = handle
         self.args_filter = pod_filter(args)

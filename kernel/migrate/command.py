@@ -31,7 +31,7 @@ from desched import versions
 from desched.migrate.rewrite import Result, migrate_text
 from desched.sources import SourceError, iter_paths, read_text
 
-__all__ = ["MIGRATE", "MODES", "AtomicWriter", "Migrate", "run", "write_atomic"]
+__all__ = ["MIGRATE", "MODES", "AtomicWriter", "MigrateCommand", "run", "write_atomic"]
 
 MODES = ("print", "in-place", "check", "diff")
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
@@ -277,7 +277,7 @@ def _ended(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
-class Migrate:
+class MigrateCommand:
     """``desched migrate``."""
 
     help = "rewrite descheduler/v1alpha1 policies as v1alpha2, keeping everything else as written"
@@ -348,4 +348,4 @@ class Migrate:
         )
 
 
-MIGRATE = Migrate()
+MIGRATE = MigrateCommand()

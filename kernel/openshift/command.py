@@ -15,7 +15,7 @@ from typing import Any
 from desched.errors import InputError, PolicyRefused
 from desched.openshift.render import Environment, RenderError, render
 
-__all__ = ["RENDER", "Render", "dump", "run"]
+__all__ = ["RENDER", "RenderCommand", "dump", "run"]
 
 
 def _plain(value: Any) -> Any:
@@ -70,7 +70,7 @@ def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
     return 0
 
 
-class Render:
+class RenderCommand:
     """``desched render``."""
 
     help = "print the DeschedulerPolicy the OpenShift operator generates for a KubeDescheduler"
@@ -98,4 +98,4 @@ class Render:
         return run(args.file, args.namespace, args.prometheus_host)
 
 
-RENDER = Render()
+RENDER = RenderCommand()

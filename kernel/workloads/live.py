@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from desched.errors import KubeError
-from desched.kube import Cluster, Json
+from desched.kube import Json, KubeClient
 
 # (kind, apiVersions in order of preference)
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -39,7 +39,7 @@ class LiveInputs(NamedTuple):
     warnings: list[str]
 
 
-def read_cluster(cluster: Cluster) -> LiveInputs:
+def read_cluster(cluster: KubeClient) -> LiveInputs:
     """Every object of :data:`KINDS` the credentials may list (see the module contract)."""
     objects: list[Json] = []
     warnings: list[str] = []

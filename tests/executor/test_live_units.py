@@ -11,7 +11,7 @@ from desched.errors import KubeError
 from desched.executor.cluster import Cluster
 from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.live import Evictions
-from desched.executor.metrics import Metrics, serve
+from desched.executor.metrics import ExecutorMetrics, serve
 from tests.executor.builders import build_node, build_pod, set_rs_owner
 
 
@@ -90,7 +90,7 @@ def test_a_failed_eviction_counts_toward_no_limit() -> None:
 
 
 def test_metrics_use_upstreams_names_and_are_served() -> None:
-    metrics = Metrics("0.1.0")
+    metrics = ExecutorMetrics("0.1.0")
     metrics.evicted("success", "PodLifeTime", "default", "shop", "n1")
     metrics.evicted("success", "PodLifeTime", "default", "shop", "n1")
     metrics.evicted("maximum number of evicted pods per node reached", "PodLifeTime", "default", "shop", "n1")

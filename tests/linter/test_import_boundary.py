@@ -2,7 +2,9 @@
 
 Layers, bottom up: the kernel (``desched`` and its own subpackages, folder ``kernel/``), then ``desched.linter``,
 then ``desched.webhook`` and ``desched.executor``, which never import each other nor a command module of the linter.
-``desched.cli`` is part of the kernel: it reaches commands by name (``module:attribute``), never by import.
+``desched.cli`` is part of the kernel: it reaches commands by name (``module:attribute``), never by import. The
+package root ``desched`` re-exports the library surface of the linter; it names it for type checkers only (under
+``TYPE_CHECKING``) and imports it on first access, so at run time it too imports the kernel alone.
 """
 
 from __future__ import annotations
@@ -52,11 +54,27 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """The desched modules ``name`` imports, anywhere in the file (function-level imports included)."""
+def _type_checking_imports(tree: ast.Module) -> set[int]:
+    """``id()`` of every import node under an ``if TYPE_CHECKING:`` block."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+        if isinstance(inner, (ast.Import, ast.ImportFrom))
+    }
+
+
+def _imports(name: str, path: Path, runtime_only: bool = False) -> set[str]:
+    """The desched modules ``name`` imports, anywhere in the file (function-level imports included; with
+    ``runtime_only``, not those under ``TYPE_CHECKING``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = _type_checking_imports(tree) if runtime_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -94,7 +112,8 @@ def test_the_graph_is_read_from_every_module():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_point_one_way(name: str):
     layer = _layer(name)
-    wrong = sorted(target for target in _imports(name, MODULES[name]) if _layer(target) not in ALLOWED[layer])
+    imports = _imports(name, MODULES[name], runtime_only=name == "desched")
+    wrong = sorted(target for target in imports if _layer(target) not in ALLOWED[layer])
     assert not wrong, f"{name} ({layer}) imports {wrong}"
     if layer in ("webhook", "executor"):
         commands = sorted(target for target in _imports(name, MODULES[name]) if target.startswith(LINTER_COMMANDS))
@@ -108,6 +127,10 @@ def test_a_violation_is_detected(tmp_path):
     bad.write_text("def f():\n    from desched.linter import engine\n    from .sources import read_text\n")
     imports = _imports("desched.bad", bad)
     assert imports == {"desched.linter", "desched.linter.engine", "desched.sources"}
+    face = tmp_path / "face.py"
+    face.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desched.linter import engine\n")
+    assert _imports("desched.face", face) == {"desched.linter", "desched.linter.engine"}
+    assert _imports("desched.face", face, runtime_only=True) == set()
     assert _layer("desched.linter.engine") not in ALLOWED["kernel"]
 
 

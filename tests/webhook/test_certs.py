@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from desched.errors import UsageError
-from desched.kube import Cluster
+from desched.kube import KubeClient
 from desched.webhook.certs import BACKDATE, CA_DAYS, CERTS, generate
 from tests.kcp.api import Api, ApiError
 from tests.kcp.controlplane import ControlPlane
@@ -352,9 +352,9 @@ def test_patch_webhook_sets_every_ca_bundle(
 def test_patch_webhook_refuses_a_configuration_changed_since_it_was_read(
     tmp_path: Path, control_plane: ControlPlane, kube: Api, configuration: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read = Cluster.get
+    read = KubeClient.get
 
-    def read_then_change(self: Cluster, path: str, params: dict[str, object] | None = None) -> dict[str, object]:
+    def read_then_change(self: KubeClient, path: str, params: dict[str, object] | None = None) -> dict[str, object]:
         document = read(self, path, params)
         kube.patch(
             "admissionregistration.k8s.io/v1",
@@ -364,7 +364,7 @@ def test_patch_webhook_refuses_a_configuration_changed_since_it_was_read(
         )
         return document
 
-    monkeypatch.setattr(Cluster, "get", read_then_change)
+    monkeypatch.setattr(KubeClient, "get", read_then_change)
     message = failure(
         tmp_path,
         "--dns-name",
