@@ -150,7 +150,7 @@ def _pinned(command: list[str]) -> list[str]:
 
 
 def _run(args: list[str], expect: int) -> float:
-    command = _pinned([sys.executable, "-m", "linter", "migrate", "--quiet", *args])
+    command = _pinned([sys.executable, "-m", "desched", "migrate", "--quiet", *args])
     started = time.perf_counter()
     proc = subprocess.run(command, cwd=ROOT, env=_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - started
@@ -166,7 +166,8 @@ def main() -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args()
     print(f"machine: {platform.platform()}, {os.cpu_count()} cpus, python {platform.python_version()}")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "linter")], check=True, env=_ENV)
+    for folder in ("kernel", "linter"):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, folder)], check=True, env=_ENV)
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus")
         write_corpus(corpus, args.files)
