@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -29,6 +29,7 @@ from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, no
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
 from desched.plugins import REGISTRY
+from desched.plugins.base import Namespaces
 from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
@@ -95,14 +96,11 @@ class Handle:
         return self.cluster.active_pods_on_node(node)
 
 
-def pod_filter(args: Json) -> Callable[[Json], bool]:
+def pod_filter(namespaces: Namespaces, label_selector: Mapping[str, Any] | None = None) -> Callable[[Json], bool]:
     """The plugin-level pod filter of ``namespaces.include|exclude`` and ``labelSelector`` (absent: everything)."""
-    raw_namespaces = args.get("namespaces")
-    namespaces: Json = raw_namespaces if isinstance(raw_namespaces, dict) else {}
-    include = set(namespaces.get("include") or [])
-    exclude = set(namespaces.get("exclude") or [])
-    raw_selector = args.get("labelSelector")
-    selector = compile_selector(raw_selector, nil_matches=True) if raw_selector is not None else None
+    include = set(namespaces.include)
+    exclude = set(namespaces.exclude)
+    selector = compile_selector(label_selector, nil_matches=True) if label_selector is not None else None
 
     def accept(pod: Json) -> bool:
         metadata = pod.get("metadata") or {}
@@ -197,7 +195,7 @@ def run_cycle(
                 if point not in REGISTRY[plugin].extension_points:
                     continue
                 if plugin not in instances:
-                    instances[plugin] = module.Implementation(configs[plugin], handle)
+                    instances[plugin] = module.Implementation(REGISTRY[plugin].decode(configs[plugin]), handle)
                 points[point].append((plugin, instances[plugin]))
         built.append((name, points["deschedule"], points["balance"]))
     errors: list[str] = []

@@ -17,7 +17,7 @@ Contract:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,30 +36,16 @@ METRIC_RESOURCE = "MetricResource"
 Percentages = dict[str, float]
 
 
-def threshold_map(raw: Any) -> Percentages:
-    """A ``thresholds``/``targetThresholds`` argument as resource -> float percentage (absent: empty)."""
-    return {str(name): float(value) for name, value in raw.items()} if isinstance(raw, dict) else {}
-
-
 def tracked_resources(threshold_names: Iterable[str]) -> list[str]:
     """The threshold resources plus cpu, memory and pods, without duplicates."""
     return list(dict.fromkeys([*threshold_names, *BASIC_RESOURCES]))
 
 
-def excluded_namespaces(args: Json) -> frozenset[str]:
-    """``evictableNamespaces.exclude`` (``include`` is rejected by validation and ignored by upstream's code)."""
-    namespaces = args.get("evictableNamespaces")
-    return frozenset((namespaces.get("exclude") or []) if isinstance(namespaces, dict) else [])
-
-
-def reject_metrics_utilization(plugin: str, args: Json) -> None:
+def reject_metrics_utilization(plugin: str, metrics: Mapping[str, Any] | None) -> None:
     """Raise when ``metricsUtilization`` is set: this executor computes usage from pod requests only."""
-    metrics = args.get("metricsUtilization")
     if metrics is None:
         return
-    source = "empty source"
-    if isinstance(metrics, dict):
-        source = str(metrics.get("source") or ("metricsServer" if metrics.get("metricsServer") else source))
+    source = str(metrics.get("source") or ("metricsServer" if metrics.get("metricsServer") else "empty source"))
     raise RuntimeError(
         f"{plugin}: metricsUtilization ({source}) is not supported by this executor; usage from pod requests only"
     )

@@ -24,6 +24,7 @@ from desched.executor import podutil
 from desched.executor.cluster import Json
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.plugins._pods import container_statuses, evict_on_node, exit_codes, state_reasons, whole_seconds
+from desched.plugins.removefailedpods import RemoveFailedPodsArgs
 
 NAME = "RemoveFailedPods"
 
@@ -31,15 +32,14 @@ NAME = "RemoveFailedPods"
 class Implementation:
     """RemoveFailedPods over the cycle's nodes (see the module contract)."""
 
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemoveFailedPodsArgs, handle: Handle) -> None:
         self.handle = handle
-        self.accepts = pod_filter(args)
-        min_age = args.get("minPodLifetimeSeconds")
-        self.min_age = None if min_age is None else int(min_age)
-        self.excluded_kinds = set(args.get("excludeOwnerKinds") or [])
-        self.reasons = set(args.get("reasons") or [])
-        self.exit_codes = {int(code) for code in args.get("exitCodes") or []}
-        self.including_init = args.get("includingInitContainers") is True
+        self.accepts = pod_filter(args.namespaces, args.label_selector)
+        self.min_age = args.min_pod_lifetime_seconds
+        self.excluded_kinds = set(args.exclude_owner_kinds)
+        self.reasons = set(args.reasons)
+        self.exit_codes = set(args.exit_codes)
+        self.including_init = args.including_init_containers
 
     def _old_enough(self, pod: Json, now: datetime) -> bool:
         if self.min_age is None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from desched.executor import nodeutil
 from desched.executor.cluster import Json
 from desched.executor.plugins import _nodeutilization as nu
+from desched.plugins.nodeutilization import HighNodeUtilizationArgs
 
 if TYPE_CHECKING:
     from desched.executor.framework import Handle
@@ -34,12 +35,12 @@ def requests_any(pod: Json, resources: list[str]) -> bool:
 
 
 class Implementation:
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: HighNodeUtilizationArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
-        self.thresholds = nu.threshold_map(args.get("thresholds"))
+        self.thresholds = dict(args.thresholds)
         self.resources = nu.tracked_resources(self.thresholds)
-        self.only_thresholding = ONLY_THRESHOLDING_RESOURCES in (args.get("evictionModes") or [])
+        self.only_thresholding = ONLY_THRESHOLDING_RESOURCES in args.eviction_modes
 
     def removable(self, pod: Json) -> bool:
         return self.handle.filter(pod) and (not self.only_thresholding or requests_any(pod, list(self.thresholds)))
@@ -52,7 +53,7 @@ class Implementation:
                 under.append(node)
             elif not nodeutil.is_unschedulable(node.node):
                 schedulable.append(node)
-        number_of_nodes = self.args.get("numberOfNodes") or 0
+        number_of_nodes = self.args.number_of_nodes
         if not under or len(under) <= number_of_nodes or not schedulable:  # all under implies no destination
             return
         full = {resource: 100.0 for resource in self.thresholds}
@@ -66,6 +67,6 @@ class Implementation:
             schedulable,
             self.resources,
             self.removable,
-            nu.excluded_namespaces(self.args),
+            frozenset(self.args.evictable_namespaces.exclude),
             source_budget=False,
         )

@@ -19,6 +19,7 @@ from desched.executor import podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.plugins.removepodsviolatinginterpodantiaffinity import RemovePodsViolatingInterPodAntiAffinityArgs
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 NAME = "RemovePodsViolatingInterPodAntiAffinity"
@@ -165,9 +166,9 @@ def _node(pod: Json) -> str:
 class Implementation:
     """One profile's instance, built from the plugin's args."""
 
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemovePodsViolatingInterPodAntiAffinityArgs, handle: Handle) -> None:
         self.handle = handle
-        self.accepts = pod_filter(args)
+        self.accepts = pod_filter(args.namespaces, args.label_selector)
 
     def deschedule(self, nodes: list[Json]) -> None:
         handle = self.handle

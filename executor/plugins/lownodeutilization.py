@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from desched.executor import nodeutil
 from desched.executor.cluster import Json
 from desched.executor.plugins import _nodeutilization as nu
+from desched.plugins.nodeutilization import LowNodeUtilizationArgs
 
 if TYPE_CHECKING:
     from desched.executor.framework import Handle
@@ -24,21 +25,19 @@ NAME = "LowNodeUtilization"
 
 
 class Implementation:
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: LowNodeUtilizationArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
-        self.thresholds = nu.threshold_map(args.get("thresholds"))
-        self.targets = nu.threshold_map(args.get("targetThresholds"))
+        self.thresholds = dict(args.thresholds)
+        self.targets = dict(args.target_thresholds)
         self.resources = nu.tracked_resources(self.thresholds)
-        limits = args.get("evictionLimits")
-        node_limit = limits.get("node") if isinstance(limits, dict) else None
-        self.node_limit = node_limit if isinstance(node_limit, int) else None
+        self.node_limit = args.eviction_limit_per_node
 
     def balance(self, nodes: list[Json]) -> None:
-        nu.reject_metrics_utilization(NAME, self.args)
+        nu.reject_metrics_utilization(NAME, self.args.metrics_utilization)
         usages = nu.snapshot(nodes, self.handle, self.resources)
         percents = {node.name: nu.percentages(node.usage, node.capacity) for node in usages}
-        if self.args.get("useDeviationThresholds"):
+        if self.args.use_deviation_thresholds:
             low, high = nu.deviation_thresholds(percents.values(), self.thresholds, self.targets)
         else:
             low, high = self.thresholds, self.targets
@@ -48,7 +47,7 @@ class Implementation:
                 under.append(node)
             elif nu.above(percents[node.name], high):
                 over.append(node)
-        number_of_nodes = self.args.get("numberOfNodes") or 0
+        number_of_nodes = self.args.number_of_nodes
         if not under or len(under) <= number_of_nodes or not over:  # all nodes under implies none over
             return
         for node in [*under, *over]:
@@ -61,7 +60,7 @@ class Implementation:
             under,
             self.resources,
             self.handle.filter,
-            nu.excluded_namespaces(self.args),
+            frozenset(self.args.evictable_namespaces.exclude),
             source_budget=True,
             node_limit=self.node_limit,
         )

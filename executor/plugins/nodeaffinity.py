@@ -23,6 +23,7 @@ from desched.executor import nodeutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.plugins.removepodsviolatingnodeaffinity import RemovePodsViolatingNodeAffinityArgs
 
 NAME = "RemovePodsViolatingNodeAffinity"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -39,10 +40,10 @@ def _node_affinity(pod: Json) -> Json:
 class Implementation:
     """One profile's instance, built from the plugin's args."""
 
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemovePodsViolatingNodeAffinityArgs, handle: Handle) -> None:
         self.handle = handle
-        self.accepts = pod_filter(args)
-        self.affinity_types = [str(kind) for kind in args.get("nodeAffinityType") or []]
+        self.accepts = pod_filter(args.namespaces, args.label_selector)
+        self.affinity_types = list(args.node_affinity_type)
         self._requested: dict[str, Mapping[str, int]] = {}  # NodeFit sums per node; dropped when a pod leaves it
 
     def deschedule(self, nodes: list[Json]) -> None:

@@ -12,12 +12,12 @@ any other refusal moves on to the next pod.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from desched.executor import nodeutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.plugins.removepodsviolatingnodetaints import RemovePodsViolatingNodeTaintsArgs
 
 NAME = "RemovePodsViolatingNodeTaints"
 
@@ -29,12 +29,11 @@ def _names_taint(names: set[str], taint: Json) -> bool:
     return key in names or (value != "" and f"{key}={value}" in names)
 
 
-def taint_counts(args: Json) -> Callable[[Json], bool]:
+def taint_counts(args: RemovePodsViolatingNodeTaintsArgs) -> Callable[[Json], bool]:
     """The predicate telling which node taints the plugin checks (see the module contract)."""
-    effects = {"NoSchedule", "PreferNoSchedule"} if args.get("includePreferNoSchedule") is True else {"NoSchedule"}
-    excluded = set(args.get("excludedTaints") or [])
-    raw_included: Any = args.get("includedTaints")
-    included = None if raw_included is None else set(raw_included)
+    effects = {"NoSchedule", "PreferNoSchedule"} if args.include_prefer_no_schedule else {"NoSchedule"}
+    excluded = set(args.excluded_taints)
+    included = None if args.included_taints is None else set(args.included_taints)
 
     def counts(taint: Json) -> bool:
         return (
@@ -49,9 +48,9 @@ def taint_counts(args: Json) -> Callable[[Json], bool]:
 class Implementation:
     """One profile's instance, built from the plugin's args."""
 
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemovePodsViolatingNodeTaintsArgs, handle: Handle) -> None:
         self.handle = handle
-        self.accepts = pod_filter(args)
+        self.accepts = pod_filter(args.namespaces, args.label_selector)
         self.counts = taint_counts(args)
 
     def deschedule(self, nodes: list[Json]) -> None:

@@ -19,6 +19,7 @@ from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.plugins._pods import container_statuses, exit_codes, state_reasons, whole_seconds
+from desched.plugins.podlifetime import PodLifeTimeArgs
 
 NAME = "PodLifeTime"
 
@@ -88,31 +89,30 @@ def _with_exit_codes(codes: set[int], init: bool) -> Criterion:
     return lambda pod: not codes.isdisjoint(exit_codes(container_statuses(pod, init)))
 
 
-def criteria(args: Json, now: datetime) -> list[Criterion]:
+def criteria(args: PodLifeTimeArgs, now: datetime) -> list[Criterion]:
     """The configured criteria, each a predicate every candidate must satisfy."""
-    init = args.get("includingInitContainers") is True
+    init = args.including_init_containers
     checks: list[Criterion] = []
-    if args.get("maxPodLifeTimeSeconds") is not None:
-        checks.append(_older_than(int(args["maxPodLifeTimeSeconds"]), now))
-    if args.get("states"):
-        checks.append(_in_states(set(args["states"]), init, args.get("includingEphemeralContainers") is True))
-    owner_kinds = args.get("ownerKinds") or {}
-    by_owner = _owner_kinds(set(owner_kinds.get("include") or []), set(owner_kinds.get("exclude") or []))
+    if args.max_pod_life_time_seconds is not None:
+        checks.append(_older_than(args.max_pod_life_time_seconds, now))
+    if args.states:
+        checks.append(_in_states(set(args.states), init, args.including_ephemeral_containers))
+    by_owner = _owner_kinds(set(args.owner_kinds.include), set(args.owner_kinds.exclude))
     if by_owner is not None:
         checks.append(by_owner)
-    if args.get("conditions"):
-        checks.append(_in_conditions([item for item in args["conditions"] if isinstance(item, dict)], now))
-    if args.get("exitCodes"):
-        checks.append(_with_exit_codes({int(code) for code in args["exitCodes"]}, init))
+    if args.conditions:
+        checks.append(_in_conditions([dict(item) for item in args.conditions], now))
+    if args.exit_codes:
+        checks.append(_with_exit_codes(set(args.exit_codes), init))
     return checks
 
 
 class Implementation:
     """PodLifeTime over the cycle's nodes (see the module contract)."""
 
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: PodLifeTimeArgs, handle: Handle) -> None:
         self.handle = handle
-        self.accepts = pod_filter(args)
+        self.accepts = pod_filter(args.namespaces, args.label_selector)
         self.criteria = criteria(args, handle.now)
 
     def _candidate(self, pod: Json) -> bool:

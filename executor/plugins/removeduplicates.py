@@ -24,6 +24,7 @@ from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.plugins.removeduplicates import RemoveDuplicatesArgs
 
 NAME = "RemoveDuplicates"
 
@@ -45,10 +46,10 @@ def _placement(pod: Json) -> str:
 
 
 class Implementation:
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemoveDuplicatesArgs, handle: Handle) -> None:
         self.handle = handle
-        self.excluded_kinds = set(args.get("excludeOwnerKinds") or [])
-        self.in_namespaces = pod_filter({"namespaces": args.get("namespaces")})
+        self.excluded_kinds = set(args.exclude_owner_kinds)
+        self.in_namespaces = pod_filter(args.namespaces)
 
     def _listed(self, pod: Json) -> bool:
         return self.in_namespaces(pod) and self.handle.filter(pod) and self.handle.pre_eviction_filter(pod)

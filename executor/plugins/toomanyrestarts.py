@@ -14,6 +14,7 @@ from __future__ import annotations
 from desched.executor.cluster import Json
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.plugins._pods import container_statuses, evict_on_node, state_reasons
+from desched.plugins.removepodshavingtoomanyrestarts import RemovePodsHavingTooManyRestartsArgs
 
 NAME = "RemovePodsHavingTooManyRestarts"
 
@@ -26,12 +27,12 @@ def total_restarts(pod: Json, including_init: bool) -> int:
 class Implementation:
     """RemovePodsHavingTooManyRestarts over the cycle's nodes (see the module contract)."""
 
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemovePodsHavingTooManyRestartsArgs, handle: Handle) -> None:
         self.handle = handle
-        self.accepts = pod_filter(args)
-        self.threshold = int(args.get("podRestartThreshold") or 0)
-        self.including_init = args.get("includingInitContainers") is True
-        self.states = set(args.get("states") or [])
+        self.accepts = pod_filter(args.namespaces, args.label_selector)
+        self.threshold = args.pod_restart_threshold
+        self.including_init = args.including_init_containers
+        self.states = set(args.states)
 
     def _in_states(self, pod: Json) -> bool:
         if not self.states or str((pod.get("status") or {}).get("phase") or "") in self.states:

@@ -30,6 +30,9 @@ from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.plugins.removepodsviolatingtopologyspreadconstraint import (
+    RemovePodsViolatingTopologySpreadConstraintArgs,
+)
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 NAME = "RemovePodsViolatingTopologySpreadConstraint"
@@ -204,11 +207,11 @@ class _Namespace:
 
 
 class Implementation:
-    def __init__(self, args: Json, handle: Handle) -> None:
+    def __init__(self, args: RemovePodsViolatingTopologySpreadConstraintArgs, handle: Handle) -> None:
         self.handle = handle
-        self.args_filter = pod_filter(args)
-        self.allowed = set(args.get("constraints") or [])
-        self.balance_node_fit = args.get("topologyBalanceNodeFit") is not False
+        self.args_filter = pod_filter(args.namespaces, args.label_selector)
+        self.allowed = set(args.constraints)
+        self.balance_node_fit = args.topology_balance_node_fit
 
     def _listed(self, pod: Json) -> bool:
         return self.args_filter(pod) and self.handle.filter(pod)

@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from desched.policy.types import Type
 from desched.validation.core import ArgError
 
-__all__ = ["Check", "Defaults", "Plugin", "copied"]
+__all__ = [
+    "Check",
+    "Decode",
+    "Defaults",
+    "Namespaces",
+    "Plugin",
+    "as_written",
+    "copied",
+    "flag",
+    "integers",
+    "percentages",
+    "raw",
+    "selector",
+    "texts",
+    "whole",
+]
 
 #: A release-aware check of decoded args (``args``, ``target`` minor release) returning upstream's errors in order.
 Check = Callable[[dict[Any, Any], int], list[ArgError]]
@@ -17,9 +33,18 @@ Check = Callable[[dict[Any, Any], int], list[ArgError]]
 Defaults = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+#: The typed ``<Plugin>Args`` of a plugin's args as written (never raises; odd values read as absent).
+Decode = Callable[[Mapping[str, Any]], Any]
+
+
 def copied(args: dict[str, Any]) -> dict[str, Any]:
     """The defaults of a plugin whose ``SetDefaults`` sets nothing: a deep copy of ``args``."""
     return copy.deepcopy(args)
+
+
+def as_written(args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The decoding of a plugin without a typed args class: the mapping as written."""
+    return args
 
 
 class Plugin(NamedTuple):
@@ -37,8 +62,63 @@ class Plugin(NamedTuple):
     validate: Check
     construct: Check | None = None
     defaults: Defaults = copied
+    decode: Decode = as_written
 
     @property
     def evicts(self) -> bool:
         """True for a deschedule or balance plugin (it chooses pods to evict)."""
         return bool({"deschedule", "balance"} & set(self.extension_points))
+
+
+# --- decoding args as upstream's Go decoding would have read them (after the structural rules have spoken) ------
+
+
+def flag(value: Any) -> bool:
+    """A Go ``bool``: true only when written ``true``."""
+    return value is True
+
+
+def whole(value: Any) -> int | None:
+    """A Go integer that may be unset: the integer, else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def texts(value: Any) -> tuple[str, ...]:
+    """A Go ``[]string``: the strings of a list, in order."""
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
+
+
+def integers(value: Any) -> tuple[int, ...]:
+    """A Go ``[]int32``: the integers of a list, in order."""
+    return tuple(item for item in value if whole(item) is not None) if isinstance(value, list) else ()
+
+
+def raw(value: Any) -> Mapping[str, Any] | None:
+    """A nested struct kept as written (a mapping), or ``None`` when absent or not a mapping."""
+    return value if isinstance(value, Mapping) else None
+
+
+def percentages(value: Any) -> dict[str, float]:
+    """A ``ResourceThresholds`` map: resource name -> percentage, for the entries that are numbers."""
+    table = raw(value) or {}
+    return {
+        str(name): float(percent)
+        for name, percent in table.items()
+        if isinstance(percent, (int, float)) and not isinstance(percent, bool)
+    }
+
+
+selector = raw  # a metav1.LabelSelector is compiled where it is used (desched.workloads.selectors)
+
+
+@dataclass(frozen=True)
+class Namespaces:
+    """``namespaces`` / ``evictableNamespaces``: include or exclude lists (upstream allows one of them)."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @classmethod
+    def decode(cls, value: Any) -> Namespaces:
+        table = raw(value) or {}
+        return cls(texts(table.get("include")), texts(table.get("exclude")))

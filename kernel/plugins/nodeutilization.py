@@ -7,9 +7,11 @@ walks them in document order, so with several bad resources it names the first o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, flag, percentages, raw, texts, whole
 from desched.policy.types import (
     BOOL,
     EVICTABLE_NAMESPACES,
@@ -203,6 +205,51 @@ HIGH_NODE_UTILIZATION_ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class LowNodeUtilizationArgs:
+    """``LowNodeUtilizationArgs`` as upstream reads it; ``metrics_utilization`` is kept as written."""
+
+    use_deviation_thresholds: bool
+    thresholds: Mapping[str, float]
+    target_thresholds: Mapping[str, float]
+    number_of_nodes: int
+    evictable_namespaces: Namespaces
+    eviction_limit_per_node: int | None
+    metrics_utilization: Mapping[str, Any] | None
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> LowNodeUtilizationArgs:
+        limits = raw(args.get("evictionLimits")) or {}
+        return cls(
+            flag(args.get("useDeviationThresholds")),
+            percentages(args.get("thresholds")),
+            percentages(args.get("targetThresholds")),
+            whole(args.get("numberOfNodes")) or 0,
+            Namespaces.decode(args.get("evictableNamespaces")),
+            whole(limits.get("node")),
+            raw(args.get("metricsUtilization")),
+        )
+
+
+@dataclass(frozen=True)
+class HighNodeUtilizationArgs:
+    """``HighNodeUtilizationArgs`` as upstream reads it."""
+
+    thresholds: Mapping[str, float]
+    number_of_nodes: int
+    evictable_namespaces: Namespaces
+    eviction_modes: tuple[str, ...]
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> HighNodeUtilizationArgs:
+        return cls(
+            percentages(args.get("thresholds")),
+            whole(args.get("numberOfNodes")) or 0,
+            Namespaces.decode(args.get("evictableNamespaces")),
+            texts(args.get("evictionModes")),
+        )
+
+
 PLUGINS = (
     Plugin(
         "LowNodeUtilization",
@@ -210,11 +257,13 @@ PLUGINS = (
         LOW_NODE_UTILIZATION_ARGS,
         validate_low,
         construct=construct_low,
+        decode=LowNodeUtilizationArgs.decode,
     ),
     Plugin(
         "HighNodeUtilization",
         ("balance",),
         HIGH_NODE_UTILIZATION_ARGS,
         validate_high,
+        decode=HighNodeUtilizationArgs.decode,
     ),
 )

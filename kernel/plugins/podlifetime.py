@@ -12,9 +12,11 @@ A state rejected at ``target`` but accepted by a later release gets ``code="vers
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, flag, integers, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -144,11 +146,42 @@ ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class PodLifeTimeArgs:
+    """``PodLifeTimeArgs`` as upstream reads it; ``conditions`` keep each filter as written."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+    max_pod_life_time_seconds: int | None
+    states: tuple[str, ...]
+    conditions: tuple[Mapping[str, Any], ...]
+    exit_codes: tuple[int, ...]
+    owner_kinds: Namespaces
+    including_init_containers: bool
+    including_ephemeral_containers: bool
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> PodLifeTimeArgs:
+        conditions = args.get("conditions")
+        return cls(
+            Namespaces.decode(args.get("namespaces")),
+            selector(args.get("labelSelector")),
+            whole(args.get("maxPodLifeTimeSeconds")),
+            texts(args.get("states")),
+            tuple(item for item in conditions if isinstance(item, Mapping)) if isinstance(conditions, list) else (),
+            integers(args.get("exitCodes")),
+            Namespaces.decode(args.get("ownerKinds")),
+            flag(args.get("includingInitContainers")),
+            flag(args.get("includingEphemeralContainers")),
+        )
+
+
 PLUGINS = (
     Plugin(
         "PodLifeTime",
         ("deschedule",),
         ARGS,
         validate,
+        decode=PodLifeTimeArgs.decode,
     ),
 )

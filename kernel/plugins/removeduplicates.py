@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, texts
 from desched.policy.types import (
     NAMESPACES_FIELD,
     STRINGS,
@@ -31,11 +33,24 @@ ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class RemoveDuplicatesArgs:
+    """``RemoveDuplicatesArgs`` as upstream reads it."""
+
+    namespaces: Namespaces
+    exclude_owner_kinds: tuple[str, ...]
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemoveDuplicatesArgs:
+        return cls(Namespaces.decode(args.get("namespaces")), texts(args.get("excludeOwnerKinds")))
+
+
 PLUGINS = (
     Plugin(
         "RemoveDuplicates",
         ("balance",),
         ARGS,
         validate,
+        decode=RemoveDuplicatesArgs.decode,
     ),
 )

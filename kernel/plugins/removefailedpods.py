@@ -6,9 +6,11 @@ v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, flag, integers, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -57,6 +59,31 @@ def defaults(args: dict[str, Any]) -> dict[str, Any]:
     return defaulted
 
 
+@dataclass(frozen=True)
+class RemoveFailedPodsArgs:
+    """``RemoveFailedPodsArgs`` as upstream reads it (after :func:`defaults`, ``min_pod_lifetime_seconds`` is set)."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+    exclude_owner_kinds: tuple[str, ...]
+    min_pod_lifetime_seconds: int | None
+    reasons: tuple[str, ...]
+    exit_codes: tuple[int, ...]
+    including_init_containers: bool
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemoveFailedPodsArgs:
+        return cls(
+            Namespaces.decode(args.get("namespaces")),
+            selector(args.get("labelSelector")),
+            texts(args.get("excludeOwnerKinds")),
+            whole(args.get("minPodLifetimeSeconds")),
+            texts(args.get("reasons")),
+            integers(args.get("exitCodes")),
+            flag(args.get("includingInitContainers")),
+        )
+
+
 PLUGINS = (
     Plugin(
         "RemoveFailedPods",
@@ -64,5 +91,6 @@ PLUGINS = (
         ARGS,
         validate,
         defaults=defaults,
+        decode=RemoveFailedPodsArgs.decode,
     ),
 )

@@ -6,9 +6,11 @@ order (this port prints them sorted, as v0.34+ does); v0.34 on aggregate all err
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, flag, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -50,11 +52,33 @@ ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class RemovePodsHavingTooManyRestartsArgs:
+    """``RemovePodsHavingTooManyRestartsArgs`` as upstream reads it."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+    pod_restart_threshold: int
+    including_init_containers: bool
+    states: tuple[str, ...]
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemovePodsHavingTooManyRestartsArgs:
+        return cls(
+            Namespaces.decode(args.get("namespaces")),
+            selector(args.get("labelSelector")),
+            whole(args.get("podRestartThreshold")) or 0,
+            flag(args.get("includingInitContainers")),
+            texts(args.get("states")),
+        )
+
+
 PLUGINS = (
     Plugin(
         "RemovePodsHavingTooManyRestarts",
         ("deschedule",),
         ARGS,
         validate,
+        decode=RemovePodsHavingTooManyRestartsArgs.decode,
     ),
 )

@@ -5,9 +5,11 @@ v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, selector
 from desched.policy.types import (
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
@@ -31,11 +33,24 @@ ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class RemovePodsViolatingInterPodAntiAffinityArgs:
+    """``RemovePodsViolatingInterPodAntiAffinityArgs`` as upstream reads it."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingInterPodAntiAffinityArgs:
+        return cls(Namespaces.decode(args.get("namespaces")), selector(args.get("labelSelector")))
+
+
 PLUGINS = (
     Plugin(
         "RemovePodsViolatingInterPodAntiAffinity",
         ("deschedule",),
         ARGS,
         validate,
+        decode=RemovePodsViolatingInterPodAntiAffinityArgs.decode,
     ),
 )

@@ -6,9 +6,11 @@ v0.27-v0.33 stop at the first error; v0.34 on aggregate them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, selector, texts
 from desched.policy.types import (
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
@@ -40,11 +42,29 @@ ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class RemovePodsViolatingNodeAffinityArgs:
+    """``RemovePodsViolatingNodeAffinityArgs`` as upstream reads it."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+    node_affinity_type: tuple[str, ...]
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingNodeAffinityArgs:
+        return cls(
+            Namespaces.decode(args.get("namespaces")),
+            selector(args.get("labelSelector")),
+            texts(args.get("nodeAffinityType")),
+        )
+
+
 PLUGINS = (
     Plugin(
         "RemovePodsViolatingNodeAffinity",
         ("deschedule",),
         ARGS,
         validate,
+        decode=RemovePodsViolatingNodeAffinityArgs.decode,
     ),
 )

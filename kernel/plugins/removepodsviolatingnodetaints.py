@@ -6,9 +6,11 @@ the first error; v0.34 on aggregate them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, flag, selector, texts
 from desched.policy.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
@@ -42,11 +44,35 @@ ARGS = args_struct(
 )
 
 
+@dataclass(frozen=True)
+class RemovePodsViolatingNodeTaintsArgs:
+    """``RemovePodsViolatingNodeTaintsArgs`` as upstream reads it; ``included_taints`` is ``None`` when absent (every
+    taint counts), which differs from an empty list (none does)."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+    include_prefer_no_schedule: bool
+    excluded_taints: tuple[str, ...]
+    included_taints: tuple[str, ...] | None
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingNodeTaintsArgs:
+        included = args.get("includedTaints")
+        return cls(
+            Namespaces.decode(args.get("namespaces")),
+            selector(args.get("labelSelector")),
+            flag(args.get("includePreferNoSchedule")),
+            texts(args.get("excludedTaints")),
+            None if included is None else texts(included),
+        )
+
+
 PLUGINS = (
     Plugin(
         "RemovePodsViolatingNodeTaints",
         ("deschedule",),
         ARGS,
         validate,
+        decode=RemovePodsViolatingNodeTaintsArgs.decode,
     ),
 )

@@ -7,9 +7,11 @@ unknown ``constraints`` value is reported, with the allowed set printed the way 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Namespaces, Plugin, selector, texts
 from desched.policy.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
@@ -59,6 +61,26 @@ def defaults(args: dict[str, Any]) -> dict[str, Any]:
     return defaulted
 
 
+@dataclass(frozen=True)
+class RemovePodsViolatingTopologySpreadConstraintArgs:
+    """``RemovePodsViolatingTopologySpreadConstraintArgs`` as upstream reads it; ``topology_balance_node_fit`` is
+    true unless written ``false`` (its default)."""
+
+    namespaces: Namespaces
+    label_selector: Mapping[str, Any] | None
+    constraints: tuple[str, ...]
+    topology_balance_node_fit: bool
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingTopologySpreadConstraintArgs:
+        return cls(
+            Namespaces.decode(args.get("namespaces")),
+            selector(args.get("labelSelector")),
+            texts(args.get("constraints")),
+            args.get("topologyBalanceNodeFit") is not False,
+        )
+
+
 PLUGINS = (
     Plugin(
         "RemovePodsViolatingTopologySpreadConstraint",
@@ -66,5 +88,6 @@ PLUGINS = (
         ARGS,
         validate,
         defaults=defaults,
+        decode=RemovePodsViolatingTopologySpreadConstraintArgs.decode,
     ),
 )

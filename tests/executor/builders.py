@@ -149,7 +149,7 @@ def run_plugin(
     handle = Handle(cluster, now, "test-profile", default_evictor, pod_evictor)
     registered = REGISTRY[plugin]
     plugin_args = registered.defaults(copy.deepcopy(args)) if defaults else copy.deepcopy(args)
-    instance = module.Implementation(plugin_args, handle)
+    instance = module.Implementation(registered.decode(plugin_args), handle)
     chosen = point or registered.extension_points[0]
     getattr(instance, chosen)([cluster.node_by_name[node["metadata"]["name"]] for node in nodes])
     evicted = [(eviction.namespace, eviction.pod) for eviction in pod_evictor.evictions]

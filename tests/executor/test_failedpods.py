@@ -355,7 +355,7 @@ def test_node_limit_ends_the_node_without_trying_its_other_pods() -> None:
     cluster = Cluster.from_objects([node(), node("node2"), *two_node_pods(), aged("a3", 0)])
     pod_evictor = PodEvictor(cluster, Limits(per_node=1))
     handle = Handle(cluster, NOW, "profile", DefaultEvictor({}, cluster, NOW), pod_evictor)
-    failedpods.Implementation({}, handle).deschedule(cluster.nodes)
+    failedpods.Implementation(REGISTRY["RemoveFailedPods"].decode({}), handle).deschedule(cluster.nodes)
     assert [eviction.pod for eviction in pod_evictor.evictions] == ["a1", "b1"]
     assert pod_evictor.refusals == {NODE_LIMIT_TEXT: 2}  # a2 and b2 are refused; a3 is never tried
 

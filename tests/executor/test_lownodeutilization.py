@@ -663,7 +663,8 @@ def test_a_total_limit_ends_the_run() -> None:
     cluster = Cluster.from_objects(copy.deepcopy([*case.nodes, *case.pods]))
     pod_evictor = PodEvictor(cluster, Limits(total=1))
     handle = Handle(cluster, NOW, "profile", DefaultEvictor({}, cluster, NOW), pod_evictor)
-    lownodeutilization.Implementation(case.args, handle).balance(list(cluster.nodes))
+    args = REGISTRY["LowNodeUtilization"].decode(case.args)
+    lownodeutilization.Implementation(args, handle).balance(list(cluster.nodes))
     assert len(pod_evictor.evictions) == 1 and pod_evictor.refusals == {Outcome.TOTAL_LIMIT.value: 1}
 
 

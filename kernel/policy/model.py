@@ -1,0 +1,169 @@
+"""The typed policy: frozen dataclasses decoded from a v1alpha2 policy tree once its structure has been checked.
+
+Rules that judge what was *written* (unknown keys, wrong types, release gating, duplicate keys) read the raw tree with
+positions; everything that judges what the policy *means* reads this model. :func:`decode` never raises: a value of
+the wrong type reads as absent, as upstream's decoding would have failed on it and another rule reports that. Every
+node carries ``path``, its JSON path in the tree it was decoded from, so findings point at the lines the user wrote.
+Plugin args are decoded by their plugin (:attr:`desched.plugins.base.Plugin.decode`) into that plugin's ``Args``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from desched.plugins import REGISTRY
+
+__all__ = ["EVICTING_POINTS", "Path", "PluginConfig", "PluginRef", "PluginSet", "Policy", "Profile", "decode"]
+
+Path = tuple[str | int, ...]
+#: The extension points whose plugins choose pods to evict.
+EVICTING_POINTS = ("deschedule", "balance")
+#: The points upstream runs, in the order a profile lists them (``presort`` and ``sort`` are never read).
+_POINTS = ("presort", "sort", "deschedule", "balance", "filter", "preevictionfilter")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _count(value: Any) -> int | None:
+    """A non-negative integer setting, or ``None`` when absent or not an integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class PluginRef:
+    """One name listed under ``plugins.<point>.enabled`` of a profile."""
+
+    name: str
+    point: str
+    path: Path
+
+    @property
+    def registered(self) -> bool:
+        return self.name in REGISTRY
+
+    @property
+    def implements_point(self) -> bool:
+        """True when the plugin is registered and implements the point it is listed under."""
+        plugin = REGISTRY.get(self.name)
+        return plugin is not None and self.point in plugin.extension_points
+
+
+@dataclass(frozen=True)
+class PluginSet:
+    """``plugins.<point>``: the names enabled there, in order (``disabled`` is never read by upstream)."""
+
+    point: str
+    enabled: tuple[PluginRef, ...]
+    path: Path
+
+
+@dataclass(frozen=True)
+class PluginConfig:
+    """One ``pluginConfig`` entry: the plugin's name, its args as written and, for a registered plugin, decoded."""
+
+    name: str
+    raw_args: Mapping[str, Any]
+    args: Any
+    path: Path
+
+    @property
+    def args_path(self) -> Path:
+        return (*self.path, "args")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One profile: its name, its plugin configs in order and its plugin sets by extension point."""
+
+    name: str
+    configs: tuple[PluginConfig, ...]
+    plugin_sets: Mapping[str, PluginSet]
+    path: Path
+
+    def config(self, plugin: str) -> PluginConfig | None:
+        """The first ``pluginConfig`` entry for ``plugin`` (upstream reads the first), if any."""
+        return next((entry for entry in self.configs if entry.name == plugin), None)
+
+    def enabled(self, *points: str) -> tuple[PluginRef, ...]:
+        """Names enabled at ``points`` (every point when none is given), point by point in the order given."""
+        chosen = points or _POINTS
+        return tuple(ref for point in chosen if point in self.plugin_sets for ref in self.plugin_sets[point].enabled)
+
+    @cached_property
+    def evicting(self) -> tuple[tuple[PluginRef, PluginConfig | None], ...]:
+        """Registered deschedule and balance plugins enabled at a point they implement, with their config."""
+        return tuple((ref, self.config(ref.name)) for ref in self.enabled(*EVICTING_POINTS) if ref.implements_point)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A v1alpha2 DeschedulerPolicy: its profiles and the policy-level settings upstream reads."""
+
+    profiles: tuple[Profile, ...]
+    node_selector: str | None = None
+    max_pods_to_evict_per_node: int | None = None
+    max_pods_to_evict_per_namespace: int | None = None
+    max_pods_to_evict_total: int | None = None
+    eviction_failure_event_notification: bool = False
+    grace_period_seconds: int | None = None
+    path: Path = field(default=())
+
+    def profile_named(self, name: str) -> Profile | None:
+        return next((profile for profile in self.profiles if profile.name == name), None)
+
+
+def _plugin_set(point: str, value: Any, path: Path) -> PluginSet:
+    enabled = _mapping(value).get("enabled")
+    refs = tuple(
+        PluginRef(name, point, (*path, "enabled", index))
+        for index, name in enumerate(enabled if isinstance(enabled, list) else [])
+        if isinstance(name, str)
+    )
+    return PluginSet(point, refs, path)
+
+
+def _config(value: Mapping[str, Any], path: Path) -> PluginConfig:
+    name = value["name"]
+    raw = _mapping(value.get("args"))
+    plugin = REGISTRY.get(name)
+    return PluginConfig(name, raw, plugin.decode(raw) if plugin is not None else None, path)
+
+
+def _profile(value: Mapping[str, Any], path: Path) -> Profile:
+    name = value.get("name")
+    entries = value.get("pluginConfig")
+    configs = tuple(
+        _config(entry, (*path, "pluginConfig", index))
+        for index, entry in enumerate(entries if isinstance(entries, list) else [])
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
+    )
+    plugins = _mapping(value.get("plugins"))
+    sets = {
+        point: _plugin_set(point, plugins[point], (*path, "plugins", point)) for point in _POINTS if point in plugins
+    }
+    return Profile(name if isinstance(name, str) else "", configs, sets, path)
+
+
+def decode(tree: Mapping[str, Any], path: Path = ()) -> Policy:
+    """The model of the v1alpha2 policy ``tree`` (decoded YAML, with or without positions); never raises."""
+    profiles = tree.get("profiles")
+    selector = tree.get("nodeSelector")
+    return Policy(
+        tuple(
+            _profile(profile, (*path, "profiles", index))
+            for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
+            if isinstance(profile, Mapping)
+        ),
+        selector if isinstance(selector, str) else None,
+        _count(tree.get("maxNoOfPodsToEvictPerNode")),
+        _count(tree.get("maxNoOfPodsToEvictPerNamespace")),
+        _count(tree.get("maxNoOfPodsToEvictTotal")),
+        tree.get("evictionFailureEventNotification") is True,
+        _count(tree.get("gracePeriodSeconds")),
+        path,
+    )
