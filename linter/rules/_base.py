@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.documents import PolicyDoc
+from desched.openshift.validate import Problem, problems
 from desched.plugins import REGISTRY
+from desched.policy.model import Policy, decode
 from desched.policy.structure import StructureProblem, check_structure
+
+if TYPE_CHECKING:
+    from desched.linter.rules._thresholds import UtilizationArgs
+    from desched.linter.rules._validation import LocatedError
 
 __all__ = ["Context", "Hit", "Path", "PluginRef"]
 
@@ -59,13 +65,13 @@ class PluginRef(NamedTuple):
 
 
 class Context:
-    """One policy document as rules see it, with lazily computed shared views."""
+    """One policy document as rules see it: the tree as written (with positions), the typed model, and the views
+    several rules share, each computed once (cached properties)."""
 
     def __init__(self, doc: PolicyDoc, target: int, options: dict[str, dict[str, Any]] | None = None) -> None:
         self.doc = doc
         self.target = target
         self._options = options or {}
-        self.cache: dict[str, Any] = {}
 
     def options(self, rule_id: str, defaults: dict[str, Any]) -> dict[str, Any]:
         return {**defaults, **self._options.get(rule_id, {})}
@@ -100,35 +106,45 @@ class Context:
     def structure(self) -> list[StructureProblem]:
         return check_structure(self.policy, self.target, v1alpha1=self.is_v1alpha1)
 
+    @cached_property
+    def model(self) -> Policy:
+        """The typed policy (:mod:`desched.policy.model`); meaningful for v1alpha2 documents."""
+        return decode(self.policy)
+
+    @cached_property
+    def _profiles(self) -> list[tuple[int, dict[str, Any]]]:
+        profiles = self.policy.get("profiles")
+        return [
+            (index, profile)
+            for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
+            if isinstance(profile, dict)
+        ]
+
     def profiles(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """``(index, profile)`` of each profile that is a mapping (computed once)."""
-        found: list[tuple[int, dict[str, Any]]] | None = self.cache.get("profiles")
-        if found is None:
-            profiles = self.policy.get("profiles")
-            found = self.cache["profiles"] = [
-                (index, profile)
-                for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
-                if isinstance(profile, dict)
-            ]
-        return iter(found)
+        """``(index, profile)`` of each profile that is a mapping."""
+        return iter(self._profiles)
 
     def profile_name(self, index: int) -> str:
         profiles = self.policy.get("profiles")
         name = profiles[index].get("name") if isinstance(profiles, list) else None
         return name if isinstance(name, str) else ""
 
-    def plugin_configs(self, profile: dict[str, Any]) -> Iterator[tuple[int, str, Any]]:
-        """``(index, name, args)`` of each well-formed pluginConfig entry (computed once per profile)."""
-        table: dict[int, list[tuple[int, str, Any]]] = self.cache.setdefault("plugin_configs", {})
-        found = table.get(id(profile))
-        if found is None:
-            found = table[id(profile)] = []
+    @cached_property
+    def _plugin_configs(self) -> dict[int, list[tuple[int, str, Any]]]:
+        """``id(profile)`` -> its well-formed pluginConfig entries."""
+        table: dict[int, list[tuple[int, str, Any]]] = {}
+        for _, profile in self._profiles:
             entries = profile.get("pluginConfig")
-            if isinstance(entries, list):
-                for index, entry in enumerate(entries):
-                    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                        found.append((index, entry["name"], entry.get("args")))
-        return iter(found)
+            table[id(profile)] = [
+                (index, entry["name"], entry.get("args"))
+                for index, entry in enumerate(entries if isinstance(entries, list) else [])
+                if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+            ]
+        return table
+
+    def plugin_configs(self, profile: dict[str, Any]) -> Iterator[tuple[int, str, Any]]:
+        """``(index, name, args)`` of each well-formed pluginConfig entry of ``profile``."""
+        return iter(self._plugin_configs.get(id(profile), ()))
 
     def plugin_args(self, profile: dict[str, Any], plugin: str) -> tuple[int, dict[str, Any]] | None:
         """Index and args of the first pluginConfig entry for ``plugin`` (upstream uses the first), if any."""
@@ -137,41 +153,63 @@ class Context:
                 return index, args if isinstance(args, dict) else {}
         return None
 
-    def enabled(
-        self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
-    ) -> Iterator[PluginRef]:
-        """Names listed under ``points`` (in that order) of one profile (computed once per profile and points)."""
-        table: dict[tuple[int, tuple[str, ...]], list[PluginRef]] = self.cache.setdefault("enabled", {})
-        found = table.get((id(profile), points))
-        if found is None:
-            found = table[(id(profile), points)] = []
+    @cached_property
+    def _enabled(self) -> dict[tuple[int, str], list[PluginRef]]:
+        """``(id(profile), point)`` -> the names listed under ``plugins.<point>.enabled``."""
+        table: dict[tuple[int, str], list[PluginRef]] = {}
+        for profile_index, profile in self._profiles:
             plugins = profile.get("plugins")
-            if not isinstance(plugins, dict):
-                plugins = {}
-            for point in points:
-                plugin_set = plugins.get(point)
+            for point, plugin_set in (plugins if isinstance(plugins, dict) else {}).items():
                 enabled = plugin_set.get("enabled") if isinstance(plugin_set, dict) else None
-                if isinstance(enabled, list):
-                    found.extend(
+                if isinstance(point, str) and isinstance(enabled, list):
+                    table[(id(profile), point)] = [
                         PluginRef(profile_index, point, index, name)
                         for index, name in enumerate(enabled)
                         if isinstance(name, str)
-                    )
-        return iter(found)
+                    ]
+        return table
+
+    def enabled(
+        self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
+    ) -> Iterator[PluginRef]:
+        """Names listed under ``points`` (in that order) of one profile."""
+        return (ref for point in points for ref in self._enabled.get((id(profile), point), ()))
+
+    @cached_property
+    def _evicting(self) -> list[tuple[PluginRef, dict[str, Any]]]:
+        found: list[tuple[PluginRef, dict[str, Any]]] = []
+        for index, profile in self._profiles:
+            for ref in self.enabled(index, profile, EVICTING_POINTS):
+                info = REGISTRY.get(ref.name)
+                if info is None or ref.point not in info.extension_points:
+                    continue
+                entry = self.plugin_args(profile, ref.name)
+                found.append((ref, entry[1] if entry else {}))
+        return found
 
     def evicting_plugins(self) -> Iterator[tuple[PluginRef, dict[str, Any]]]:
         """Registered deschedule/balance plugins enabled at a point they implement, with their args (``{}`` if none)."""
-        found: list[tuple[PluginRef, dict[str, Any]]] | None = self.cache.get("evicting")
-        if found is None:
-            found = self.cache["evicting"] = []
-            for index, profile in self.profiles():
-                for ref in self.enabled(index, profile, EVICTING_POINTS):
-                    info = REGISTRY.get(ref.name)
-                    if info is None or ref.point not in info.extension_points:
-                        continue
-                    entry = self.plugin_args(profile, ref.name)
-                    found.append((ref, entry[1] if entry else {}))
-        return iter(found)
+        return iter(self._evicting)
 
     def args_path(self, profile_index: int, entry_index: int, *rest: str | int) -> Path:
         return ("profiles", profile_index, "pluginConfig", entry_index, "args", *rest)
+
+    @cached_property
+    def arg_errors(self) -> list[LocatedError]:
+        """Every upstream validation and constructor error of the document, in upstream order, with absolute paths
+        (several rules report slices of it)."""
+        from desched.linter.rules._validation import located_errors
+
+        return located_errors(self)
+
+    @cached_property
+    def utilization_args(self) -> list[UtilizationArgs]:
+        """Every Low/HighNodeUtilization pluginConfig entry (enabled or not: upstream validates all)."""
+        from desched.linter.rules._thresholds import collect_utilization_args
+
+        return collect_utilization_args(self)
+
+    @cached_property
+    def openshift_problems(self) -> list[Problem]:
+        """The problems of a KubeDescheduler document (DS501-DS504 report slices of them)."""
+        return problems(self.policy)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, Hit
-from desched.openshift.validate import Problem, problems
 
 __all__ = ["example", "hits"]
 
@@ -22,9 +21,6 @@ def hits(ctx: Context, rule: str) -> Iterator[Hit]:
     """The hits of ``rule`` on a KubeDescheduler document (nothing on any other document)."""
     if not ctx.is_kubedescheduler:
         return
-    found: list[Problem] = ctx.cache.get("openshift")  # type: ignore[assignment]
-    if found is None:
-        found = ctx.cache["openshift"] = problems(ctx.policy)
-    for problem in found:
+    for problem in ctx.openshift_problems:
         if problem.rule == rule:
             yield Hit(problem.message, problem.path, key=problem.key)

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from desched.linter.rules._base import Context, Path
 
-__all__ = ["UtilizationArgs", "numbers", "utilization_args"]
+__all__ = ["UtilizationArgs", "collect_utilization_args", "numbers", "utilization_args"]
 
 UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 
@@ -34,21 +34,24 @@ def numbers(value: Any) -> dict[str, float]:
 
 
 def utilization_args(ctx: Context) -> Iterator[UtilizationArgs]:
-    """Every Low/HighNodeUtilization pluginConfig entry of the document (enabled or not: upstream validates all);
-    computed once per context, as five rules read them."""
-    found: list[UtilizationArgs] | None = ctx.cache.get("utilization_args")
-    if found is None:
-        found = ctx.cache["utilization_args"] = []
-        if ctx.is_v1alpha2:
-            for index, profile in ctx.profiles():
-                for entry, name, args in ctx.plugin_configs(profile):
-                    if name in UTILIZATION:
-                        found.append(
-                            UtilizationArgs(
-                                name,
-                                ctx.profile_name(index),
-                                args if isinstance(args, dict) else {},
-                                ctx.args_path(index, entry),
-                            )
+    """Every Low/HighNodeUtilization pluginConfig entry of the document (computed once per context, as five rules
+    read them)."""
+    return iter(ctx.utilization_args)
+
+
+def collect_utilization_args(ctx: Context) -> list[UtilizationArgs]:
+    """Every Low/HighNodeUtilization pluginConfig entry of the document (enabled or not: upstream validates all)."""
+    found: list[UtilizationArgs] = []
+    if ctx.is_v1alpha2:
+        for index, profile in ctx.profiles():
+            for entry, name, args in ctx.plugin_configs(profile):
+                if name in UTILIZATION:
+                    found.append(
+                        UtilizationArgs(
+                            name,
+                            ctx.profile_name(index),
+                            args if isinstance(args, dict) else {},
+                            ctx.args_path(index, entry),
                         )
-    return iter(found)
+                    )
+    return found

@@ -12,7 +12,7 @@ from desched import validation
 from desched.linter.rules._base import Context, Path
 from desched.plugins import REGISTRY, construct_args, validate_args
 
-__all__ = ["LocatedError", "arg_errors"]
+__all__ = ["LocatedError", "arg_errors", "located_errors"]
 
 
 class LocatedError(NamedTuple):
@@ -23,10 +23,12 @@ class LocatedError(NamedTuple):
 
 
 def arg_errors(ctx: Context) -> list[LocatedError]:
+    """Every validation and constructor error of the document (computed once per context)."""
+    return ctx.arg_errors
+
+
+def located_errors(ctx: Context) -> list[LocatedError]:
     """Every validation and constructor error of the document, in upstream order, with absolute paths."""
-    cached: list[LocatedError] | None = ctx.cache.get("arg_errors")
-    if cached is not None:
-        return cached
     found: list[LocatedError] = []
     if ctx.is_v1alpha2:
         for error in validation.validate_policy(ctx.policy, ctx.target):
@@ -51,5 +53,4 @@ def arg_errors(ctx: Context) -> list[LocatedError]:
                             name,
                         )
                     )
-    ctx.cache["arg_errors"] = found
     return found
