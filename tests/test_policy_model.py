@@ -87,11 +87,11 @@ def test_upstream_reads_the_first_config_of_a_plugin(policy: Policy):
 
 def test_evicting_plugins_are_registered_ones_at_a_point_they_implement(policy: Policy):
     first, second = policy.profiles
-    assert [(ref.name, ref.point) for ref, _ in first.evicting] == [
+    assert [(ref.name, ref.point) for ref, _ in first.evicting()] == [
         ("RemovePodsViolatingNodeTaints", "deschedule"),
         ("LowNodeUtilization", "balance"),
     ]
-    assert [(ref.name, config) for ref, config in second.evicting] == [("RemoveDuplicates", None)]
+    assert [(ref.name, config) for ref, config in second.evicting()] == [("RemoveDuplicates", None)]
 
 
 def test_args_are_coerced_once_into_typed_values(policy: Policy):
@@ -146,4 +146,4 @@ def test_decoding_never_raises(tree: dict[str, object]):
     policy = decode(tree)
     for profile in policy.profiles:
         assert all(isinstance(ref.name, str) for ref in profile.enabled())
-        list(profile.evicting)
+        list(profile.evicting())

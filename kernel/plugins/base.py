@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from desched.policy.types import Type
@@ -39,7 +37,9 @@ Decode = Callable[[Mapping[str, Any]], Any]
 
 def copied(args: dict[str, Any]) -> dict[str, Any]:
     """The defaults of a plugin whose ``SetDefaults`` sets nothing: a deep copy of ``args``."""
-    return copy.deepcopy(args)
+    from copy import deepcopy  # not on the lint path: only running a policy copies args
+
+    return deepcopy(args)
 
 
 def as_written(args: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -111,8 +111,7 @@ def percentages(value: Any) -> dict[str, float]:
 selector = raw  # a metav1.LabelSelector is compiled where it is used (desched.workloads.selectors)
 
 
-@dataclass(frozen=True)
-class Namespaces:
+class Namespaces(NamedTuple):
     """``namespaces`` / ``evictableNamespaces``: include or exclude lists (upstream allows one of them)."""
 
     include: tuple[str, ...] = ()

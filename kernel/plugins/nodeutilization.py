@@ -8,8 +8,7 @@ walks them in document order, so with several bad resources it names the first o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, flag, percentages, raw, texts, whole
 from desched.policy.types import (
@@ -205,8 +204,7 @@ HIGH_NODE_UTILIZATION_ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class LowNodeUtilizationArgs:
+class LowNodeUtilizationArgs(NamedTuple):
     """``LowNodeUtilizationArgs`` as upstream reads it; ``metrics_utilization`` is kept as written."""
 
     use_deviation_thresholds: bool
@@ -231,8 +229,7 @@ class LowNodeUtilizationArgs:
         )
 
 
-@dataclass(frozen=True)
-class HighNodeUtilizationArgs:
+class HighNodeUtilizationArgs(NamedTuple):
     """``HighNodeUtilizationArgs`` as upstream reads it."""
 
     thresholds: Mapping[str, float]

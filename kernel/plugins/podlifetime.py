@@ -13,8 +13,7 @@ A state rejected at ``target`` but accepted by a later release gets ``code="vers
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, flag, integers, selector, texts, whole
 from desched.policy.types import (
@@ -146,8 +145,7 @@ ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class PodLifeTimeArgs:
+class PodLifeTimeArgs(NamedTuple):
     """``PodLifeTimeArgs`` as upstream reads it; ``conditions`` keep each filter as written."""
 
     namespaces: Namespaces

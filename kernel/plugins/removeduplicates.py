@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, texts
 from desched.policy.types import (
@@ -33,8 +32,7 @@ ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class RemoveDuplicatesArgs:
+class RemoveDuplicatesArgs(NamedTuple):
     """``RemoveDuplicatesArgs`` as upstream reads it."""
 
     namespaces: Namespaces

@@ -5,12 +5,10 @@ v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, integers, selector, texts, whole
+from desched.plugins.base import Namespaces, Plugin, copied, flag, integers, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -53,14 +51,13 @@ DEFAULT_MIN_POD_LIFETIME_SECONDS = 3600
 
 def defaults(args: dict[str, Any]) -> dict[str, Any]:
     """Upstream's SetDefaults: ``minPodLifetimeSeconds`` 3600 when unset."""
-    defaulted = copy.deepcopy(args)
+    defaulted = copied(args)
     if defaulted.get("minPodLifetimeSeconds") is None:
         defaulted["minPodLifetimeSeconds"] = DEFAULT_MIN_POD_LIFETIME_SECONDS
     return defaulted
 
 
-@dataclass(frozen=True)
-class RemoveFailedPodsArgs:
+class RemoveFailedPodsArgs(NamedTuple):
     """``RemoveFailedPodsArgs`` as upstream reads it (after :func:`defaults`, ``min_pod_lifetime_seconds`` is set)."""
 
     namespaces: Namespaces

@@ -7,8 +7,7 @@ order (this port prints them sorted, as v0.34+ does); v0.34 on aggregate all err
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, flag, selector, texts, whole
 from desched.policy.types import (
@@ -52,8 +51,7 @@ ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class RemovePodsHavingTooManyRestartsArgs:
+class RemovePodsHavingTooManyRestartsArgs(NamedTuple):
     """``RemovePodsHavingTooManyRestartsArgs`` as upstream reads it."""
 
     namespaces: Namespaces

@@ -6,8 +6,7 @@ v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, selector
 from desched.policy.types import (
@@ -33,8 +32,7 @@ ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class RemovePodsViolatingInterPodAntiAffinityArgs:
+class RemovePodsViolatingInterPodAntiAffinityArgs(NamedTuple):
     """``RemovePodsViolatingInterPodAntiAffinityArgs`` as upstream reads it."""
 
     namespaces: Namespaces

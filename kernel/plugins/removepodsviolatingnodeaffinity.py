@@ -7,8 +7,7 @@ v0.27-v0.33 stop at the first error; v0.34 on aggregate them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, selector, texts
 from desched.policy.types import (
@@ -42,8 +41,7 @@ ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class RemovePodsViolatingNodeAffinityArgs:
+class RemovePodsViolatingNodeAffinityArgs(NamedTuple):
     """``RemovePodsViolatingNodeAffinityArgs`` as upstream reads it."""
 
     namespaces: Namespaces

@@ -7,8 +7,7 @@ the first error; v0.34 on aggregate them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched.plugins.base import Namespaces, Plugin, flag, selector, texts
 from desched.policy.types import (
@@ -44,8 +43,7 @@ ARGS = args_struct(
 )
 
 
-@dataclass(frozen=True)
-class RemovePodsViolatingNodeTaintsArgs:
+class RemovePodsViolatingNodeTaintsArgs(NamedTuple):
     """``RemovePodsViolatingNodeTaintsArgs`` as upstream reads it; ``included_taints`` is ``None`` when absent (every
     taint counts), which differs from an empty list (none does)."""
 

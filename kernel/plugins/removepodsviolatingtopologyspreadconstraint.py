@@ -6,12 +6,10 @@ unknown ``constraints`` value is reported, with the allowed set printed the way 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, selector, texts
+from desched.plugins.base import Namespaces, Plugin, copied, selector, texts
 from desched.policy.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
@@ -53,7 +51,7 @@ ARGS = args_struct(
 def defaults(args: dict[str, Any]) -> dict[str, Any]:
     """Upstream's SetDefaults: ``topologyBalanceNodeFit`` true when unset, ``constraints`` ``[DoNotSchedule]`` when
     empty."""
-    defaulted = copy.deepcopy(args)
+    defaulted = copied(args)
     if defaulted.get("topologyBalanceNodeFit") is None:
         defaulted["topologyBalanceNodeFit"] = True
     if not defaulted.get("constraints"):
@@ -61,8 +59,7 @@ def defaults(args: dict[str, Any]) -> dict[str, Any]:
     return defaulted
 
 
-@dataclass(frozen=True)
-class RemovePodsViolatingTopologySpreadConstraintArgs:
+class RemovePodsViolatingTopologySpreadConstraintArgs(NamedTuple):
     """``RemovePodsViolatingTopologySpreadConstraintArgs`` as upstream reads it; ``topology_balance_node_fit`` is
     true unless written ``false`` (its default)."""
 

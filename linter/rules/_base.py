@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from desched.documents import PolicyDoc
 from desched.openshift.validate import Problem, problems
 from desched.plugins import REGISTRY
-from desched.policy.model import Policy, decode
 from desched.policy.structure import StructureProblem, check_structure
 
 if TYPE_CHECKING:
     from desched.linter.rules._thresholds import UtilizationArgs
     from desched.linter.rules._validation import LocatedError
+    from desched.policy.model import Policy
 
 __all__ = ["Context", "Hit", "Path", "PluginRef"]
 
@@ -109,6 +109,8 @@ class Context:
     @cached_property
     def model(self) -> Policy:
         """The typed policy (:mod:`desched.policy.model`); meaningful for v1alpha2 documents."""
+        from desched.policy.model import decode  # only rules that read the model pay for it
+
         return decode(self.policy)
 
     @cached_property
