@@ -16,7 +16,7 @@ from desched import versions
 from desched.documents import DerivedDoc, PolicyDoc, extract
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
-from desched.linter.rules._base import Context
+from desched.linter.rules._base import Context, DocumentKind
 from desched.linter.suppress import parse as parse_suppressions
 from desched.sources import SourceError, read_text
 from desched.yamlsrc import YamlError
@@ -44,15 +44,15 @@ class Settings:
         self.options = options if options is not None else {}
         self._enabled: dict[tuple[str, frozenset[str]], list[ModuleType]] = {}
 
-    def enabled_rules(self, scope: str = "document") -> list[ModuleType]:
-        """Enabled rules that check one document (``document``) or the whole run (``repository``)."""
-        key = (scope, frozenset(self.disabled))
+    def enabled_rules(self, kind: str) -> list[ModuleType]:
+        """Enabled rules that run on a document of ``kind`` (a :class:`~desched.linter.rules._base.DocumentKind`)."""
+        key = (kind, frozenset(self.disabled))
         found = self._enabled.get(key)
         if found is None:
             found = self._enabled[key] = [
                 module
                 for module in rule_registry.all_rules()
-                if module.ID not in self.disabled and (module.SCOPE == "repository") == (scope == "repository")
+                if module.ID not in self.disabled and kind in module.RUNS_ON
             ]
         return found
 
@@ -116,16 +116,22 @@ def lint_text(
     result.policies, result.others = extraction.policies, extraction.others
     for error in extraction.errors:
         _unreadable(result, settings, error.message, error.line, error.column, error.object)
-    active = list(modules) if modules is not None else settings.enabled_rules()
+    chosen = list(modules) if modules is not None else None
+
+    def running_on(kind: str) -> list[ModuleType]:
+        if chosen is None:
+            return settings.enabled_rules(kind)
+        return [module for module in chosen if kind in module.RUNS_ON]
+
     for doc in extraction.policies:
         ctx = Context(doc, target_for(doc, settings), settings.options)
         if ctx.is_kubedescheduler:
-            _run(ctx, [module for module in active if module.ID in _ON_KUBEDESCHEDULER], settings, result)
-            _run_rendered(ctx, active, settings, result)
+            _run(ctx, running_on(DocumentKind.KUBEDESCHEDULER), settings, result)
+            _run_rendered(ctx, running_on(DocumentKind.RENDERED), settings, result)
             continue
-        _run(ctx, active, settings, result)
+        _run(ctx, running_on(DocumentKind.POLICY), settings, result)
         if ctx.is_v1alpha1:
-            _run_converted(ctx, active, settings, result)
+            _run_converted(ctx, running_on(DocumentKind.CONVERTED), settings, result)
     if result.findings:
         result.findings = _suppress(text, sorted(set(result.findings), key=Finding.sort_key))
     return result
@@ -143,10 +149,6 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
             )
 
 
-# Rules about the meaning of a v1alpha2 policy; structure and version rules already ran on the v1alpha1 source.
-_AFTER_CONVERSION = ("DS2", "DS3")
-
-
 def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
     """Lint what a v1alpha1 policy becomes once converted, with findings placed on the v1alpha1 lines."""
     from desched.migrate.convert import convert
@@ -156,10 +158,6 @@ def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, 
     conversion = convert(ctx.policy, target=ctx.target, strict=False, upstream_compatible=upstream)
     derived = DerivedDoc(ctx.doc, conversion.policy, conversion.origins, ctx.doc.shape)
     _run_derived(ctx, derived, modules, settings, result, "after conversion to v1alpha2: ")
-
-
-# On a KubeDescheduler itself only its own rules and the generic YAML ones run; the policy rules see the rendering.
-_ON_KUBEDESCHEDULER = ("DS210", "DS501", "DS502", "DS503", "DS504")
 
 
 def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
@@ -177,14 +175,13 @@ def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, r
 def _run_derived(
     ctx: Context, derived: DerivedDoc, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str
 ) -> None:
-    after = [module for module in modules if module.ID.startswith(_AFTER_CONVERSION)]
-    _run(Context(derived, ctx.target, settings.options), after, settings, result, prefix)
+    _run(Context(derived, ctx.target, settings.options), modules, settings, result, prefix)
 
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
     """Findings of the rules that need every file at once (policies meet workloads and PDBs); suppression applies
     in the file each finding points at."""
-    modules = settings.enabled_rules("repository")
+    modules = settings.enabled_rules(DocumentKind.REPOSITORY)
     if not modules or not any(result.policies for result in results):
         return []
     if not any(result.others for result in results):

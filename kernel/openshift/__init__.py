@@ -1,6 +1,6 @@
 """OpenShift's Kube Descheduler Operator: its ``KubeDescheduler`` resource, validated and rendered.
 
-:func:`problems` lists every rejecting or flagging rule of the operator for a CR (DS501-DS504), :func:`render`
+:func:`problems` lists what the operator or the API server rejects or ignores in a CR, by category; :func:`render`
 produces the ``DeschedulerPolicy`` the operator writes into its ConfigMap, with a map from each output path to the
 CR path it came from. Pure: no I/O and no heavy imports.
 """

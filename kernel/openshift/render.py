@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from desched.errors import PolicyRefused
 from desched.openshift import model
-from desched.openshift.validate import Problem, problems
+from desched.openshift.validate import REFUSED, Problem, problems
 
 __all__ = ["Environment", "RenderError", "Rendering", "render"]
 
@@ -47,7 +47,7 @@ def render(kube_descheduler: Mapping[str, Any], target: Environment | None = Non
 
     Raises :class:`RenderError` with the operator's message when the CR is rejected or not rendered.
     """
-    errors = [p for p in problems(kube_descheduler) if p.rule in ("DS501", "DS502") and not _deployment_only(p)]
+    errors = [p for p in problems(kube_descheduler) if p.category in REFUSED and not _deployment_only(p)]
     if errors:
         raise RenderError(errors[0].message, errors[0].path)
     return _Builder(kube_descheduler, target or Environment()).build()

@@ -1,8 +1,9 @@
-"""Every rejecting or flagging rule of the reference (§3), as :class:`Problem` values with a path in the CR.
+"""Everything the operator or the API server rejects in a KubeDescheduler, and what it silently ignores, as
+:class:`Problem` values with a path in the CR (docs/openshift-operator.md).
 
-``rule`` says which linter rule reports the problem: ``DS501`` forbidden profile combinations and duplicates,
-``DS502`` an invalid spec (the API server or the operator refuses it), ``DS503`` a customisation that is silently
-ignored or a combination that is allowed but misleading, ``DS504`` ``mode: Predictive`` (dry run).
+A problem's ``category`` says what kind of problem it is (:class:`Category`): profiles that conflict or repeat, a
+spec that is refused, a customisation that is ignored or misleading, or the dry-run mode. Linter rules declare the
+categories they report; :data:`REFUSED` are the categories that stop the operator from rendering a policy.
 """
 
 from __future__ import annotations
@@ -12,16 +13,29 @@ from typing import Any, NamedTuple
 
 from desched.openshift import model
 
-__all__ = ["Problem", "problems"]
+__all__ = ["REFUSED", "Category", "Problem", "problems"]
 
 Path = tuple[str | int, ...]
 _CUSTOM = ("spec", "profileCustomizations")
 
 
-class Problem(NamedTuple):
-    """One finding about a KubeDescheduler: the rule that reports it, a message and a path in the CR."""
+class Category:
+    """What kind of problem a :class:`Problem` is."""
 
-    rule: str
+    CONFLICT = "conflict"  # profiles the operator refuses together, or one listed twice
+    INVALID = "invalid"  # a spec the API server or the operator refuses
+    IGNORED = "ignored"  # a customisation silently ignored, or an allowed but misleading combination
+    DRY_RUN = "dry-run"  # mode: Predictive evicts nothing
+
+
+#: The categories that stop the operator from rendering a policy.
+REFUSED = frozenset({Category.CONFLICT, Category.INVALID})
+
+
+class Problem(NamedTuple):
+    """One finding about a KubeDescheduler: its category, a message and a path in the CR."""
+
+    category: str
     message: str
     path: Path = ()
     key: bool = False
@@ -47,7 +61,7 @@ def _check(kd: Mapping[str, Any]) -> Iterator[Problem]:
     yield from _metadata(kd)
     spec = kd.get("spec")
     if not isinstance(spec, Mapping):
-        yield Problem("DS502", "spec is missing or not a mapping: the operator needs profiles and an interval")
+        yield Problem(Category.INVALID, "spec is missing or not a mapping: the operator needs profiles and an interval")
         return
     listed = _profiles(spec)
     names = {name for _, name in listed}
@@ -55,7 +69,7 @@ def _check(kd: Mapping[str, Any]) -> Iterator[Problem]:
     yield from _top_level(spec)
     custom = spec.get("profileCustomizations")
     if custom is not None and not isinstance(custom, Mapping):
-        yield Problem("DS502", "profileCustomizations must be a mapping", ("spec", "profileCustomizations"))
+        yield Problem(Category.INVALID, "profileCustomizations must be a mapping", ("spec", "profileCustomizations"))
     elif isinstance(custom, Mapping):
         yield from _customizations(custom, names)
     yield from _combinations(listed, names)
@@ -65,7 +79,7 @@ def _check(kd: Mapping[str, Any]) -> Iterator[Problem]:
         where: Path = ("spec", "mode") if "mode" in spec else ("spec",)
         how = "mode: Predictive" if "mode" in spec else "mode is not set, and defaults to Predictive, which"
         yield Problem(
-            "DS504",
+            Category.DRY_RUN,
             f"{how} runs the descheduler with --dry-run=true: nothing will be evicted (only metrics and logs); "
             "set mode: Automatic to evict",
             where,
@@ -79,7 +93,7 @@ def _metadata(kd: Mapping[str, Any]) -> Iterator[Problem]:
     if name != model.SINGLETON:
         where: Path = ("metadata", "name") if "name" in meta else ()
         yield Problem(
-            "DS502",
+            Category.INVALID,
             f"kubedescheduler is a singleton, .metadata.name must be 'cluster' (got {name!r}): the API server "
             "rejects it",
             where,
@@ -87,7 +101,7 @@ def _metadata(kd: Mapping[str, Any]) -> Iterator[Problem]:
     namespace = meta.get("namespace")
     if isinstance(namespace, str) and namespace != model.OPERATOR_NAMESPACE:
         yield Problem(
-            "DS503",
+            Category.IGNORED,
             f"namespace {namespace!r}: the operator reads only {model.OPERATOR_NAMESPACE}/cluster, so this "
             "KubeDescheduler is accepted and silently ignored",
             ("metadata", "namespace"),
@@ -97,23 +111,25 @@ def _metadata(kd: Mapping[str, Any]) -> Iterator[Problem]:
 def _profile_list(spec: Mapping[str, Any], listed: list[tuple[int, str]]) -> Iterator[Problem]:
     profiles = spec.get("profiles")
     if profiles is not None and not isinstance(profiles, list):
-        yield Problem("DS502", "profiles must be a list of profile names", ("spec", "profiles"))
+        yield Problem(Category.INVALID, "profiles must be a list of profile names", ("spec", "profiles"))
         return
     if not profiles:
         where: Path = ("spec", "profiles") if "profiles" in spec else ("spec",)
         yield Problem(
-            "DS502",
+            Category.INVALID,
             "descheduler should have at least 1 profile enabled: the operator refuses to render the policy and the "
             "previous configuration keeps running",
             where,
         )
         return
     if len(profiles) > model.MAX_PROFILES:
-        yield Problem("DS502", f"at most {model.MAX_PROFILES} profiles are allowed (maxItems)", ("spec", "profiles"))
+        yield Problem(
+            Category.INVALID, f"at most {model.MAX_PROFILES} profiles are allowed (maxItems)", ("spec", "profiles")
+        )
     for index, name in enumerate(profiles):
         if name not in model.PROFILES:
             yield Problem(
-                "DS502",
+                Category.INVALID,
                 f"unknown profile {name!r}: the API server rejects it (supported: {', '.join(model.PROFILES)})",
                 ("spec", "profiles", index),
             )
@@ -121,7 +137,9 @@ def _profile_list(spec: Mapping[str, Any], listed: list[tuple[int, str]]) -> Ite
     for index, name in listed:
         if name in seen:
             yield Problem(
-                "DS501", f"duplicate profiles are not allowed: {name} is listed twice", ("spec", "profiles", index)
+                Category.CONFLICT,
+                f"duplicate profiles are not allowed: {name} is listed twice",
+                ("spec", "profiles", index),
             )
         seen.add(name)
 
@@ -136,7 +154,7 @@ def _top_level(spec: Mapping[str, Any]) -> Iterator[Problem]:
         where: Path = ("spec", "deschedulingIntervalSeconds") if "deschedulingIntervalSeconds" in spec else ("spec",)
         got = "is not set" if interval is None else f"is {interval!r}"
         yield Problem(
-            "DS502",
+            Category.INVALID,
             f"deschedulingIntervalSeconds {got}: descheduler should have an interval set and it should be greater "
             "than 0 (the operator scales the descheduler to 0)",
             where,
@@ -148,7 +166,7 @@ def _top_level(spec: Mapping[str, Any]) -> Iterator[Problem]:
     ):
         if field in spec and spec[field] not in allowed:
             yield Problem(
-                "DS502",
+                Category.INVALID,
                 f"{field} {spec[field]!r} is not one of {', '.join(repr(v) for v in allowed)}: the API server "
                 "rejects it",
                 ("spec", field),
@@ -156,7 +174,7 @@ def _top_level(spec: Mapping[str, Any]) -> Iterator[Problem]:
     state = spec.get("managementState")
     if state is not None and not (isinstance(state, str) and model.MANAGEMENT_STATE.match(state)):
         yield Problem(
-            "DS502",
+            Category.INVALID,
             f"managementState {state!r} must be Managed, Unmanaged, Force or Removed",
             ("spec", "managementState"),
         )
@@ -167,7 +185,7 @@ def _customizations(custom: Mapping[str, Any], names: set[str]) -> Iterator[Prob
     kubevirt = bool(names & set(model.KUBEVIRT))
     if _set(custom, "thresholdPriority") and _set(custom, "thresholdPriorityClassName"):
         yield Problem(
-            "DS502",
+            Category.INVALID,
             "It is invalid to set both .spec.profileCustomizations.thresholdPriority and "
             ".spec.profileCustomizations.ThresholdPriorityClassName fields: the operator refuses to render the "
             "policy and the previous configuration keeps running",
@@ -178,7 +196,7 @@ def _customizations(custom: Mapping[str, Any], names: set[str]) -> Iterator[Prob
         and custom["thresholdPriority"] is not None
         and not _int(custom["thresholdPriority"])
     ):
-        yield Problem("DS502", "thresholdPriority must be an integer", (*_CUSTOM, "thresholdPriority"))
+        yield Problem(Category.INVALID, "thresholdPriority must be an integer", (*_CUSTOM, "thresholdPriority"))
     yield from _namespaces(custom, names)
     for field, allowed in (
         ("devLowNodeUtilizationThresholds", model.LOW_THRESHOLDS),
@@ -188,21 +206,21 @@ def _customizations(custom: Mapping[str, Any], names: set[str]) -> Iterator[Prob
         if field in custom and custom[field] not in allowed:
             choices = ", ".join(repr(v) for v in allowed)
             yield Problem(
-                "DS502",
+                Category.INVALID,
                 f"{field} {custom[field]!r} is not one of {choices}: the API server rejects it",
                 (*_CUSTOM, field),
             )
     profile = custom.get("devActualUtilizationProfile")
     if _set(custom, "devActualUtilizationProfile") and profile != "" and not _known_prometheus(profile):
         yield Problem(
-            "DS502",
+            Category.INVALID,
             f"unknown prometheus profile: {profile}: supported are {', '.join(model.PROMETHEUS_PROFILES)} (or "
             "query:<PromQL>); the operator refuses to render the policy and the previous configuration keeps running",
             (*_CUSTOM, "devActualUtilizationProfile"),
         )
     if kubevirt and _set(custom, "devLowNodeUtilizationThresholds") and _set(custom, "devDeviationThresholds"):
         yield Problem(
-            "DS502",
+            Category.INVALID,
             "only one of DevLowNodeUtilizationThresholds and DevDeviationThresholds customizations can be configured "
             "simultaneously with a KubeVirt profile: the operator refuses to render the policy and the previous "
             "configuration keeps running",
@@ -210,7 +228,7 @@ def _customizations(custom: Mapping[str, Any], names: set[str]) -> Iterator[Prob
         )
     elif kubevirt and custom.get("devDeviationThresholds") == "":
         yield Problem(
-            "DS502",
+            Category.INVALID,
             'devDeviationThresholds: "" with a KubeVirt profile fails with "unknown Descheduler '
             "DeviationThresholds threshold , only 'Low', 'Medium' and 'High' are supported\"; remove the key",
             (*_CUSTOM, "devDeviationThresholds"),
@@ -219,14 +237,14 @@ def _customizations(custom: Mapping[str, Any], names: set[str]) -> Iterator[Prob
     for field, users in model.USED_BY.items():
         if _set(custom, field) and not names & set(users):
             yield Problem(
-                "DS503",
+                Category.IGNORED,
                 f"{field} is silently ignored: only {', '.join(users)} read it, and none is enabled",
                 (*_CUSTOM, field),
                 key=True,
             )
     if "devEnableSoftTainter" in custom:
         yield Problem(
-            "DS503",
+            Category.IGNORED,
             "devEnableSoftTainter is deprecated and ignored: the soft-tainter runs with the KubeVirt profiles only",
             (*_CUSTOM, "devEnableSoftTainter"),
             key=True,
@@ -235,14 +253,14 @@ def _customizations(custom: Mapping[str, Any], names: set[str]) -> Iterator[Prob
     if included and rendering:
         if names & set(model.LNU_FAMILY):
             yield Problem(
-                "DS503",
+                Category.IGNORED,
                 "namespaces.included does not apply to LowNodeUtilization: the operator falls back to excluding the "
                 "protected namespaces, so it balances pods from every other namespace",
                 (*_CUSTOM, "namespaces", "included"),
             )
         if "CompactAndScale" in names:
             yield Problem(
-                "DS503",
+                Category.IGNORED,
                 "namespaces.included with CompactAndScale gives HighNodeUtilization no evictableNamespaces at all: it "
                 "may evict pods from every namespace, including the protected openshift-* and kube-system ones",
                 (*_CUSTOM, "namespaces", "included"),
@@ -259,16 +277,16 @@ def _namespaces(custom: Mapping[str, Any], names: set[str]) -> Iterator[Problem]
         return
     where = (*_CUSTOM, "namespaces")
     if not isinstance(namespaces, Mapping):
-        yield Problem("DS502", "namespaces must be a mapping with included or excluded", where)
+        yield Problem(Category.INVALID, "namespaces must be a mapping with included or excluded", where)
         return
     included, excluded = namespaces.get("included"), namespaces.get("excluded")
     for field, value in (("included", included), ("excluded", excluded)):
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            yield Problem("DS502", f"namespaces.{field} must be a list of namespace names", (*where, field))
+            yield Problem(Category.INVALID, f"namespaces.{field} must be a list of namespace names", (*where, field))
             return
     if included and excluded:
         yield Problem(
-            "DS502",
+            Category.INVALID,
             "It is forbidden to combine both included and excluded namespaces: the operator refuses to render the "
             "policy and the previous configuration keeps running",
             (*where, "excluded"),
@@ -276,7 +294,7 @@ def _namespaces(custom: Mapping[str, Any], names: set[str]) -> Iterator[Problem]
     for index, namespace in enumerate(included or []):
         if model.is_protected(namespace):
             yield Problem(
-                "DS502",
+                Category.INVALID,
                 f"Protected namespace {namespace} included: it is forbidden to include kube-system, hypershift, "
                 "openshift or an openshift-* namespace; the operator refuses to render the policy and the previous "
                 "configuration keeps running",
@@ -296,18 +314,18 @@ def _durations(custom: Mapping[str, Any]) -> Iterator[Problem]:
             values[field] = model.parse_duration(value)
         except ValueError:
             yield Problem(
-                "DS502",
+                Category.INVALID,
                 f"{field} {value!r} is not a Go duration (use 5m, 24h or 1h30m; days are not supported)",
                 (*_CUSTOM, field),
             )
     lifetime = values.get("podLifetime")
     if lifetime is not None and lifetime < 10**9:
         what = "negative: it wraps to a huge number of seconds" if lifetime < 0 else "below one second: it becomes 0"
-        yield Problem("DS503", f"podLifetime is {what}", (*_CUSTOM, "podLifetime"))
+        yield Problem(Category.IGNORED, f"podLifetime is {what}", (*_CUSTOM, "podLifetime"))
     low, high = values.get("devMigrationCooldown"), values.get("devMaxMigrationCooldown")
     if low is not None and high is not None and high < low:
         yield Problem(
-            "DS503",
+            Category.IGNORED,
             "devMaxMigrationCooldown is shorter than devMigrationCooldown, and nothing checks it",
             (*_CUSTOM, "devMaxMigrationCooldown"),
         )
@@ -321,21 +339,21 @@ def _combinations(listed: list[tuple[int, str]], names: set[str]) -> Iterator[Pr
         if rule.first in names and rule.second in names:
             later = max(first_index[rule.first], first_index[rule.second])
             yield Problem(
-                "DS501",
+                Category.CONFLICT,
                 f"cannot declare {rule.first} and {rule.second} profiles simultaneously: {rule.reason}. The API server "
                 "rejects it (KDO 5.3.3+); older operators scale the descheduler to 0",
                 ("spec", "profiles", later),
             )
     if "LongLifecycle" in names and "DevPreviewLongLifecycle" in names:
         yield Problem(
-            "DS503",
+            Category.IGNORED,
             "LongLifecycle and DevPreviewLongLifecycle are allowed together, but both render a profile named "
             "LongLifecycle: the policy gets two identical profiles and every eviction is attempted twice",
             ("spec", "profiles", max(first_index["LongLifecycle"], first_index["DevPreviewLongLifecycle"])),
         )
     if "CompactAndScale" in names and "SoftTopologyAndDuplicates" in names:
         yield Problem(
-            "DS503",
+            Category.IGNORED,
             "CompactAndScale with SoftTopologyAndDuplicates is allowed (with TopologyAndDuplicates it is rejected), "
             "but compacting nodes and spreading replicas work against each other",
             ("spec", "profiles", max(first_index["CompactAndScale"], first_index["SoftTopologyAndDuplicates"])),
@@ -345,7 +363,7 @@ def _combinations(listed: list[tuple[int, str]], names: set[str]) -> Iterator[Pr
         for index, name in listed:
             if name in ("AffinityAndTaints", "TopologyAndDuplicates", "SoftTopologyAndDuplicates"):
                 yield Problem(
-                    "DS503",
+                    Category.IGNORED,
                     f"{name} with {kubevirt[0]}: the KubeVirt profile sets the policy-wide nodeSelector "
                     f"kubevirt.io/schedulable=true, so {name} only acts on KubeVirt nodes too",
                     ("spec", "profiles", index),
@@ -354,7 +372,7 @@ def _combinations(listed: list[tuple[int, str]], names: set[str]) -> Iterator[Pr
                 others = names - set(model.MODIFIERS) - set(model.KUBEVIRT)
                 extra = "" if others else "; no other profile is enabled, so it has no effect at all"
                 yield Problem(
-                    "DS503",
+                    Category.IGNORED,
                     f"{name} has no effect on {kubevirt[0]}, which always evicts pods with PVCs and local "
                     f"storage{extra}",
                     ("spec", "profiles", index),
@@ -362,13 +380,13 @@ def _combinations(listed: list[tuple[int, str]], names: set[str]) -> Iterator[Pr
     for index, name in listed:
         if name in model.DEPRECATED and name in first_index and first_index[name] == index:
             yield Problem(
-                "DS503",
+                Category.IGNORED,
                 f"{name} is deprecated: use {model.DEPRECATED[name]} (it renders the same profile)",
                 ("spec", "profiles", index),
             )
     if names and names <= set(model.MODIFIERS) and not kubevirt:
         yield Problem(
-            "DS503",
+            Category.IGNORED,
             f"only modifier profiles ({', '.join(sorted(names))}) are enabled: they only change other profiles, so "
             "the rendered policy has no profiles and nothing is evicted",
             ("spec", "profiles"),
@@ -380,7 +398,9 @@ def _limits(spec: Mapping[str, Any]) -> Iterator[Problem]:
     if limits is None:
         return
     if not isinstance(limits, Mapping):
-        yield Problem("DS502", "evictionLimits must be a mapping with total and/or node", ("spec", "evictionLimits"))
+        yield Problem(
+            Category.INVALID, "evictionLimits must be a mapping with total and/or node", ("spec", "evictionLimits")
+        )
         return
     for field in ("total", "node"):
         value = limits.get(field)
@@ -388,13 +408,13 @@ def _limits(spec: Mapping[str, Any]) -> Iterator[Problem]:
             continue
         where = ("spec", "evictionLimits", field)
         if not _int(value):
-            yield Problem("DS502", f"evictionLimits.{field} must be an integer", where)
+            yield Problem(Category.INVALID, f"evictionLimits.{field} must be an integer", where)
         elif value < 0:
             yield Problem(
-                "DS503",
+                Category.IGNORED,
                 f"evictionLimits.{field} is negative: the operator casts it to uint, so it wraps to a huge number and "
                 "means unlimited",
                 where,
             )
         elif value == 0:
-            yield Problem("DS503", f"evictionLimits.{field}: 0 allows no evictions at all", where)
+            yield Problem(Category.IGNORED, f"evictionLimits.{field}: 0 allows no evictions at all", where)

@@ -22,9 +22,23 @@ if TYPE_CHECKING:
     from desched.linter.rules._validation import LocatedError
     from desched.policy.model import Policy
 
-__all__ = ["Context", "Hit", "Path", "PluginRef"]
+__all__ = ["DOCUMENT_KINDS", "Context", "DocumentKind", "Hit", "Path", "PluginRef"]
 
 Path = tuple[str | int, ...]
+
+
+class DocumentKind:
+    """What a rule runs on (its ``RUNS_ON`` metadata); the engine selects rules by these, never by rule IDs."""
+
+    FILE = "file"  # the file's bytes and YAML: findings made by the loader (DS001), no rule runs
+    POLICY = "policy"  # a DeschedulerPolicy as written (raw, ConfigMap key, Helm values)
+    CONVERTED = "converted"  # what a v1alpha1 policy becomes once converted, placed on the v1alpha1 lines
+    RENDERED = "rendered"  # the policy the OpenShift operator renders from a KubeDescheduler, placed on the CR's lines
+    KUBEDESCHEDULER = "kubedescheduler"  # an OpenShift KubeDescheduler resource itself
+    REPOSITORY = "repository"  # every policy of the run with every workload, PDB, HPA and namespace at once
+
+
+DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())
 ACTIVE_POINTS = ("deschedule", "balance", "filter", "preevictionfilter")
 EVICTING_POINTS = ("deschedule", "balance")
 V1ALPHA1 = "descheduler/v1alpha1"

@@ -17,10 +17,10 @@ def example(spec: str) -> str:
     return _KD + spec
 
 
-def hits(ctx: Context, rule: str) -> Iterator[Hit]:
-    """The hits of ``rule`` on a KubeDescheduler document (nothing on any other document)."""
+def hits(ctx: Context, category: str) -> Iterator[Hit]:
+    """The problems of ``category`` on a KubeDescheduler document, as hits (nothing on any other document)."""
     if not ctx.is_kubedescheduler:
         return
     for problem in ctx.openshift_problems:
-        if problem.rule == rule:
+        if problem.category == category:
             yield Hit(problem.message, problem.path, key=problem.key)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS001"
 NAME = "yaml-syntax"
 SEVERITY = "error"
 SCOPE = "file"
+RUNS_ON = frozenset({DocumentKind.FILE})
 SUMMARY = "Not YAML, not text, or a policy that is not a mapping"
 RATIONALE = (
     "The descheduler cannot decode a policy that is not valid YAML and fails at start-up; a ConfigMap holding a "

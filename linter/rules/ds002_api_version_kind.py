@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import V1ALPHA1, V1ALPHA2, Context, Hit
+from desched.linter.rules._base import V1ALPHA1, V1ALPHA2, Context, DocumentKind, Hit
 
 ID = "DS002"
 NAME = "api-version-kind"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "Missing or wrong apiVersion/kind on a policy"
 RATIONALE = (
     "Without apiVersion, upstream decodes the file into its internal type, where no key matches: the result is "

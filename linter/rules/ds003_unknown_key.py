@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import foreign_key, lost_key
 
 ID = "DS003"
 NAME = "unknown-key"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "Unknown or miscased key"
 RATIONALE = (
     "Outside plugin args, upstream's decoder silently drops keys it does not know, and matching is "

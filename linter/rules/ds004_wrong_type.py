@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS004"
 NAME = "wrong-type"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "Wrong type for a field"
 RATIONALE = (
     "Upstream decodes the policy into Go types; a string where a number is expected, a negative value for an "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
 from desched.policy.spec import EXTENSION_POINTS
 from desched.policy.structure import closest
@@ -13,6 +13,7 @@ ID = "DS005"
 NAME = "unknown-plugin"
 SEVERITY = "error"
 SCOPE = "profile"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "Unknown plugin name"
 RATIONALE = (
     "Plugin names are case-sensitive and must be registered. An unknown name in `pluginConfig` fails validation "

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._validation import arg_errors
 
 ID = "DS006"
 NAME = "release-gated"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
+VALIDATION_CODES = frozenset({"version"})  # the upstream validation errors this rule reports
 SUMMARY = "Field or value not available in the target descheduler release"
 RATIONALE = (
     "Fields arrive and leave with releases (reference §4.13): `evictionLimits` needs v0.33, `podProtections` "

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched import versions
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS101"
 NAME = "v1alpha1-policy"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "v1alpha1 policy (removed in descheduler v0.31)"
 RATIONALE = (
     "Descheduler v0.31.0 removed `descheduler/v1alpha1`: from that release on, a v1alpha1 policy fails to decode "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import foreign_key
 
 ID = "DS102"
 NAME = "mixed-shapes"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "Mixed v1alpha1 and v1alpha2 shapes"
 RATIONALE = (
     "Blog posts and charts still mix the two policy shapes: `strategies` under `descheduler/v1alpha2`, "

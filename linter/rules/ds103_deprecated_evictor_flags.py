@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS
 
 ID = "DS103"
 NAME = "deprecated-evictor-flags"
 SEVERITY = "warning"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "Deprecated DefaultEvictor booleans (use podProtections)"
 RATIONALE = (
     "From descheduler v0.34 DefaultEvictor's protections are configured with `podProtections` "

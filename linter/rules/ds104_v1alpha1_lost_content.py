@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
 from desched.policy.structure import closest
 
@@ -12,6 +12,7 @@ ID = "DS104"
 NAME = "v1alpha1-lost-content"
 SEVERITY = "warning"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY})
 SUMMARY = "v1alpha1 content the conversion loses, or an unknown strategy"
 RATIONALE = (
     "Upstream converted v1alpha1 to v1alpha2 in memory and silently lost some of it: `includedTaints` was never "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS201"
 NAME = "profile-name"
 SEVERITY = "error"
 SCOPE = "profile"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Duplicate or empty profile name"
 RATIONALE = (
     "Upstream never checks profile names, yet it uses them in logs, in the `profile` label of its metrics and in "

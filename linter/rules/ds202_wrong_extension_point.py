@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
+from desched.linter.rules._base import ACTIVE_POINTS, Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
 
 ID = "DS202"
 NAME = "wrong-extension-point"
 SEVERITY = "error"
 SCOPE = "profile"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Plugin enabled at an extension point it does not implement"
 RATIONALE = (
     "Each plugin implements one kind of extension point: LowNodeUtilization balances, PodLifeTime deschedules, "

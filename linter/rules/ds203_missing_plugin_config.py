@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
+from desched.linter.rules._base import ACTIVE_POINTS, Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
 
 ID = "DS203"
 NAME = "missing-plugin-config"
 SEVERITY = "error"
 SCOPE = "profile"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Enabled plugin without a pluginConfig entry"
 RATIONALE = (
     "Every enabled plugin needs a `pluginConfig` entry, even one without args; upstream only finds out when it "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import ACTIVE_POINTS, Context, Hit
+from desched.linter.rules._base import ACTIVE_POINTS, Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
 
 ID = "DS204"
 NAME = "unused-plugin-config"
 SEVERITY = "warning"
 SCOPE = "profile"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "pluginConfig for a plugin enabled nowhere in its profile, or duplicated"
 RATIONALE = (
     "Upstream validates a `pluginConfig` entry for a plugin that is not enabled and then never uses it: the "

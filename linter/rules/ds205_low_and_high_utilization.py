@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS205"
 NAME = "low-and-high-utilization"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "LowNodeUtilization and HighNodeUtilization both enabled"
 RATIONALE = (
     "LowNodeUtilization spreads pods away from busy nodes; HighNodeUtilization packs them onto busy nodes so that "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.policy.spec import EXTENSION_POINTS
 
 ID = "DS206"
 NAME = "no-effect-plugin-list"
 SEVERITY = "warning"
 SCOPE = "profile"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Entries under presort, sort or disabled have no effect"
 RATIONALE = (
     "Upstream decodes `presort` and `sort` and never uses them, and no code reads any `disabled` list: "

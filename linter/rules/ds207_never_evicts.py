@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import EVICTING_POINTS, Context, Hit
+from desched.linter.rules._base import EVICTING_POINTS, Context, DocumentKind, Hit
 
 ID = "DS207"
 NAME = "never-evicts"
 SEVERITY = "warning"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Policy or profile that can never evict anything"
 RATIONALE = (
     "A policy without profiles, a profile without any deschedule or balance plugin, or an eviction limit of 0 "

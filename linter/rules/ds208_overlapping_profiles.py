@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit, PluginRef
+from desched.linter.rules._base import Context, DocumentKind, Hit, PluginRef
 from desched.policy.namespaces import overlap, scope_of
 
 ID = "DS208"
 NAME = "overlapping-profiles"
 SEVERITY = "warning"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Same plugin in several profiles over overlapping namespaces"
 RATIONALE = (
     "Every profile runs each cycle. When two profiles enable the same plugin over namespaces that overlap, the "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS209"
 NAME = "negative-value"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Negative gracePeriodSeconds or numberOfNodes"
 RATIONALE = (
     "Upstream copies `gracePeriodSeconds` into every Eviction's DeleteOptions without a check; the API server "

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from desched.linter.rules._base import Context, Hit, Path
+from desched.linter.rules._base import Context, DocumentKind, Hit, Path
 from desched.yamlsrc import YMap, YSeq
 
 ID = "DS210"
 NAME = "duplicate-key"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.KUBEDESCHEDULER, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Duplicate key in a mapping"
 RATIONALE = (
     "YAML forbids duplicate keys, but lenient parsers keep the last value: upstream's non-strict decoder silently "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._validation import arg_errors
 
 ID = "DS301"
 NAME = "args-validation"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Upstream args validation failure"
 RATIONALE = (
     "These are the checks upstream runs when it loads the policy (namespaces include and exclude together, label "
@@ -35,12 +36,10 @@ EXAMPLES = {
     ],
 }
 
-# Reported by their own rules: threshold range (DS302), order (DS303), resources (DS304), priority (DS310),
-# release gating (DS006), metrics wiring (DS309).
-_ELSEWHERE = {"range", "order", "thresholds", "priority", "version", "metrics"}
+VALIDATION_CODES = frozenset({"other"})  # every other code is reported by the rule that declares it
 
 
 def check(ctx: Context) -> Iterator[Hit]:
     for error in arg_errors(ctx):
-        if error.code not in _ELSEWHERE:
+        if error.code in VALIDATION_CODES:
             yield Hit(error.message, error.path)

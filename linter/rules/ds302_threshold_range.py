@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import numbers, utilization_args
 
 ID = "DS302"
 NAME = "threshold-range"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
+VALIDATION_CODES = frozenset({"range"})  # the upstream validation errors this rule reports
 SUMMARY = "Threshold outside [0, 100]"
 RATIONALE = (
     "Thresholds are percentages of a node's allocatable resources. Upstream rejects any value outside [0, 100] "

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import numbers, utilization_args
 
 ID = "DS303"
 NAME = "threshold-above-target"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
+VALIDATION_CODES = frozenset({"order"})  # the upstream validation errors this rule reports
 SUMMARY = "thresholds[r] greater than targetThresholds[r]"
 RATIONALE = (
     "A node is underutilized below `thresholds` and overutilized above `targetThresholds`. With a threshold above "

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import utilization_args
 
 ID = "DS304"
 NAME = "threshold-resources"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
+VALIDATION_CODES = frozenset({"thresholds"})  # the upstream validation errors this rule reports
 SUMMARY = "thresholds/targetThresholds missing, empty, or naming different resources"
 RATIONALE = (
     "The node-utilization plugins need `thresholds` (and LowNodeUtilization `targetThresholds`) with at least "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import numbers, utilization_args
 
 ID = "DS305"
 NAME = "narrow-threshold-band"
 SEVERITY = "warning"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Threshold and target closer than 10 points (eviction ping-pong)"
 RATIONALE = (
     "Pods evicted from an overutilized node land on an underutilized one, which then crosses the target and "

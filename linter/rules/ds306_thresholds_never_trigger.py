@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import numbers, utilization_args
 
 ID = "DS306"
 NAME = "thresholds-never-trigger"
 SEVERITY = "warning"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Thresholds that can never trigger"
 RATIONALE = (
     "Some threshold settings pass validation and make the plugin a no-op: LowNodeUtilization with every target at "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.policy.structure import closest
 from desched.validation import vocab
 
@@ -12,6 +12,7 @@ ID = "DS307"
 NAME = "runtime-only-enum"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "Enum value upstream accepts at load and ignores at run time"
 RATIONALE = (
     "Upstream does not validate the values of RemovePodsViolatingNodeAffinity `nodeAffinityType`, of "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS308"
 NAME = "empty-included-taints"
 SEVERITY = "warning"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "includedTaints: [] matches no taint"
 RATIONALE = (
     'RemovePodsViolatingNodeTaints treats a present-but-empty `includedTaints` list as "consider only these '

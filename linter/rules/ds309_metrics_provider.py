@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import utilization_args
 from desched.linter.rules._validation import arg_errors
 
@@ -13,6 +13,8 @@ ID = "DS309"
 NAME = "metrics-provider"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
+VALIDATION_CODES = frozenset({"metrics"})  # the upstream validation errors this rule reports
 SUMMARY = "Metrics utilisation without a matching provider, or Prometheus mode without MetricResource"
 RATIONALE = (
     "LowNodeUtilization can classify nodes by real usage, but only through a client the top level creates: "

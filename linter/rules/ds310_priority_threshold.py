@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS310"
 NAME = "priority-threshold"
 SEVERITY = "error"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
+VALIDATION_CODES = frozenset({"priority"})  # the upstream validation errors this rule reports
 SUMMARY = "Priority threshold misconfigured"
 RATIONALE = (
     "`priorityThreshold` takes a value or a PriorityClass name, not both: upstream rejects both at load time. A "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS311"
 NAME = "short-pod-lifetime"
 SEVERITY = "warning"
 SCOPE = "pluginConfig"
+RUNS_ON = frozenset({DocumentKind.POLICY, DocumentKind.CONVERTED, DocumentKind.RENDERED})
 SUMMARY = "PodLifeTime under 10 minutes without a states filter"
 RATIONALE = (
     "PodLifeTime evicts every pod older than `maxPodLifeTimeSeconds`. Without `states` (or `conditions`, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
@@ -15,6 +15,7 @@ ID = "DS401"
 NAME = "workload-without-pdb"
 SEVERITY = "warning"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "Evictable workload with several replicas and no PodDisruptionBudget"
 RATIONALE = (
     "The descheduler evicts through the Eviction API, which only PodDisruptionBudgets can hold back. A workload "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
@@ -15,6 +15,7 @@ ID = "DS402"
 NAME = "pdb-blocks-eviction"
 SEVERITY = "warning"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "PDB allowing zero disruptions for an evictable workload"
 RATIONALE = (
     "With `maxUnavailable: 0`, `0%`, or `minAvailable` at or above the replica count (or `100%`), the Eviction API "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
@@ -15,6 +15,7 @@ ID = "DS403"
 NAME = "several-pdbs"
 SEVERITY = "error"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "Pods matched by more than one PodDisruptionBudget"
 RATIONALE = (
     "The Eviction API refuses to evict a pod that more than one PodDisruptionBudget selects (it answers 500: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
@@ -15,6 +15,7 @@ ID = "DS404"
 NAME = "single-replica"
 SEVERITY = "warning"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "Evictable single-replica workload"
 RATIONALE = (
     "Every eviction of a one-replica workload is an outage until the replacement pod is ready, and a PDB cannot "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository, Targeted
@@ -15,6 +15,7 @@ ID = "DS406"
 NAME = "system-critical-evictable"
 SEVERITY = "warning"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "System-critical pods made evictable"
 RATIONALE = (
     "By default DefaultEvictor never evicts system-critical pods (priority 2000000000 and above). Turning the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
@@ -15,6 +15,7 @@ ID = "DS407"
 NAME = "never-rebalanced"
 SEVERITY = "info"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "PodsWithoutPDB protection on: workloads that will never be rebalanced"
 RATIONALE = (
     "With the PodsWithoutPDB protection (or `ignorePodsWithoutPDB: true`) DefaultEvictor skips every pod that no "

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._openshift import example, hits
+from desched.openshift.validate import Category
 
 ID = "DS501"
 NAME = "openshift-profile-conflict"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.KUBEDESCHEDULER})
+OPENSHIFT_CATEGORY = Category.CONFLICT
 SUMMARY = "KubeDescheduler profiles that cannot be combined"
 RATIONALE = (
     "The Kube Descheduler Operator forbids 16 profile pairs and duplicate profiles: at most one "
@@ -40,4 +43,4 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    yield from hits(ctx, ID)
+    yield from hits(ctx, OPENSHIFT_CATEGORY)

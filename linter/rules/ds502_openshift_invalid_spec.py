@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._openshift import example, hits
+from desched.openshift.validate import Category
 
 ID = "DS502"
 NAME = "openshift-invalid-spec"
 SEVERITY = "error"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.KUBEDESCHEDULER})
+OPENSHIFT_CATEGORY = Category.INVALID
 SUMMARY = "Invalid KubeDescheduler spec"
 RATIONALE = (
     "Some mistakes are rejected by the CRD (unknown profile or enum value, a name other than `cluster`, an "
@@ -40,4 +43,4 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    yield from hits(ctx, ID)
+    yield from hits(ctx, OPENSHIFT_CATEGORY)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._openshift import example, hits
+from desched.openshift.validate import Category
 
 ID = "DS503"
 NAME = "openshift-ignored-setting"
 SEVERITY = "warning"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.KUBEDESCHEDULER})
+OPENSHIFT_CATEGORY = Category.IGNORED
 SUMMARY = "KubeDescheduler setting ignored or misleading"
 RATIONALE = (
     "The operator never rejects a customisation that no enabled profile reads (podLifetime without "
@@ -39,4 +42,4 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    yield from hits(ctx, ID)
+    yield from hits(ctx, OPENSHIFT_CATEGORY)

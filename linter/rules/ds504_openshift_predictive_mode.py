@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._openshift import example, hits
+from desched.openshift.validate import Category
 
 ID = "DS504"
 NAME = "openshift-predictive-mode"
 SEVERITY = "info"
 SCOPE = "policy"
+RUNS_ON = frozenset({DocumentKind.KUBEDESCHEDULER})
+OPENSHIFT_CATEGORY = Category.DRY_RUN
 SUMMARY = "KubeDescheduler in Predictive mode evicts nothing"
 RATIONALE = (
     "`spec.mode` defaults to `Predictive`, which runs the descheduler with `--dry-run=true`: it computes and logs "
@@ -28,4 +31,4 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    yield from hits(ctx, ID)
+    yield from hits(ctx, OPENSHIFT_CATEGORY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.linter.rules._base import RepoHit
+from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._openshift import example
 from desched.openshift.environment import environment_problems
 
@@ -16,6 +16,7 @@ ID = "DS505"
 NAME = "openshift-cluster-conflict"
 SEVERITY = "error"
 SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.REPOSITORY})
 SUMMARY = "KubeDescheduler conflicts with the cluster it is meant for"
 RATIONALE = (
     "Some refusals depend on the cluster, not on the CR: a `Scheduler/cluster` profile that fights the descheduler "
