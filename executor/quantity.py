@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import NamedTuple
 
 __all__ = [
     "NANO",
@@ -63,6 +64,80 @@ def _parse_go_int64(text: str) -> int | None:
     return value if -(2**63) <= value <= _MAX_INT64 else None
 
 
+class _Parts(NamedTuple):
+    """A quantity's text split as Go's ``parseQuantityString`` splits it."""
+
+    negative: bool
+    num: str  # integer digits, leading zeros dropped ("0" when none)
+    denom: str  # fraction digits
+    number_end: int  # where the suffix starts in the stripped text
+    suffix: str
+
+
+def _digits_end(s: str, pos: int) -> int:
+    while pos < len(s) and s[pos] in _DIGITS:
+        pos += 1
+    return pos
+
+
+def _split(s: str, text: str) -> _Parts | None:
+    """The sign, digits, fraction and suffix of the stripped quantity ``s``; None for a zero written with only a
+    sign and zeros. ValueError when the text does not match the quantity syntax."""
+    end = len(s)
+    negative = s[0] == "-"
+    pos = 1 if s[0] in "+-" else 0
+    while pos < end and s[pos] == "0":
+        pos += 1
+    if pos >= end:
+        return None  # only a sign and zeros
+    start, pos = pos, _digits_end(s, pos)
+    num = s[start:pos] or "0"
+    denom = ""
+    if pos < end and s[pos] == ".":
+        start, pos = pos + 1, _digits_end(s, pos + 1)
+        denom = s[start:pos]
+    number_end = pos
+    while pos < end and s[pos] in _SUFFIX_CHARS:
+        pos += 1
+    if pos < end and s[pos] in "+-":
+        pos += 1
+    if _digits_end(s, pos) < end:
+        raise ValueError(f"quantity {text!r} does not match the quantity syntax")
+    return _Parts(negative, num, denom, number_end, s[number_end:])
+
+
+def _exponent(suffix: str, text: str) -> tuple[int, bool]:
+    """The exponent a suffix stands for and whether it is binary (powers of 1024 written as powers of 2)."""
+    if suffix in _DECIMAL_SUFFIXES:
+        return _DECIMAL_SUFFIXES[suffix], False
+    if suffix in _BINARY_SUFFIXES:
+        return _BINARY_SUFFIXES[suffix], True
+    if len(suffix) > 1 and suffix[0] in "eE":
+        parsed = _parse_go_int64(suffix[1:])
+        if parsed is None:
+            raise ValueError(f"quantity {text!r} has an invalid exponent")
+        return ((parsed + 2**31) % 2**32) - 2**31, False  # Go keeps it as int32
+    raise ValueError(f"quantity {text!r} has an unknown suffix {suffix!r}")
+
+
+def _scaled(parts: _Parts, exponent: int, binary: bool, text: str) -> int:
+    """The magnitude in nano-units, rounded up as Go's ``ScaledValue`` rounds."""
+    mantissa = int(parts.num + parts.denom)
+    if mantissa == 0:
+        return 0
+    if binary:
+        nano = -(-((mantissa << exponent) * NANO) // _pow10(len(parts.denom)))
+        return min(nano, _BINARY_CAP_NANO)
+    shift = exponent + 9 - len(parts.denom)
+    if shift > _MAX_EXPONENT:
+        raise ValueError(f"quantity {text!r} is out of range")
+    if shift >= 0:
+        return mantissa * _pow10(shift)
+    if -shift > len(parts.num) + len(parts.denom) + 1:
+        return 1  # below one nano-unit: rounded up to it
+    return -(-mantissa // _pow10(-shift))
+
+
 def _parse_text(text: str) -> int:
     """The quantity ``text`` in nano-units (see the module docstring); ValueError when Go rejects it."""
     s = text.strip()
@@ -70,81 +145,20 @@ def _parse_text(text: str) -> int:
         raise ValueError("quantity is empty")
     if s == "0":
         return 0
-    end = len(s)
-    pos = 0
-    negative = False
-    if s[0] == "-":
-        negative = True
-        pos = 1
-    elif s[0] == "+":
-        pos = 1
-    while pos < end and s[pos] == "0":
-        pos += 1
-    if pos >= end:
-        return 0  # only a sign and zeros
-    start = pos
-    while pos < end and s[pos] in _DIGITS:
-        pos += 1
-    num = s[start:pos] or "0"
-    denom = ""
-    if pos < end and s[pos] == ".":
-        pos += 1
-        start = pos
-        while pos < end and s[pos] in _DIGITS:
-            pos += 1
-        denom = s[start:pos]
-    number_end = pos
-    while pos < end and s[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < end and s[pos] in "+-":
-        pos += 1
-    while pos < end and s[pos] in _DIGITS:
-        pos += 1
-    if pos < end:
-        raise ValueError(f"quantity {text!r} does not match the quantity syntax")
-    suffix = s[number_end:]
-
-    binary = False
-    if suffix in _DECIMAL_SUFFIXES:
-        exponent = _DECIMAL_SUFFIXES[suffix]
-    elif suffix in _BINARY_SUFFIXES:
-        exponent = _BINARY_SUFFIXES[suffix]
-        binary = True
-    elif len(suffix) > 1 and suffix[0] in "eE":
-        parsed = _parse_go_int64(suffix[1:])
-        if parsed is None:
-            raise ValueError(f"quantity {text!r} has an invalid exponent")
-        exponent = ((parsed + 2**31) % 2**32) - 2**31  # Go keeps it as int32
-    else:
-        raise ValueError(f"quantity {text!r} has an unknown suffix {suffix!r}")
-
+    parts = _split(s, text)
+    if parts is None:
+        return 0
+    exponent, binary = _exponent(parts.suffix, text)
     # Go's int64 fast path; outside it the number goes through inf.Dec, which needs at least one digit.
+    num, denom = parts.num, parts.denom
     if binary:
         fast = not denom and 15 - len(num) - (exponent * 3) // 10 - 1 >= 0
     else:
         fast = 18 - len(num) - len(denom) >= 0 and exponent - len(denom) >= -9
-    if not fast and not any(char in _DIGITS for char in s[:number_end]):
+    if not fast and not any(char in _DIGITS for char in s[: parts.number_end]):
         raise ValueError(f"quantity {text!r} has no digits")
-
-    mantissa = int(num + denom)
-    if mantissa == 0:
-        return 0
-    if binary:
-        numerator = (mantissa << exponent) * NANO
-        divisor = _pow10(len(denom))
-        nano = -(-numerator // divisor)
-        nano = min(nano, _BINARY_CAP_NANO)
-    else:
-        shift = exponent + 9 - len(denom)
-        if shift > _MAX_EXPONENT:
-            raise ValueError(f"quantity {text!r} is out of range")
-        if shift >= 0:
-            nano = mantissa * _pow10(shift)
-        elif -shift > len(num) + len(denom) + 1:
-            nano = 1  # below one nano-unit: rounded up to it
-        else:
-            nano = -(-mantissa // _pow10(-shift))
-    return -nano if negative else nano
+    nano = _scaled(parts, exponent, binary, text)
+    return -nano if parts.negative else nano
 
 
 def nano_value(value: str | int | float) -> int:

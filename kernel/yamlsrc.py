@@ -4,7 +4,7 @@ Documents are composed from libyaml's event stream (PyYAML's C parser) into plai
 subclasses, :class:`YMap` and :class:`YSeq` (:mod:`desched.yamlnodes`), that remember where every key and value
 stands in the source (1-based line and column). Rules work on ordinary Python data; positions are looked up only
 when a finding is reported (:func:`locate`). The plain block YAML policies are mostly written in is read by a
-faster scanner (:mod:`desched.yamlfast`) that composes exactly the same documents, or declines.
+faster scanner (:mod:`desched._yamlfast`) that composes exactly the same documents, or declines.
 
 The composer is iterative, so deep nesting cannot exhaust the C or Python stack; it stops with a
 :class:`YamlError` past :data:`MAX_DEPTH` levels, and when aliases would expand the document beyond
@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
+from desched._yamlfast import compose_simple
 from desched.errors import InputError
-from desched.yamlfast import compose_simple
 from desched.yamlnodes import (
     BOOLEANS,
     GO_FLOAT,

@@ -25,7 +25,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from desched import versions
 from desched.migrate.rewrite import Result, migrate_text
@@ -180,6 +180,74 @@ def _chart_version(path: str, cache: dict[str, str | None]) -> str | None:
     return cache[directory]
 
 
+class _Session:
+    """One ``desched migrate`` run: where output and diagnostics go, and what has happened so far."""
+
+    def __init__(self, mode: str, quiet: bool, single: bool, out: TextIO, err: TextIO) -> None:
+        self.mode, self.quiet, self.single = mode, quiet, single
+        self.out, self.err = out, err
+        self.errors = 0
+        self.changed = 0
+        self.charts: dict[str, str | None] = {}
+
+    def fail(self, message: str) -> None:
+        self.errors += 1
+        self.err.write(f"desched: {message}\n")
+
+    def written(self, path: str, reason: str | None) -> None:
+        """Called by the writer when a staged file is committed (``reason`` is None) or could not be."""
+        if reason is not None:
+            self.fail(f"{path}: cannot write: {reason}")
+        elif not self.quiet:
+            self.err.write(f"migrated {path}\n")
+
+    def migrate(self, path: str, options: dict[str, Any]) -> tuple[str, Result] | None:
+        """Read and migrate one file; None (after reporting why) when it cannot be read or migrated."""
+        try:
+            text = read_text(path)
+        except SourceError as exc:
+            self.fail(f"{path}:{exc.line}:{exc.column}: {exc.message}")
+            return None
+        except OSError as exc:
+            self.fail(f"{path}: cannot read: {exc.strerror or exc}")
+            return None
+        try:
+            result: Result = migrate_text(path, text, chart_version=_chart_version(path, self.charts), **options)
+        except Exception as exc:  # a bug must not stop the other files; the file is left as it is
+            if os.environ.get("DESCHED_DEBUG"):
+                raise
+            self.fail(f"{path}: internal error: {type(exc).__name__}: {exc} (set DESCHED_DEBUG=1 for details)")
+            return None
+        for problem in result.errors:
+            self.fail(f"{path}:{problem.line}:{problem.column}: {problem.message}")
+        if result.errors:
+            return None
+        if not self.quiet:
+            for note, line in result.notes:
+                self.err.write(f"{path}:{line}: note: {note.message}\n")
+        self.changed += result.changed
+        return text, result
+
+    def emit(self, path: str, text: str, result: Result, writer: AtomicWriter) -> None:
+        """What the mode does with one migrated file (see the module contract)."""
+        if self.mode == "in-place" and path != "-":
+            if result.changed:
+                try:
+                    writer.stage(path, result.text)
+                except OSError as exc:
+                    self.fail(f"{path}: cannot write: {exc.strerror or exc}")
+        elif self.mode == "check":
+            if result.changed:
+                self.out.write(f"would migrate {path}\n")
+        elif self.mode == "diff":
+            if result.changed:
+                self.out.writelines(_diff(path, text, result.text))
+        elif self.single:
+            self.out.write(result.text)
+        elif result.changed:
+            self.out.write(f"# ==> {path} <==\n{_ended(result.text)}")
+
+
 def run(
     paths: Sequence[str],
     *,
@@ -193,79 +261,20 @@ def run(
 ) -> int:
     """Migrate ``paths`` (files, directories walked for ``*.yaml``/``*.yml``, ``-`` for stdin); returns the exit
     code."""
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    errors = 0
-    changed = 0
-
-    def fail(message: str) -> None:
-        nonlocal errors
-        errors += 1
-        err.write(f"desched: {message}\n")
-
-    files = list(iter_paths(paths, [], lambda path, reason: fail(f"{path}: cannot read: {reason}")))
-    single = len(files) == 1 and len(paths) == 1 and (paths[0] == "-" or not os.path.isdir(paths[0]))
-    charts: dict[str, str | None] = {}
-
-    def written(path: str, reason: str | None) -> None:
-        if reason is not None:
-            fail(f"{path}: cannot write: {reason}")
-        elif not quiet:
-            err.write(f"migrated {path}\n")
-
-    with AtomicWriter(written) as writer:
+    single = len(paths) == 1 and (paths[0] == "-" or not os.path.isdir(paths[0]))
+    session = _Session(mode, quiet, single, stdout or sys.stdout, stderr or sys.stderr)
+    files = list(iter_paths(paths, [], lambda path, reason: session.fail(f"{path}: cannot read: {reason}")))
+    session.single = single and len(files) == 1
+    options = {"target": target, "upstream_compatible": upstream_compatible, "merge_profiles": merge_profiles}
+    with AtomicWriter(session.written) as writer:
         for path in files:
-            try:
-                text = read_text(path)
-            except SourceError as exc:
-                fail(f"{path}:{exc.line}:{exc.column}: {exc.message}")
-                continue
-            except OSError as exc:
-                fail(f"{path}: cannot read: {exc.strerror or exc}")
-                continue
-            try:
-                result: Result = migrate_text(
-                    path,
-                    text,
-                    target=target,
-                    upstream_compatible=upstream_compatible,
-                    merge_profiles=merge_profiles,
-                    chart_version=_chart_version(path, charts),
-                )
-            except Exception as exc:  # a bug must not stop the other files; the file is left as it is
-                if os.environ.get("DESCHED_DEBUG"):
-                    raise
-                fail(f"{path}: internal error: {type(exc).__name__}: {exc} (set DESCHED_DEBUG=1 for details)")
-                continue
-            for problem in result.errors:
-                fail(f"{path}:{problem.line}:{problem.column}: {problem.message}")
-            if result.errors:
-                continue
-            if not quiet:
-                for note, line in result.notes:
-                    err.write(f"{path}:{line}: note: {note.message}\n")
-            if result.changed:
-                changed += 1
-            if mode == "check":
-                if result.changed:
-                    out.write(f"would migrate {path}\n")
-            elif mode == "diff":
-                if result.changed:
-                    out.writelines(_diff(path, text, result.text))
-            elif mode == "in-place" and path != "-":
-                if result.changed:
-                    try:
-                        writer.stage(path, result.text)
-                    except OSError as exc:
-                        fail(f"{path}: cannot write: {exc.strerror or exc}")
-            elif single:
-                out.write(result.text)
-            elif result.changed:
-                out.write(f"# ==> {path} <==\n{_ended(result.text)}")
-    out.flush()
-    if errors:
+            migrated = session.migrate(path, options)
+            if migrated is not None:
+                session.emit(path, *migrated, writer)
+    session.out.flush()
+    if session.errors:
         return EXIT_ERROR
-    return EXIT_CHANGES if changed and mode in ("check", "diff") else EXIT_OK
+    return EXIT_CHANGES if session.changed and mode in ("check", "diff") else EXIT_OK
 
 
 def _diff(path: str, old: str, new: str) -> list[str]:

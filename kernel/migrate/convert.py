@@ -181,9 +181,22 @@ class _Run:
         if not isinstance(source, Mapping):
             self.refuse("a DeschedulerPolicy document must be a mapping", ())
             source = {}
-        api_version = source.get("apiVersion")
-        if api_version == V1ALPHA2 and not self.strict:
+        if source.get("apiVersion") == V1ALPHA2 and not self.strict:
             return Conversion(dict(source), [], {})
+        self.check_envelope(source)
+        decoded = self.decoder.decode(source, POLICY, ())
+        doc: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+        profiles = self.profiles(doc)
+        policy, origins = self.settings(source, doc)
+        if self.late:
+            raise self.late[0]
+        if self.target_errors:
+            raise self.target_errors[0]
+        return self.assemble(source, policy, origins, profiles, merge_profiles)
+
+    def check_envelope(self, source: Mapping[str, Any]) -> None:
+        """Refuse what upstream refuses about the document as a whole (apiVersion, kind, v1alpha2 fields, target)."""
+        api_version = source.get("apiVersion")
         if api_version != V1ALPHA1:
             where: Path = ("apiVersion",) if "apiVersion" in source else ()
             if api_version == V1ALPHA2:
@@ -205,9 +218,9 @@ class _Run:
                 f"{versions.render(versions.OLDEST)} or later",
                 (),
             )
-        decoded = self.decoder.decode(source, POLICY, ())
-        doc: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
 
+    def profiles(self, doc: dict[str, Any]) -> list[Profile]:
+        """One profile per enabled strategy (in document order), with the evictor flags carried into each."""
         flags = [flag for flag in _FLAGS if doc.get(flag) is True]
         profiles: list[Profile] = []
         strategies = doc.get("strategies")
@@ -219,7 +232,10 @@ class _Run:
             self.inexpressible(("evictDaemonSetPods",), "DefaultEvictor evictDaemonSetPods", 30)
         if profiles and flags and not self.upstream and self.release >= _PROTECTIONS_SINCE:
             self.note_protections(flags)
+        return profiles
 
+    def settings(self, source: Mapping[str, Any], doc: dict[str, Any]) -> tuple[dict[str, Any], dict[Path, Path]]:
+        """The v1alpha2 envelope and policy-level settings, with the origin of each path."""
         policy: dict[str, Any] = {"apiVersion": V1ALPHA2, "kind": KIND}
         origins: dict[Path, Path] = {(): (), ("apiVersion",): ("apiVersion",)}
         if "kind" in source:
@@ -229,11 +245,17 @@ class _Run:
                 policy[key] = copy_value(doc[key], (key,), (key,), origins)
         if _TOTAL in doc:
             self.total_limit(doc[_TOTAL], policy, origins)
-        if self.late:
-            raise self.late[0]
-        if self.target_errors:
-            raise self.target_errors[0]
+        return policy, origins
 
+    def assemble(
+        self,
+        source: Mapping[str, Any],
+        policy: dict[str, Any],
+        origins: dict[Path, Path],
+        profiles: list[Profile],
+        merge_profiles: bool,
+    ) -> Conversion:
+        """The converted policy: profiles sorted by name (merged into one when asked), origins mapped through."""
         profiles.sort(key=lambda profile: profile.name)
         if merge_profiles:
             profiles, message, merged = merge(profiles, ("strategies",))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from desched import versions
@@ -91,52 +91,65 @@ class _Checker:
         self.problems.append(StructureProblem(code, path, message, at_key))
 
     def value(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> None:
+        """Check ``value`` against ``type_`` as Go's JSON decoding would (and everything nested in it)."""
         if value is None or type_.kind == Kind.ANY:
             return  # JSON null decodes to the zero value
-        kind = type_.kind
-        ok = True
-        if kind == Kind.STRING:
-            ok = isinstance(value, str)
-        elif kind == Kind.BOOL:
-            ok = isinstance(value, bool)
-        elif kind == Kind.INT:
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)  # YAML 5.0 reaches Go's decoder as JSON 5 (sigs.k8s.io/yaml)
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            if ok and type_.bounds and not type_.bounds[0] <= value <= type_.bounds[1]:
-                negative = type_.bounds[0] == 0 and value < 0
-                reason = "cannot be negative" if negative else f"is out of range for {type_.name}"
-                self.add("wrong-type", path, f"{_name(path)} {reason} (got {value})")
-                return
-        elif kind == Kind.NUMBER:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if ok and isinstance(value, float) and not math.isfinite(value):
-                self.add("wrong-type", path, f"{_name(path)} must be a finite number (got {value})")
-                return
-        elif kind == Kind.DURATION:
-            ok = isinstance(value, str)
-            if ok and not _DURATION.fullmatch(value):
-                hint = "(use units such as 30s, 5m, 1h)"
-                self.add("wrong-type", path, f'{_name(path)}: invalid duration "{value}" {hint}')
-                return
-        elif kind == Kind.LIST:
-            ok = isinstance(value, list)
-            if ok:
-                assert type_.item is not None
-                for index, item in enumerate(value):
-                    self.value(item, type_.item, (*path, index), where, strict)
-        elif kind == Kind.MAP:
-            ok = isinstance(value, dict)
-            if ok:
-                assert type_.item is not None
-                for key, item in value.items():
-                    self.value(item, type_.item, (*path, key), where, strict)
-        elif kind == Kind.STRUCT:
-            ok = isinstance(value, dict)
-            if ok:
-                self.struct(value, type_, path, where, strict or type_.strict)
-        if not ok:
+        if _BY_KIND[type_.kind](self, value, type_, path, where, strict) is False:
             self.add("wrong-type", path, f"{_name(path)} must be {_expected(type_)}, got {describe(value)}")
+
+    # One checker per kind of value: True when the value fits, False when its JSON type is wrong (reported by
+    # :meth:`value`), None when the type fits but the value does not (reported here).
+
+    def _integer(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool | None:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # YAML 5.0 reaches Go's decoder as JSON 5 (sigs.k8s.io/yaml)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return False
+        if type_.bounds and not type_.bounds[0] <= value <= type_.bounds[1]:
+            negative = type_.bounds[0] == 0 and value < 0
+            reason = "cannot be negative" if negative else f"is out of range for {type_.name}"
+            self.add("wrong-type", path, f"{_name(path)} {reason} (got {value})")
+            return None
+        return True
+
+    def _number(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool | None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            self.add("wrong-type", path, f"{_name(path)} must be a finite number (got {value})")
+            return None
+        return True
+
+    def _duration(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool | None:
+        if not isinstance(value, str):
+            return False
+        if not _DURATION.fullmatch(value):
+            hint = "(use units such as 30s, 5m, 1h)"
+            self.add("wrong-type", path, f'{_name(path)}: invalid duration "{value}" {hint}')
+            return None
+        return True
+
+    def _list(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool:
+        if not isinstance(value, list):
+            return False
+        assert type_.item is not None
+        for index, item in enumerate(value):
+            self.value(item, type_.item, (*path, index), where, strict)
+        return True
+
+    def _map(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool:
+        if not isinstance(value, dict):
+            return False
+        assert type_.item is not None
+        for key, item in value.items():
+            self.value(item, type_.item, (*path, key), where, strict)
+        return True
+
+    def _struct(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool:
+        if not isinstance(value, dict):
+            return False
+        self.struct(value, type_, path, where, strict or type_.strict)
+        return True
 
     def struct(self, value: dict[str, Any], type_: Type, path: Path, where: str, strict: bool) -> None:
         for key, item in value.items():
@@ -193,6 +206,27 @@ class _Checker:
                     self.value(
                         args, REGISTRY[name].args, (*path, "pluginConfig", entry_index, "args"), f"{name} args: ", True
                     )
+
+
+def _is(kind: type) -> Callable[..., bool]:
+    """A checker for a scalar kind that only has to be an instance of ``kind``."""
+
+    def check(checker: _Checker, value: Any, *_: Any) -> bool:
+        return isinstance(value, kind)
+
+    return check
+
+
+_BY_KIND: dict[str, Callable[..., bool | None]] = {
+    Kind.STRING: _is(str),
+    Kind.BOOL: _is(bool),
+    Kind.INT: _Checker._integer,
+    Kind.NUMBER: _Checker._number,
+    Kind.DURATION: _Checker._duration,
+    Kind.LIST: _Checker._list,
+    Kind.MAP: _Checker._map,
+    Kind.STRUCT: _Checker._struct,
+}
 
 
 def _name(path: Path) -> str:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from desched.yamlfast import compose_simple
+from desched._yamlfast import compose_simple
 from desched.yamlsrc import MAX_DEPTH, YamlError, load_all
 from tests.trees import tree_difference
 
@@ -156,7 +156,7 @@ def test_without_atomic_groups_the_scanner_gives_the_same_answers(monkeypatch: p
     import importlib
     import re
 
-    import desched.yamlfast as module
+    import desched._yamlfast as module
 
     compile_pattern = re.compile
 

@@ -99,6 +99,8 @@ _FLOW_KEY = re.compile(r"(" + _SCALAR + r"): +")
 _KEYS: dict[str, str] = {}  # key, quotes included -> key text
 _FIELDS: dict[str, str] = {}  # key with colon and spaces -> key text
 _MAX_KEY = 1000  # libyaml looks for a key's colon within 1024 characters
+# The value groups of a line that has no value.
+_NO_VALUE = ("", "", "", "", "")
 # An open collection: (collection, indentation, is a mapping, key or item positions, value positions, styles).
 _Frame = tuple[Any, int, bool, Any, Any, Any]
 
@@ -311,12 +313,11 @@ def _flow_node(
             return node, index + 1
 
 
-def _written(
-    plain: str, quoted: str, usual: str, flat: str, flow: str, column: int, lineno: int, open_frames: int
-) -> tuple[Any, str, int] | None:
-    """The value written on a line at 0-based ``column`` (from the value groups of :data:`_LINE`, one of them set):
-    the value, its style and the number of duplicate keys in it; None outside the subset. ``open_frames`` counts the
+def _written(value: tuple[str, ...], column: int, lineno: int, open_frames: int) -> tuple[Any, str, int] | None:
+    """The value written on a line at 0-based ``column`` (the value groups of :data:`_LINE`, one of them set): the
+    value, its style and the number of duplicate keys in it; None outside the subset. ``open_frames`` counts the
     composer's frames, the stand-in bottom one included."""
+    plain, quoted, usual, flat, flow = value
     if plain:
         return (PLAIN_CACHE[plain] if plain in PLAIN_CACHE else plain_scalar(plain)), "", 0
     if quoted:
@@ -328,9 +329,9 @@ def _written(
     return None if parsed is None else (parsed[0], "", parsed[1])
 
 
-def compose_simple(text: str) -> list[Any] | None:
-    """The documents of ``text`` exactly as yamlsrc.load_all composes them, or None when ``text`` is outside the
-    simple subset this scanner understands (the caller then falls back to libyaml)."""
+def _rows(text: str) -> list[tuple[str, ...]] | None:
+    """The tokenizer: one row of :data:`_LINE`'s groups per line of ``text``, or None when the text or one of its
+    lines is outside the subset (including texts long enough that libyaml's node limit could matter)."""
     # Every node takes at least two characters, so the node limit cannot be reached below this length.
     if len(text) > MAX_EXPANDED_NODES:
         return None
@@ -339,152 +340,219 @@ def compose_simple(text: str) -> list[Any] | None:
         return None
     if ("|" in text or ">" in text) and _BLOCK_SCALAR.search(text):
         return None
-    rows = _LINE.findall(text)
-    if len(rows) != text.count("\n") + 1:
-        return None  # some line has no row
-    fields = _FIELDS
-    documents: list[Any] = []
-    # The open collections, innermost last, as _Frame tuples; the innermost is also unpacked into locals. The
-    # bottom frame is a stand-in sequence that receives the document's root.
-    root = YSeq(0, 0)
-    frame: _Frame = (root, -1, False, root.item_pos, None, root.styles)
-    stack = [frame]
-    node, frame_indent, is_map, positions, value_positions, styles = frame
-    started = False  # the document had content or an explicit start
-    pending = True  # the innermost collection waits for a value (the bottom frame for the root)
-    pending_key = ""  # the key that waits, on a mapping
-    pending_key_pos = (0, 0)
-    null_pos = (0, 0)  # where an empty value would stand
-    duplicates = 0
-    lineno = 0
-    for indent, dash, field, plain_value, quoted_value, usual, flat, flow in rows:
-        lineno += 1
-        if not dash and not field:
-            if plain_value or quoted_value or usual or flat or flow:
-                return None  # a scalar or flow collection standing alone
-            if indent[:1] == "-":
-                if started:
-                    if pending and len(stack) > 1:
-                        duplicates += _put(frame, pending_key, pending_key_pos, None, null_pos)
-                    documents.append(_finish(root, duplicates))
-                root = YSeq(0, 0)
-                frame = (root, -1, False, root.item_pos, None, root.styles)
-                stack = [frame]
-                node, frame_indent, is_map, positions, value_positions, styles = frame
-                started = pending = True
-                duplicates = 0
-            continue  # a document start, a comment or a blank line
-        column = key_column = len(indent)
-        if pending or dash or column != frame_indent or not is_map:
-            # Anything but one more key of the innermost mapping: find or open the collection the line belongs to.
-            started = True
-            if pending and (column > frame_indent or (column == frame_indent and is_map and dash)):
-                # the value that waits is a block collection starting on this line
-                pending = False
-                if len(stack) > MAX_DEPTH:
-                    return None
-                pos = (lineno, column + 1)
-                if dash:
-                    sequence = YSeq(lineno, column + 1)
-                    opened: _Frame = (sequence, column, False, sequence.item_pos, None, sequence.styles)
-                else:
-                    mapping = YMap(lineno, column + 1)
-                    opened = (mapping, column, True, mapping.key_pos, mapping.value_pos, mapping.styles)
-                collection = opened[0]
-                if is_map:
-                    if pending_key in node:
-                        node.duplicates.append((pending_key, pending_key_pos))
-                        duplicates += 1
-                    node[pending_key] = collection
-                    positions[pending_key] = pending_key_pos
-                    value_positions[pending_key] = pos
-                    styles[pending_key] = ""
-                else:
-                    node.append(collection)
-                    positions.append(pos)
-                    styles.append("")
-                stack.append(opened)
-                frame = opened
-                node, frame_indent, is_map, positions, value_positions, styles = frame
-            else:
-                if pending:  # the value that waits is empty
-                    pending = False
-                    duplicates += _put(frame, pending_key, pending_key_pos, None, null_pos)
-                if column < frame_indent or (column == frame_indent and not is_map and not dash):
-                    while True:  # close collections (a sequence at its mapping's indentation included)
-                        stack.pop()
-                        frame = stack[-1]
-                        if column > frame[1] or (column == frame[1] and (frame[2] or dash)):
-                            break
-                    node, frame_indent, is_map, positions, value_positions, styles = frame
-                if column != frame_indent or (is_map and dash):
-                    return None
-            if dash:
-                if len(dash) > 2 and dash.rfind("-"):  # "- - item": further dashes open sequences in the item
-                    for offset, char in enumerate(dash):
-                        if char == "-" and offset:
-                            if len(stack) > MAX_DEPTH:
-                                return None
-                            sequence = YSeq(lineno, column + offset + 1)
-                            node.append(sequence)
-                            positions.append((lineno, column + offset + 1))
-                            styles.append("")
-                            frame = (sequence, column + offset, False, sequence.item_pos, None, sequence.styles)
-                            stack.append(frame)
-                            node, frame_indent, is_map, positions, value_positions, styles = frame
-                key_column += len(dash)
-                if not field:
-                    if not (plain_value or quoted_value or usual or flat or flow):
-                        pending = True
-                        null_pos = (lineno, column + dash.rfind("-") + 2)
-                        continue
-                    written = _written(plain_value, quoted_value, usual, flat, flow, key_column, lineno, len(stack))
-                    if written is None:
-                        return None
-                    value, style, found = written
-                    duplicates += found
-                    node.append(value)
-                    positions.append((lineno, key_column + 1))
-                    styles.append(style)
-                    continue
-                # "- key: value": a mapping opens at the key
-                if len(stack) > MAX_DEPTH:
-                    return None
-                mapping = YMap(lineno, key_column + 1)
-                node.append(mapping)
-                positions.append((lineno, key_column + 1))
+    rows: list[tuple[str, ...]] = _LINE.findall(text)
+    return rows if len(rows) == text.count("\n") + 1 else None  # else some line has no row
+
+
+class _Composer:
+    """The stack builder: fed the rows of a text line by line, it builds the documents yamlsrc would compose.
+
+    The open collections are kept innermost last as :data:`_Frame` tuples; the bottom frame is a stand-in sequence
+    that receives the document's root. A method returning False means the line is outside the subset.
+    """
+
+    __slots__ = (
+        "documents",
+        "duplicates",
+        "frame",
+        "null_pos",
+        "pending",
+        "pending_key",
+        "pending_key_pos",
+        "root",
+        "stack",
+        "started",
+    )
+
+    def __init__(self) -> None:
+        self.documents: list[Any] = []
+        self._begin()
+
+    def _begin(self) -> None:
+        self.root = YSeq(0, 0)
+        self.frame: _Frame = (self.root, -1, False, self.root.item_pos, None, self.root.styles)
+        self.stack = [self.frame]
+        self.started = False  # the document had content or an explicit start
+        self.pending = True  # the innermost collection waits for a value (the bottom frame for the root)
+        self.pending_key = ""  # the key that waits, on a mapping
+        self.pending_key_pos: Position = (0, 0)
+        self.null_pos: Position = (0, 0)  # where an empty value would stand
+        self.duplicates = 0
+
+    def end_document(self) -> None:
+        """Close the document being built, if it has begun (a waiting value is empty)."""
+        if self.started:
+            if self.pending and len(self.stack) > 1:
+                self.duplicates += _put(self.frame, self.pending_key, self.pending_key_pos, None, self.null_pos)
+            self.documents.append(_finish(self.root, self.duplicates))
+
+    def _push(self, opened: _Frame) -> None:
+        self.stack.append(opened)
+        self.frame = opened
+
+    def _open_pending(self, lineno: int, column: int, dash: str) -> bool:
+        """The value that waits is a block collection starting on this line: open it (False past the depth limit)."""
+        self.pending = False
+        if len(self.stack) > MAX_DEPTH:
+            return False
+        pos = (lineno, column + 1)
+        opened: _Frame
+        if dash:
+            sequence = YSeq(lineno, column + 1)
+            opened = (sequence, column, False, sequence.item_pos, None, sequence.styles)
+        else:
+            mapping = YMap(lineno, column + 1)
+            opened = (mapping, column, True, mapping.key_pos, mapping.value_pos, mapping.styles)
+        node, _, is_map, positions, value_positions, styles = self.frame
+        collection = opened[0]
+        if is_map:
+            key = self.pending_key
+            if key in node:
+                node.duplicates.append((key, self.pending_key_pos))
+                self.duplicates += 1
+            node[key] = collection
+            positions[key] = self.pending_key_pos
+            value_positions[key] = pos
+            styles[key] = ""
+        else:
+            node.append(collection)
+            positions.append(pos)
+            styles.append("")
+        self._push(opened)
+        return True
+
+    def _settle(self, column: int, dash: str) -> bool:
+        """Empty the waiting value, if any, and close collections until the one a line at ``column`` belongs to;
+        False when the line fits no open collection."""
+        if self.pending:
+            self.pending = False
+            self.duplicates += _put(self.frame, self.pending_key, self.pending_key_pos, None, self.null_pos)
+        frame = self.frame
+        if column < frame[1] or (column == frame[1] and not frame[2] and not dash):
+            stack = self.stack
+            while True:  # close collections (a sequence at its mapping's indentation included)
+                stack.pop()
+                frame = stack[-1]
+                if column > frame[1] or (column == frame[1] and (frame[2] or dash)):
+                    break
+            self.frame = frame
+        return column == frame[1] and not (frame[2] and dash)
+
+    def _open_dashes(self, lineno: int, column: int, dash: str) -> bool:
+        """``- - item``: every dash after the first opens a sequence in the item (False past the depth limit)."""
+        for offset, char in enumerate(dash):
+            if char == "-" and offset:
+                if len(self.stack) > MAX_DEPTH:
+                    return False
+                sequence = YSeq(lineno, column + offset + 1)
+                node, _, _, positions, _, styles = self.frame
+                node.append(sequence)
+                positions.append((lineno, column + offset + 1))
                 styles.append("")
-                frame = (mapping, key_column, True, mapping.key_pos, mapping.value_pos, mapping.styles)
-                stack.append(frame)
-                node, frame_indent, is_map, positions, value_positions, styles = frame
-        key = fields.get(field)
+                self._push((sequence, column + offset, False, sequence.item_pos, None, sequence.styles))
+        return True
+
+    def _item(self, lineno: int, column: int, dash: str, value: tuple[str, ...]) -> bool:
+        """A sequence item (``- value``) at 0-based ``column``; an empty one waits for a block collection."""
+        if value == _NO_VALUE:
+            self.pending = True
+            self.null_pos = (lineno, column - len(dash) + dash.rfind("-") + 2)
+            return True
+        written = _written(value, column, lineno, len(self.stack))
+        if written is None:
+            return False
+        item, style, found = written
+        self.duplicates += found
+        node, _, _, positions, _, styles = self.frame
+        node.append(item)
+        positions.append((lineno, column + 1))
+        styles.append(style)
+        return True
+
+    def _open_item_mapping(self, lineno: int, column: int) -> bool:
+        """``- key: value``: a mapping opens at the key (False past the depth limit)."""
+        if len(self.stack) > MAX_DEPTH:
+            return False
+        mapping = YMap(lineno, column + 1)
+        node, _, _, positions, _, styles = self.frame
+        node.append(mapping)
+        positions.append((lineno, column + 1))
+        styles.append("")
+        self._push((mapping, column, True, mapping.key_pos, mapping.value_pos, mapping.styles))
+        return True
+
+    def _entry(self, lineno: int, column: int, field: str, value: tuple[str, ...]) -> bool:
+        """``key: value`` of the innermost mapping at 0-based ``column``; an empty value waits."""
+        key = _FIELDS.get(field)
         if key is None:
             key = _key(field.rstrip(" ")[:-1])
             if key is None:
-                return None
-            if len(fields) < CACHE_LIMIT and len(field) < 64:
-                fields[field] = key
-        if not (plain_value or quoted_value or usual or flat or flow):
-            pending = True
-            pending_key = key
-            pending_key_pos = (lineno, key_column + 1)
-            null_pos = (lineno, key_column + len(field.rstrip(" ")) + 1)
-            continue
-        written = _written(plain_value, quoted_value, usual, flat, flow, key_column + len(field), lineno, len(stack))
+                return False
+            if len(_FIELDS) < CACHE_LIMIT and len(field) < 64:
+                _FIELDS[field] = key
+        if value == _NO_VALUE:
+            self.pending = True
+            self.pending_key = key
+            self.pending_key_pos = (lineno, column + 1)
+            self.null_pos = (lineno, column + len(field.rstrip(" ")) + 1)
+            return True
+        written = _written(value, column + len(field), lineno, len(self.stack))
         if written is None:
-            return None
-        value, style, found = written
-        duplicates += found
-        key_pos = (lineno, key_column + 1)
+            return False
+        item, style, found = written
+        node, _, _, positions, value_positions, styles = self.frame
+        key_pos = (lineno, column + 1)
         if key in node:
             node.duplicates.append((key, key_pos))
-            duplicates += 1
-        node[key] = value
+            found += 1
+        self.duplicates += found
+        node[key] = item
         positions[key] = key_pos
-        value_positions[key] = (lineno, key_column + len(field) + 1)
+        value_positions[key] = (lineno, column + len(field) + 1)
         styles[key] = style
-    if started:
-        if pending and len(stack) > 1:
-            duplicates += _put(frame, pending_key, pending_key_pos, None, null_pos)
-        documents.append(_finish(root, duplicates))
-    return documents
+        return True
+
+    def feed(self, lineno: int, row: tuple[str, ...]) -> bool:
+        """Add line ``lineno`` (its :data:`_LINE` groups); False when it is outside the subset."""
+        indent, dash, field = row[0], row[1], row[2]
+        value = row[3:]
+        if not dash and not field:
+            if value != _NO_VALUE:
+                return False  # a scalar or flow collection standing alone
+            if indent[:1] == "-":  # a document start
+                self.end_document()
+                self._begin()
+                self.started = True
+            return True  # or a comment or a blank line
+        column = len(indent)
+        frame = self.frame
+        if self.pending or dash or column != frame[1] or not frame[2]:
+            # Anything but one more key of the innermost mapping: find or open the collection the line belongs to.
+            self.started = True
+            pending = self.pending and (column > frame[1] or (column == frame[1] and frame[2] and bool(dash)))
+            if not (self._open_pending(lineno, column, dash) if pending else self._settle(column, dash)):
+                return False
+            if dash:
+                if len(dash) > 2 and dash.rfind("-") and not self._open_dashes(lineno, column, dash):
+                    return False
+                column += len(dash)
+                if not field:
+                    return self._item(lineno, column, dash, value)
+                if not self._open_item_mapping(lineno, column):
+                    return False
+        return self._entry(lineno, column, field, value)
+
+
+def compose_simple(text: str) -> list[Any] | None:
+    """The documents of ``text`` exactly as yamlsrc.load_all composes them, or None when ``text`` is outside the
+    simple subset this scanner understands (the caller then falls back to libyaml)."""
+    rows = _rows(text)
+    if rows is None:
+        return None
+    composer = _Composer()
+    feed = composer.feed
+    for lineno, row in enumerate(rows, 1):
+        if not feed(lineno, row):
+            return None
+    composer.end_document()
+    return composer.documents
