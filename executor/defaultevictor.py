@@ -10,19 +10,25 @@ the cluster's PriorityClasses) and raises :class:`UnrunnablePolicy` when it cann
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
-from desched.goduration import parse_duration
 from desched.validation.labels import label_selector_requirements
-from desched.workloads.scope import active_protections
-from desched.workloads.selectors import compile_selector, label_map
-
-SYSTEM_CRITICAL_PRIORITY = 2000000000
-MANDATORY = "Mandatory"
+from desched.workloads.eviction import (
+    SYSTEM_CRITICAL,
+    Check,
+    Claim,
+    Evictor,
+    Failure,
+    evictor,
+    filter_failures,
+    namespace_failure,
+)
+from desched.workloads.selectors import label_map
 
 
 class UnrunnablePolicy(PolicyRefused):
@@ -33,63 +39,149 @@ def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def resolve_priority_threshold(args: Json, cluster: Cluster) -> int:
-    """The numeric threshold: ``value``, the named PriorityClass's value, else the system-critical value."""
-    threshold = _map(args.get("priorityThreshold"))
-    value, name = threshold.get("value"), threshold.get("name")
-    if isinstance(value, int) and not isinstance(value, bool):
-        resolved = value
-    elif isinstance(name, str) and name:
-        found = cluster.priority_classes.get(name)
-        if found is None:
-            raise UnrunnablePolicy(
-                f'unable to get priority class "{name}": priorityclasses.scheduling.k8s.io "{name}" not found'
-            )
-        resolved = int(found.get("value") or 0)
-    else:
-        resolved = SYSTEM_CRITICAL_PRIORITY
-    if resolved > SYSTEM_CRITICAL_PRIORITY:
-        raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL_PRIORITY}")
-    return resolved
+# Upstream's wording of each failing check (pkg/framework/plugins/defaultevictor/defaultevictor.go@v0.36.0).
+_MESSAGES = {
+    Check.PREFER_NO_EVICTION: "pod has the prefer-no-eviction annotation and noEvictionPolicy is Mandatory",
+    Check.MIRROR: "pod is a mirror pod",
+    Check.STATIC: "pod is a static pod",
+    Check.TERMINATING: "pod is terminating",
+    Check.SYSTEM_CRITICAL: "pod has system critical priority and is protected against eviction",
+    Check.PRIORITY_THRESHOLD: "pod has higher priority than specified priority class threshold",
+    Check.BARE: "pod does not have any ownerRefs",
+    Check.BARE_NOT_FAILED: "pod does not have any ownerRefs and is not in failed phase",
+    Check.LOCAL_STORAGE: "pod has local storage and is protected against eviction",
+    Check.DAEMONSET: "daemonset pods are protected against eviction",
+    Check.PVC: "pod with PVC is protected against eviction",
+    Check.WITHOUT_PDB: "pod does not have a PodDisruptionBudget and is protected against eviction",
+    Check.RESOURCE_CLAIMS: "pod has ResourceClaims and descheduler is configured to protect ResourceClaims pods",
+    Check.LABEL_SELECTOR: "pod labels do not match the labelSelector filter in the policy parameter",
+    Check.LABEL_SELECTOR_INVALID: "pod labels do not match the labelSelector filter in the policy parameter",
+    Check.NAMESPACE_SELECTOR: "pod namespace do not match the namespaceLabelSelector filter in the policy parameter",
+    Check.NAMESPACE_UNKNOWN: "pod namespace do not match the namespaceLabelSelector filter in the policy parameter",
+}
+
+
+def _wording(failure: Failure, pod: _LivePod, settings: Evictor, args: Json) -> str:
+    """Upstream's message for a failing Filter check."""
+    check, detail = failure.check, failure.detail
+    if check == Check.PVC_UNKNOWN:
+        return f'failed to get persistent volume claim "{pod.namespace}"/"{detail}"'
+    if check == Check.PVC_NO_CLASS:
+        return f'failed to resolve storage class for pod "{pod.namespace}"/"{detail}"'
+    if check == Check.PVC_PROTECTED_CLASS:
+        return f'pod using protected storage class "{failure.storage_class}"'
+    if check in (Check.MIN_REPLICAS, Check.MIN_REPLICAS_UNKNOWN):
+        return f"owner has {detail or 0} replicas which is less than minReplicas of {settings.min_replicas}"
+    if check in (Check.MIN_POD_AGE, Check.NO_START_TIME):
+        return f"pod age is not older than MinPodAge: {args.get('minPodAge')} seconds"
+    return _MESSAGES[check]
+
+
+class _LivePod:
+    """A pod of the cluster as the decision reads it (:class:`desched.eviction.PodView`)."""
+
+    __slots__ = ("annotations", "cluster", "metadata", "pod")
+
+    def __init__(self, pod: Json, cluster: Cluster) -> None:
+        self.pod = pod
+        self.cluster = cluster
+        self.metadata: Json = pod.get("metadata") or {}
+        self.annotations: dict[str, str] = self.metadata.get("annotations") or {}
+
+    @property
+    def namespace(self) -> str:
+        return str(self.metadata.get("namespace") or "")
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return label_map(self.metadata.get("labels"))
+
+    def state(self) -> str | None:
+        annotations = self.annotations
+        if podutil.CONFIG_MIRROR_ANNOTATION in annotations:
+            return Check.MIRROR
+        source = annotations.get(podutil.CONFIG_SOURCE_ANNOTATION)
+        if source is not None and source != "api":
+            return Check.STATIC
+        return Check.TERMINATING if self.metadata.get("deletionTimestamp") is not None else None
+
+    def static_source(self) -> str:
+        return str(self.annotations.get(podutil.CONFIG_SOURCE_ANNOTATION, ""))
+
+    def priority(self) -> int | None:
+        return podutil.priority(self.pod)
+
+    def owned(self) -> bool:
+        return bool(self.metadata.get("ownerReferences"))
+
+    def failed(self) -> bool:
+        return bool((self.pod.get("status") or {}).get("phase") == "Failed")
+
+    def local_storage(self) -> str | None:
+        return "a hostPath or emptyDir volume" if podutil.has_local_storage(self.pod) else None
+
+    def daemonset(self) -> bool:
+        return any(owner.get("kind") == "DaemonSet" for owner in self.metadata.get("ownerReferences") or ())
+
+    def claims(self) -> Iterator[Claim]:
+        namespace = self.namespace
+        for volume in (self.pod.get("spec") or {}).get("volumes") or []:
+            reference = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
+            if reference is None:
+                continue
+            name = str(_map(reference).get("claimName") or "")
+            claim = self.cluster.pvcs.get((namespace, name))
+            storage_class = ((claim or {}).get("spec") or {}).get("storageClassName")
+            yield Claim(name, claim is not None, storage_class if isinstance(storage_class, str) else "")
+
+    def has_pdb(self) -> bool:
+        return self.cluster.has_pdb(self.pod)
+
+    def resource_claims(self) -> bool:
+        return bool((self.pod.get("spec") or {}).get("resourceClaims"))
+
+    def single_owner(self) -> bool:
+        return len(self.metadata.get("ownerReferences") or ()) == 1
+
+    def owner_pods(self) -> int | None:
+        return self.cluster.owner_count(str(self.metadata["ownerReferences"][0].get("uid") or ""))
+
+    def age_known(self) -> bool:
+        return True
+
+    def started(self) -> datetime | None:
+        return podutil.start_time(self.pod)
+
+    def namespace_labels(self) -> dict[str, str] | None:
+        namespace = self.cluster.namespaces.get(self.namespace)
+        return None if namespace is None else label_map((namespace.get("metadata") or {}).get("labels"))
 
 
 class DefaultEvictor:
-    """One profile's DefaultEvictor, built from its (defaulted) args."""
+    """One profile's DefaultEvictor, built from its (defaulted) args: an adapter of :mod:`desched.eviction` for the
+    pods of one cluster, with upstream's wording and node fit."""
 
     def __init__(self, args: Json, cluster: Cluster, now: datetime, target: int = 36) -> None:
         self.args = args
         self.cluster = cluster
-        self.now = now
-        self.protections = active_protections(args, target)
-        self.threshold: int | None = None
-        if "SystemCriticalPods" in self.protections:
-            self.threshold = resolve_priority_threshold(args, cluster)
-        self.mandatory = args.get("noEvictionPolicy") == MANDATORY
-        label_selector = args.get("labelSelector")
-        self.label_selector = compile_selector(label_selector, nil_matches=True) if label_selector else None
-        if self.label_selector is not None and self.label_selector.kind == "empty":
-            self.label_selector = None
-        namespace_selector = args.get("namespaceLabelSelector")
-        self.namespace_selector = compile_selector(namespace_selector, nil_matches=True) if namespace_selector else None
-        if self.namespace_selector is not None and self.namespace_selector.kind == "empty":
-            self.namespace_selector = None
-        min_replicas = args.get("minReplicas")
-        self.min_replicas = min_replicas if isinstance(min_replicas, int) and min_replicas > 1 else 0
-        min_age = args.get("minPodAge")
-        self.min_pod_age = (
-            timedelta(microseconds=parse_duration(min_age) // 1000) if isinstance(min_age, str) and min_age else None
-        )
-        protected = _map(_map(_map(args.get("podProtections")).get("config")).get("PodsWithPVC"))
-        classes = protected.get("protectedStorageClasses")
-        self.protected_classes = (
-            {str(item.get("name")) for item in classes if isinstance(item, dict)}
-            if isinstance(classes, list)
-            else set()
-        )
+        self.settings = evictor(args, target, now, self._priority_class_value)
+        if self.settings.unknown_threshold_class:
+            name = self.settings.unknown_threshold_class
+            raise UnrunnablePolicy(
+                f'unable to get priority class "{name}": priorityclasses.scheduling.k8s.io "{name}" not found'
+            )
+        if self.settings.threshold is not None and self.settings.threshold > SYSTEM_CRITICAL:
+            raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL}")
+        self.protections = self.settings.protections
+        self.protected_classes = self.settings.protected_classes
         self.node_fit = args.get("nodeFit") is True
         node_selector = args.get("nodeSelector")
         self.node_selector = node_selector if isinstance(node_selector, str) else ""
         self._fit_nodes_cache: list[Json] | None = None  # nodes do not change within a cycle
+
+    def _priority_class_value(self, name: str) -> int | None:
+        found = self.cluster.priority_classes.get(name)
+        return None if found is None else int(found.get("value") or 0)
 
     # -- Filter ------------------------------------------------------------------------------------------------
 
@@ -97,82 +189,9 @@ class DefaultEvictor:
         return self.filter_failure(pod) is None
 
     def filter_failure(self, pod: Json) -> str | None:
-        metadata = pod.get("metadata") or {}
-        annotations = metadata.get("annotations") or {}
-        if podutil.EVICT_ANNOTATION in annotations:
-            return None
-        if self.mandatory and podutil.PREFER_NO_EVICTION in annotations:
-            return "pod has the prefer-no-eviction annotation and noEvictionPolicy is Mandatory"
-        if podutil.is_mirror_pod(pod):
-            return "pod is a mirror pod"
-        if podutil.is_static_pod(pod):
-            return "pod is a static pod"
-        if podutil.is_terminating(pod):
-            return "pod is terminating"
-        return self._protection_failure(pod) or self._constraint_failure(pod)
-
-    def _protection_failure(self, pod: Json) -> str | None:
-        active = self.protections
-        owners = podutil.owner_refs(pod)
-        if "SystemCriticalPods" in active:
-            priority = podutil.priority(pod)
-            if priority is not None and priority >= SYSTEM_CRITICAL_PRIORITY:
-                return "pod has system critical priority and is protected against eviction"
-            if self.threshold is not None and priority is not None and priority >= self.threshold:
-                return "pod has higher priority than specified priority class threshold"
-        if "FailedBarePods" in active:
-            if not owners:
-                return "pod does not have any ownerRefs"
-        elif not owners and (pod.get("status") or {}).get("phase") != "Failed":
-            return "pod does not have any ownerRefs and is not in failed phase"
-        if "PodsWithLocalStorage" in active and podutil.has_local_storage(pod):
-            return "pod has local storage and is protected against eviction"
-        if "DaemonSetPods" in active and podutil.is_daemonset_pod(pod):
-            return "daemonset pods are protected against eviction"
-        if "PodsWithPVC" in active:
-            failure = self._pvc_failure(pod)
-            if failure:
-                return failure
-        if "PodsWithoutPDB" in active and not self.cluster.has_pdb(pod):
-            return "pod does not have a PodDisruptionBudget and is protected against eviction"
-        if "PodsWithResourceClaims" in active and (pod.get("spec") or {}).get("resourceClaims"):
-            return "pod has ResourceClaims and descheduler is configured to protect ResourceClaims pods"
-        return None
-
-    def _pvc_failure(self, pod: Json) -> str | None:
-        if not self.protected_classes:
-            return "pod with PVC is protected against eviction" if podutil.has_pvc(pod) else None
-        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
-        for volume in (pod.get("spec") or {}).get("volumes") or []:
-            claim_ref = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
-            if not isinstance(claim_ref, dict):
-                continue
-            claim_name = str(claim_ref.get("claimName") or "")
-            claim = self.cluster.pvcs.get((namespace, claim_name))
-            if claim is None:
-                return f'failed to get persistent volume claim "{namespace}"/"{claim_name}"'
-            storage_class = (claim.get("spec") or {}).get("storageClassName")
-            if not storage_class:
-                return f'failed to resolve storage class for pod "{namespace}"/"{claim_name}"'
-            if storage_class in self.protected_classes:
-                return f'pod using protected storage class "{storage_class}"'
-        return None
-
-    def _constraint_failure(self, pod: Json) -> str | None:
-        metadata = pod.get("metadata") or {}
-        if self.label_selector is not None and not self.label_selector.matches(label_map(metadata.get("labels"))):
-            return "pod labels do not match the labelSelector filter in the policy parameter"
-        if self.min_replicas:
-            owners = podutil.owner_refs(pod)
-            if len(owners) == 1:
-                replicas = self.cluster.owner_count(str(owners[0].get("uid") or ""))
-                if replicas < self.min_replicas:
-                    return f"owner has {replicas} replicas which is less than minReplicas of {self.min_replicas}"
-        if self.min_pod_age is not None:
-            started = podutil.start_time(pod)
-            if started is None or self.now - started < self.min_pod_age:
-                return f"pod age is not older than MinPodAge: {self.args.get('minPodAge')} seconds"
-        return None
+        view = _LivePod(pod, self.cluster)
+        failure = next(filter_failures(view, self.settings), None)
+        return None if failure is None else _wording(failure, view, self.settings, self.args)
 
     # -- PreEvictionFilter ---------------------------------------------------------------------------------------
 
@@ -189,12 +208,8 @@ class DefaultEvictor:
                     "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
                     "as unschedulable"
                 )
-        if self.namespace_selector is not None:
-            namespace = self.cluster.namespaces.get(str((pod.get("metadata") or {}).get("namespace") or ""))
-            labels = label_map(((namespace or {}).get("metadata") or {}).get("labels"))
-            if namespace is None or not self.namespace_selector.matches(labels):
-                return "pod namespace do not match the namespaceLabelSelector filter in the policy parameter"
-        return None
+        failure = namespace_failure(_LivePod(pod, self.cluster), self.settings)
+        return None if failure is None else _MESSAGES[failure.check]
 
     def _fit_nodes(self) -> list[Json]:
         """Ready nodes matching the evictor's ``nodeSelector``, computed once (the evictor lives for one cycle)."""

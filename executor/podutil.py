@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from desched.executor.quantity import NANO, nano_to_resource_value, nano_value
+from desched.validation.vocab import SYSTEM_CRITICAL_PRIORITY
 
 __all__ = [
     "CONFIG_MIRROR_ANNOTATION",
@@ -47,7 +48,6 @@ PREFER_NO_EVICTION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
 CONFIG_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
-SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
 """Go's zero ``metav1.Time``: what an unset creationTimestamp reads as."""
 

@@ -71,7 +71,7 @@ from desched.migrate._strategies import BUILDERS, EXTENSION_POINT, USES, Args, c
 from desched.plugins import REGISTRY, validate_args
 from desched.validation import aggregate
 from desched.validation.core import go_key, path_key
-from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS
+from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS, SYSTEM_CRITICAL_PRIORITY
 
 __all__ = ["V1ALPHA1", "V1ALPHA2", "Conversion", "ConversionError", "Note", "convert", "is_v1alpha1", "locate"]
 
@@ -81,7 +81,6 @@ V1ALPHA1 = "descheduler/v1alpha1"
 V1ALPHA2 = "descheduler/v1alpha2"
 KIND = "DeschedulerPolicy"
 EVICTOR = "DefaultEvictor"
-SYSTEM_CRITICAL = 2_000_000_000
 #: The release whose converter and validators this mirrors (the last one that read v1alpha1).
 UPSTREAM_RELEASE = 30
 
@@ -341,10 +340,11 @@ class _Run:
         if name == "RemovePodsViolatingNodeTaints":
             self.included_taints(args, params, ppath)
         self.for_target(args)
-        if self.strict and isinstance(priority, int) and priority > SYSTEM_CRITICAL:
+        if self.strict and isinstance(priority, int) and priority > SYSTEM_CRITICAL_PRIORITY:
             self.late.append(
                 ConversionError(
-                    f"priority threshold can't be greater than {SYSTEM_CRITICAL}", (*ppath, "thresholdPriority")
+                    f"priority threshold can't be greater than {SYSTEM_CRITICAL_PRIORITY}",
+                    (*ppath, "thresholdPriority"),
                 )
             )
         args.ordered()

@@ -18,6 +18,7 @@ __all__ = [
     "NO_EVICTION_POLICIES",
     "PODLIFETIME_STATE_SINCE",
     "POD_PROTECTIONS",
+    "SYSTEM_CRITICAL_PRIORITY",
     "TOO_MANY_RESTARTS_STATES",
     "TOPOLOGY_CONSTRAINTS",
     "default_pod_protections",
@@ -103,6 +104,10 @@ METRICS_SOURCES = ("KubernetesMetrics", "Prometheus")
 
 #: The resource name LowNodeUtilization's Prometheus mode requires in both threshold maps (v0.33+).
 METRIC_RESOURCE = "MetricResource"
+
+#: The priority from which a pod is system-critical (``utils.SystemCriticalPriority``), and the largest
+#: ``priorityThreshold`` upstream accepts.
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 
 #: ``metav1.LabelSelectorRequirement.operator`` values.
 LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

@@ -4,6 +4,7 @@
 * :mod:`.model`: :func:`collect` reads workloads, PDBs, HPAs, Namespaces, PriorityClasses, PVCs and StorageClasses
   from manifests into an :class:`Inventory`;
 * :mod:`.pdb`: :class:`PDBIndex` (sub-quadratic PDB matching) and :func:`allowed_disruptions`;
+* :mod:`.eviction`: the DefaultEvictor's decision about one pod, shared by the scope model and the executor;
 * :mod:`.scope`: :func:`evaluate` decides per workload and plugin whether the plugin may evict its pods, with reasons.
 """
 

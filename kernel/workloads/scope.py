@@ -25,13 +25,23 @@ short sentences naming the setting; informational notes may accompany an evictab
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator, Mapping
+from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from desched.goduration import parse_duration
 from desched.plugins import REGISTRY
 from desched.policy.namespaces import scope_of
-from desched.validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS, LEGACY_FLAG_PROTECTIONS
+from desched.workloads.eviction import (
+    EVICT_ANNOTATION,
+    PREFER_NO_EVICTION_ANNOTATION,
+    Check,
+    Claim,
+    Evictor,
+    Failure,
+    evictor,
+    filter_failures,
+    namespace_failure,
+)
 from desched.workloads.model import SYSTEM_PRIORITY_CLASSES, Inventory, Workload
 from desched.workloads.pdb import PDBIndex
 from desched.workloads.selectors import Selector, compile_selector
@@ -41,7 +51,6 @@ __all__ = [
     "PREFER_NO_EVICTION_ANNOTATION",
     "Summary",
     "Verdict",
-    "active_protections",
     "evaluate",
     "local_storage",
     "pod_priority",
@@ -49,11 +58,8 @@ __all__ = [
     "summarize",
 ]
 
-EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
-PREFER_NO_EVICTION_ANNOTATION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
-SYSTEM_CRITICAL = 2000000000
 _NEWEST = 36
 _EVICTING_POINTS = ("deschedule", "balance")
 _NO_LABEL_SELECTOR = ("RemoveDuplicates", "LowNodeUtilization", "HighNodeUtilization")
@@ -91,80 +97,6 @@ def _priority_of(name: str, inventory: Inventory) -> int | None:
     if name in inventory.priority_classes:
         return inventory.priority_classes[name]
     return SYSTEM_PRIORITY_CLASSES.get(name)
-
-
-def active_protections(args: dict[str, Any], target: int = _NEWEST) -> frozenset[str]:
-    """``getEffectivePodProtections``: the new model when ``extraEnabled``/``defaultDisabled`` is non-empty (v0.34+),
-    else the legacy booleans. Unknown names are ignored (validation reports them)."""
-    protections = _map(args.get("podProtections")) if target >= 34 else {}
-    disabled = _names(protections.get("defaultDisabled"))
-    extra = _names(protections.get("extraEnabled"))
-    if disabled or extra:
-        active = set(DEFAULT_POD_PROTECTIONS) - set(disabled)
-        return frozenset(active | (set(extra) & set(EXTRA_POD_PROTECTIONS)))
-    active = set(DEFAULT_POD_PROTECTIONS)
-    fields = REGISTRY["DefaultEvictor"].args.fields
-    for flag, (kind, protection) in LEGACY_FLAG_PROTECTIONS.items():
-        if args.get(flag) is True and fields[flag].exists_in(target):
-            (active.discard if kind == "defaultDisabled" else active.add)(protection)
-    return frozenset(active)
-
-
-class _Evictor:
-    """The DefaultEvictor args of one profile, read once."""
-
-    __slots__ = (
-        "label_selector",
-        "mandatory",
-        "min_pod_age",
-        "min_replicas",
-        "namespace_selector",
-        "protected_classes",
-        "protections",
-        "threshold",
-        "threshold_problem",
-    )
-
-    def __init__(self, args: dict[str, Any], inventory: Inventory, target: int) -> None:
-        self.protections = active_protections(args, target)
-        self.threshold: int | None = SYSTEM_CRITICAL
-        self.threshold_problem: str | None = None
-        threshold = _map(args.get("priorityThreshold"))
-        if _is_int(threshold.get("value")):
-            self.threshold = threshold["value"]
-        elif isinstance(threshold.get("name"), str) and threshold["name"]:
-            self.threshold = _priority_of(threshold["name"], inventory)
-            if self.threshold is None:
-                self.threshold_problem = (
-                    f"priorityThreshold.name {threshold['name']} is not among the PriorityClasses given: "
-                    "threshold unknown"
-                )
-        self.label_selector = compile_selector(args.get("labelSelector"), nil_matches=True, target=target)
-        namespace_selector: Selector | None = None
-        if target >= 35:
-            namespace_selector = compile_selector(args.get("namespaceLabelSelector"), nil_matches=True, target=target)
-            if namespace_selector.kind in ("nil", "empty"):
-                namespace_selector = None
-        self.namespace_selector = namespace_selector
-        min_replicas = args.get("minReplicas")
-        self.min_replicas = min_replicas if target >= 30 and isinstance(min_replicas, int) else 0
-        self.min_pod_age: timedelta | None = None
-        min_age = args.get("minPodAge")
-        if target >= 31 and isinstance(min_age, str) and min_age:
-            try:
-                self.min_pod_age = timedelta(microseconds=parse_duration(min_age) // 1000)
-            except ValueError:
-                self.min_pod_age = None
-        self.mandatory = target >= 34 and args.get("noEvictionPolicy") == "Mandatory"
-        classes = None
-        if target >= 35:
-            config = _map(_map(_map(args.get("podProtections")).get("config")).get("PodsWithPVC"))
-            listed = config.get("protectedStorageClasses")
-            if isinstance(listed, list) and listed:
-                classes = frozenset(
-                    _map(item).get("name") for item in listed if isinstance(_map(item).get("name"), str)
-                )
-        self.protected_classes: frozenset[Any] | None = classes
 
 
 # --- per-workload facts -------------------------------------------------------------------------------------------
@@ -226,170 +158,164 @@ def _claim_class(claim: tuple[str, str | None, bool], workload: Workload, invent
     return True, storage_class
 
 
-# --- the checks: each returns a failure reason or None ------------------------------------------------------------
+# --- the DefaultEvictor decision (desched.eviction) on a workload ------------------------------------------------
 
 
-def _check_system_critical(ev: _Evictor, workload: Workload, inventory: Inventory, notes: list[str]) -> str | None:
-    if "SystemCriticalPods" not in ev.protections:
-        return None
-    priority, source = pod_priority(workload, inventory)
-    if priority is None:
-        notes.append(f"priority of {source} unknown: assumed not system-critical and below the threshold")
-        return None
-    if priority >= SYSTEM_CRITICAL:
-        return f"protected: SystemCriticalPods (priority {priority} from {source})"
-    if ev.threshold_problem is not None:
-        return ev.threshold_problem
-    if ev.threshold is not None and priority >= ev.threshold:
-        return f"protected: priority {priority} ({source}) >= priorityThreshold {ev.threshold}"
-    return None
+class _TemplatePod:
+    """A workload's pods as the decision reads them (:class:`desched.eviction.PodView`): from the pod template, or
+    from the pod itself for a pod of a snapshot or live cluster. What a manifest cannot tell reads as unknown."""
 
+    __slots__ = ("index", "inventory", "pdb_cache", "workload")
 
-def _check_pod_state(workload: Workload) -> str | None:
-    """A pod (snapshot or live) that is a mirror, static or terminating pod: never evicted."""
-    if workload.kind != "Pod":
-        return None
-    if MIRROR_ANNOTATION in workload.annotations:
-        return "mirror pod"
-    source = workload.annotations.get(SOURCE_ANNOTATION)
-    if source is not None and source != "api":
-        return f"static pod ({SOURCE_ANNOTATION}: {source})"
-    if _map(_map(workload.document).get("metadata")).get("deletionTimestamp"):
-        return "terminating pod"
-    return None
+    def __init__(self, workload: Workload, inventory: Inventory, index: PDBIndex, pdb_cache: dict[int, bool]) -> None:
+        self.workload = workload
+        self.inventory = inventory
+        self.index = index
+        self.pdb_cache = pdb_cache
 
+    @property
+    def namespace(self) -> str:
+        return self.workload.namespace
 
-def _check_min_pod_age(ev: _Evictor, workload: Workload, now: datetime) -> str | None:
-    """``minPodAge`` for a pod with a status: its ``startTime`` must be at least that old (none: refused)."""
-    if ev.min_pod_age is None or workload.kind != "Pod":
-        return None
-    status = _map(workload.document).get("status")
-    if not isinstance(status, dict):
-        return None
-    started = status.get("startTime")
-    try:
-        since = datetime.fromisoformat(str(started).replace("Z", "+00:00")) if started else None
-    except ValueError:
-        since = None
-    if since is None:
-        return "pod has no status.startTime: younger than minPodAge"
-    if now - since < ev.min_pod_age:
-        return f"pod started at {started}: younger than minPodAge"
-    return None
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.workload.labels
 
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self.workload.annotations
 
-def _check_bare(ev: _Evictor, workload: Workload) -> str | None:
-    if workload.owner_kind is not None:
-        return None
-    if "FailedBarePods" in ev.protections:
-        return "protected: FailedBarePods (bare pod without an owner)"
-    if workload.kind == "Pod" and _map(_map(workload.document).get("status")).get("phase") == "Failed":
-        return None
-    return "bare pod: evictable only once Failed (FailedBarePods disabled), and a manifest is not Failed"
-
-
-def _checklocal_storage(ev: _Evictor, workload: Workload) -> str | None:
-    if "PodsWithLocalStorage" not in ev.protections:
-        return None
-    found = local_storage(workload)
-    return f"protected: PodsWithLocalStorage ({found})" if found else None
-
-
-def _check_daemonset(ev: _Evictor, workload: Workload) -> str | None:
-    if "DaemonSetPods" in ev.protections and workload.owner_kind == "DaemonSet":
-        return "protected: DaemonSetPods (owned by a DaemonSet)"
-    return None
-
-
-def _check_pvc(ev: _Evictor, workload: Workload, inventory: Inventory) -> str | None:
-    if "PodsWithPVC" not in ev.protections:
-        return None
-    for claim in pvc_claims(workload):
-        if ev.protected_classes is None:
-            return f"protected: PodsWithPVC (claim {claim[0]})"
-        found, storage_class = _claim_class(claim, workload, inventory)
-        if not found:
-            return f"protected: PodsWithPVC (claim {claim[0]} not among the inputs)"
-        if not storage_class:
-            return f"protected: PodsWithPVC (claim {claim[0]} has no storage class)"
-        if storage_class in ev.protected_classes:
-            return f"protected: PodsWithPVC (claim {claim[0]} uses protected storage class {storage_class})"
-    return None
-
-
-def _check_pdb(ev: _Evictor, workload: Workload, index: PDBIndex, cache: dict[int, bool]) -> str | None:
-    if "PodsWithoutPDB" not in ev.protections:
-        return None
-    covered = cache.get(id(workload))
-    if covered is None:
-        covered = cache[id(workload)] = bool(index.matching(workload))
-    return None if covered else "protected: PodsWithoutPDB (no PodDisruptionBudget selects its pods)"
-
-
-def _check_resourcepvc_claims(ev: _Evictor, workload: Workload) -> str | None:
-    claims = workload.pod_spec.get("resourceClaims")
-    if "PodsWithResourceClaims" in ev.protections and isinstance(claims, list) and claims:
-        return "protected: PodsWithResourceClaims (spec.resourceClaims)"
-    return None
-
-
-def _check_label_selector(ev: _Evictor, workload: Workload) -> str | None:
-    if ev.label_selector.matches(workload.labels):
-        return None
-    if ev.label_selector.kind == "invalid":
-        return "DefaultEvictor labelSelector is invalid"
-    return "labels do not match DefaultEvictor labelSelector"
-
-
-def _check_min_replicas(ev: _Evictor, workload: Workload) -> str | None:
-    if ev.min_replicas <= 1 or workload.owner_kind is None:
-        return None
-    if workload.replicas is None:
-        return f"DefaultEvictor minReplicas {ev.min_replicas}: the pod count of a {workload.kind} is unknown"
-    if workload.replicas < ev.min_replicas:
-        return f"DefaultEvictor minReplicas {ev.min_replicas} > {workload.replicas} replicas"
-    return None
-
-
-def _check_namespace_selector(ev: _Evictor, workload: Workload, inventory: Inventory) -> str | None:
-    if ev.namespace_selector is None:
-        return None
-    labels = inventory.namespaces.get(workload.namespace)
-    if labels is None:
-        return f"namespace {workload.namespace} not among the inputs: DefaultEvictor namespaceLabelSelector unknown"
-    if ev.namespace_selector.matches(labels):
-        return None
-    return f"namespace {workload.namespace} labels do not match DefaultEvictor namespaceLabelSelector"
-
-
-def _evictor_reasons(
-    ev: _Evictor, workload: Workload, inventory: Inventory, index: PDBIndex, cache: dict[int, bool], now: datetime
-) -> tuple[list[str], list[str]]:
-    """``(failures, notes)`` of DefaultEvictor Filter then PreEvictionFilter."""
-    failures: list[str] = []
-    notes: list[str] = []
-    if EVICT_ANNOTATION in workload.annotations:
-        notes.append(f"annotation {EVICT_ANNOTATION} overrides the DefaultEvictor protections")
-    elif ev.mandatory and PREFER_NO_EVICTION_ANNOTATION in workload.annotations:
-        failures.append(f"noEvictionPolicy Mandatory and annotation {PREFER_NO_EVICTION_ANNOTATION}")
-    else:
-        checks = (
-            _check_pod_state(workload),
-            _check_system_critical(ev, workload, inventory, notes),
-            _check_bare(ev, workload),
-            _checklocal_storage(ev, workload),
-            _check_daemonset(ev, workload),
-            _check_pvc(ev, workload, inventory),
-            _check_pdb(ev, workload, index, cache),
-            _check_resourcepvc_claims(ev, workload),
-            _check_label_selector(ev, workload),
-            _check_min_replicas(ev, workload),
-            _check_min_pod_age(ev, workload, now),
+    def state(self) -> str | None:
+        if self.workload.kind != "Pod":
+            return None
+        if MIRROR_ANNOTATION in self.annotations:
+            return Check.MIRROR
+        source = self.annotations.get(SOURCE_ANNOTATION)
+        if source is not None and source != "api":
+            return Check.STATIC
+        return (
+            Check.TERMINATING if _map(_map(self.workload.document).get("metadata")).get("deletionTimestamp") else None
         )
-        failures.extend(reason for reason in checks if reason)
-    namespace_reason = _check_namespace_selector(ev, workload, inventory)
-    if namespace_reason:
-        failures.append(namespace_reason)
+
+    def static_source(self) -> str:
+        return str(self.annotations.get(SOURCE_ANNOTATION, ""))
+
+    def priority(self) -> int | None:
+        return pod_priority(self.workload, self.inventory)[0]
+
+    def owned(self) -> bool:
+        return self.workload.owner_kind is not None
+
+    def failed(self) -> bool:
+        return self.workload.kind == "Pod" and _map(_map(self.workload.document).get("status")).get("phase") == "Failed"
+
+    def local_storage(self) -> str | None:
+        return local_storage(self.workload)
+
+    def daemonset(self) -> bool:
+        return self.workload.owner_kind == "DaemonSet"
+
+    def claims(self) -> Iterator[Claim]:
+        for claim in pvc_claims(self.workload):
+            found, storage_class = _claim_class(claim, self.workload, self.inventory)
+            yield Claim(claim[0], found, storage_class if isinstance(storage_class, str) else "")
+
+    def has_pdb(self) -> bool:
+        covered = self.pdb_cache.get(id(self.workload))
+        if covered is None:
+            covered = self.pdb_cache[id(self.workload)] = bool(self.index.matching(self.workload))
+        return covered
+
+    def resource_claims(self) -> bool:
+        claims = self.workload.pod_spec.get("resourceClaims")
+        return isinstance(claims, list) and bool(claims)
+
+    def single_owner(self) -> bool:
+        return self.workload.owner_kind is not None
+
+    def owner_pods(self) -> int | None:
+        return self.workload.replicas
+
+    def age_known(self) -> bool:
+        return self.workload.kind == "Pod" and isinstance(_map(self.workload.document).get("status"), dict)
+
+    def started(self) -> datetime | None:
+        started = _map(_map(self.workload.document).get("status")).get("startTime")
+        try:
+            return datetime.fromisoformat(str(started).replace("Z", "+00:00")) if started else None
+        except ValueError:
+            return None
+
+    def namespace_labels(self) -> Mapping[str, str] | None:
+        return self.inventory.namespaces.get(self.workload.namespace)
+
+
+def _wording(failure: Failure, pod: _TemplatePod, settings: Evictor) -> str:
+    """The scope report's sentence for a failing check."""
+    workload, check, detail = pod.workload, failure.check, failure.detail
+    if check in _PRIORITY_CHECKS:
+        priority, source = pod_priority(workload, pod.inventory)
+        if check == Check.SYSTEM_CRITICAL:
+            return f"protected: SystemCriticalPods (priority {priority} from {source})"
+        if check == Check.PRIORITY_THRESHOLD:
+            return f"protected: priority {priority} ({source}) >= priorityThreshold {settings.threshold}"
+        return (
+            f"priorityThreshold.name {settings.unknown_threshold_class} is not among the PriorityClasses given: "
+            "threshold unknown"
+        )
+    if check == Check.MIN_REPLICAS:
+        return f"DefaultEvictor minReplicas {settings.min_replicas} > {detail} replicas"
+    if check == Check.MIN_REPLICAS_UNKNOWN:
+        return f"DefaultEvictor minReplicas {settings.min_replicas}: the pod count of a {workload.kind} is unknown"
+    if check == Check.MIN_POD_AGE:
+        started = _map(_map(workload.document).get("status")).get("startTime")
+        return f"pod started at {started}: younger than minPodAge"
+    if check == Check.STATIC:
+        return f"static pod ({SOURCE_ANNOTATION}: {detail})"
+    if check == Check.NAMESPACE_UNKNOWN:
+        return f"namespace {workload.namespace} not among the inputs: DefaultEvictor namespaceLabelSelector unknown"
+    if check == Check.NAMESPACE_SELECTOR:
+        return f"namespace {workload.namespace} labels do not match DefaultEvictor namespaceLabelSelector"
+    if check == Check.PVC_PROTECTED_CLASS:
+        return f"protected: PodsWithPVC (claim {detail} uses protected storage class {failure.storage_class})"
+    return _SENTENCES[check].format(detail=detail)
+
+
+_PRIORITY_CHECKS = (Check.SYSTEM_CRITICAL, Check.PRIORITY_THRESHOLD, Check.THRESHOLD_UNKNOWN)
+_SENTENCES = {
+    Check.PREFER_NO_EVICTION: f"noEvictionPolicy Mandatory and annotation {PREFER_NO_EVICTION_ANNOTATION}",
+    Check.MIRROR: "mirror pod",
+    Check.TERMINATING: "terminating pod",
+    Check.BARE: "protected: FailedBarePods (bare pod without an owner)",
+    Check.BARE_NOT_FAILED: (
+        "bare pod: evictable only once Failed (FailedBarePods disabled), and a manifest is not Failed"
+    ),
+    Check.LOCAL_STORAGE: "protected: PodsWithLocalStorage ({detail})",
+    Check.DAEMONSET: "protected: DaemonSetPods (owned by a DaemonSet)",
+    Check.PVC: "protected: PodsWithPVC (claim {detail})",
+    Check.PVC_UNKNOWN: "protected: PodsWithPVC (claim {detail} not among the inputs)",
+    Check.PVC_NO_CLASS: "protected: PodsWithPVC (claim {detail} has no storage class)",
+    Check.WITHOUT_PDB: "protected: PodsWithoutPDB (no PodDisruptionBudget selects its pods)",
+    Check.RESOURCE_CLAIMS: "protected: PodsWithResourceClaims (spec.resourceClaims)",
+    Check.LABEL_SELECTOR: "labels do not match DefaultEvictor labelSelector",
+    Check.LABEL_SELECTOR_INVALID: "DefaultEvictor labelSelector is invalid",
+    Check.NO_START_TIME: "pod has no status.startTime: younger than minPodAge",
+}
+
+
+def _evictor_reasons(pod: _TemplatePod, settings: Evictor) -> tuple[list[str], list[str]]:
+    """``(failures, notes)`` of DefaultEvictor Filter then the namespace part of PreEvictionFilter."""
+    notes: list[str] = []
+    refused_at_once = settings.mandatory and PREFER_NO_EVICTION_ANNOTATION in pod.annotations
+    if EVICT_ANNOTATION in pod.annotations:
+        notes.append(f"annotation {EVICT_ANNOTATION} overrides the DefaultEvictor protections")
+    elif not refused_at_once and "SystemCriticalPods" in settings.protections and pod.priority() is None:
+        source = pod_priority(pod.workload, pod.inventory)[1]
+        notes.append(f"priority of {source} unknown: assumed not system-critical and below the threshold")
+    failures = [_wording(failure, pod, settings) for failure in filter_failures(pod, settings)]
+    namespace = namespace_failure(pod, settings)
+    if namespace is not None:
+        failures.append(_wording(namespace, pod, settings))
     return failures, notes
 
 
@@ -494,9 +420,11 @@ def evaluate(
             continue
         name = profile.get("name")
         profile_name = name if isinstance(name, str) and name else f"profiles[{position}]"
-        evictor = _Evictor(_first_args(profile, "DefaultEvictor"), inventory, target)
+        settings = evictor(
+            _first_args(profile, "DefaultEvictor"), target, moment, lambda name: _priority_of(name, inventory)
+        )
         for workload in inventory.workloads:
-            failures, notes = _evictor_reasons(evictor, workload, inventory, index, pdb_cache, moment)
+            failures, notes = _evictor_reasons(_TemplatePod(workload, inventory, index, pdb_cache), settings)
             for plugin in plugins:
                 plugin_failures, plugin_notes = plugin.reasons(workload)
                 all_failures = failures + plugin_failures

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.validation.vocab import SYSTEM_CRITICAL_PRIORITY as SYSTEM_CRITICAL
 
 ID = "DS310"
 NAME = "priority-threshold"
@@ -31,8 +32,6 @@ EXAMPLES = {
         "  - name: DefaultEvictor\n    args: {priorityThreshold: {value: 2000000001}}\n",
     ],
 }
-
-SYSTEM_CRITICAL = 2_000_000_000
 
 
 def check(ctx: Context) -> Iterator[Hit]:

@@ -56,7 +56,8 @@ def _includes_kube_system(target: Targeted) -> bool:
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:
-    from desched.workloads.scope import SYSTEM_CRITICAL, pod_priority
+    from desched.workloads.eviction import SYSTEM_CRITICAL
+    from desched.workloads.scope import pod_priority
 
     for target in repo.targeted():
         workload = target.workload

@@ -600,13 +600,13 @@ def test_effective_pod_protections(disabled: list[str], extra: list[str], expect
 @pytest.mark.parametrize(
     ("protections", "expected"),
     [
-        (None, set()),
-        ({"config": {}}, set()),
+        (None, None),
+        ({"config": {}}, None),
         ({"config": {"PodsWithPVC": {"protectedStorageClasses": [{"name": "sc1"}, {"name": "sc2"}]}}}, {"sc1", "sc2"}),
     ],
 )
-def test_protected_pvc_storage_classes(protections: Json | None, expected: set[str]) -> None:
-    """Test_protectedPVCStorageClasses."""
+def test_protected_pvc_storage_classes(protections: Json | None, expected: set[str] | None) -> None:
+    """Test_protectedPVCStorageClasses (None: no class is listed, so every PVC protects its pod)."""
     args = {} if protections is None else {"podProtections": protections}
     assert DefaultEvictor(args, Cluster(), NOW).protected_classes == expected
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from desched.workloads.eviction import active_protections
 from desched.workloads.model import collect
-from desched.workloads.scope import active_protections, evaluate, summarize
+from desched.workloads.scope import evaluate, summarize
 
 BALANCE = (
     "RemoveDuplicates",
