@@ -12,25 +12,31 @@ the policy to a line and column of the *outer* file, including inside a ConfigMa
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from desched.yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
 
 __all__ = [
+    "CONFIGMAP_POLICY_KEY",
+    "HELM_POLICY_KEY",
+    "HELM_VERSION_KEY",
     "KUBEDESCHEDULER",
     "POLICY_GROUP",
     "EmbeddedError",
     "Extraction",
+    "Location",
     "PolicyDoc",
     "extract",
+    "locate_policies",
     "looks_like_policy",
 ]
 
 POLICY_GROUP = "descheduler"
 KUBEDESCHEDULER = "KubeDescheduler"
-_HELM_KEY = "deschedulerPolicy"
-_HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
+HELM_POLICY_KEY = "deschedulerPolicy"
+HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
+CONFIGMAP_POLICY_KEY = "policy.yaml"  # the chart's data key
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
 
@@ -88,10 +94,10 @@ class PolicyDoc:
         if self.fixed is not None:
             return self.fixed
         if self.shape == "helm" and path and path[0] in ("apiVersion", "kind"):
-            if _HELM_VERSION_KEY in self.envelope and path[0] == "apiVersion":
-                pos = locate(self.envelope, [_HELM_VERSION_KEY], key=key)
+            if HELM_VERSION_KEY in self.envelope and path[0] == "apiVersion":
+                pos = locate(self.envelope, [HELM_VERSION_KEY], key=key)
             else:
-                pos = locate(self.envelope, [_HELM_KEY], key=True)
+                pos = locate(self.envelope, [HELM_POLICY_KEY], key=True)
             return pos or (1, 1)
         pos = locate(self.root, path, key=key) or (self.root.line, self.root.column)
         return pos[0] + self.line_offset, pos[1] + self.column_offset
@@ -189,54 +195,105 @@ def _object_name(doc: YMap, kind: str) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
+class Location(NamedTuple):
+    """Where a document stream holds a policy, or a document that holds none.
+
+    ``shape`` is ``policy`` (a raw DeschedulerPolicy), ``helm`` (the descheduler chart's values: ``node`` holds
+    ``deschedulerPolicy``), ``configmap`` (``node`` is the ConfigMap; its data ``keys`` should hold a policy as
+    text), ``kubedescheduler`` (OpenShift's resource) or ``other``. ``path`` is the node's path in the stream: the
+    document's index, then keys and indexes (``kind: List`` items included).
+    """
+
+    shape: str
+    path: Path
+    node: Any
+    keys: tuple[str, ...] = ()
+
+
+def _policy_key(key: Any, value: Any) -> bool:
+    """Whether a ConfigMap data entry is meant to hold a policy: the chart's key, or text that names one."""
+    if not isinstance(value, str):
+        return False
+    return key == CONFIGMAP_POLICY_KEY or "DeschedulerPolicy" in value or f"{POLICY_GROUP}/v1alpha" in value
+
+
+def _container(doc: YMap) -> str:
+    """The shape of a mapping document that is not a ``kind: List``."""
+    kind = doc.get("kind")
+    if HELM_POLICY_KEY in doc and "apiVersion" not in doc and isinstance(doc[HELM_POLICY_KEY], YMap):
+        return "helm"
+    if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
+        return "configmap"
+    if kind == KUBEDESCHEDULER:
+        return "kubedescheduler"
+    return "policy" if looks_like_policy(doc) else "other"
+
+
+def locate_policies(documents: Iterable[Any], *, raw_only: bool = False) -> Iterator[Location]:
+    """Every policy of a composed document stream, in order, with the documents that hold none (``other``; ``None``
+    documents are skipped). ``raw_only`` (the text of a ConfigMap key) finds raw policies only. This is the one
+    place that knows where policies live: lint, migrate and the webhook all read it."""
+    for index, doc in enumerate(documents):
+        yield from _locate(doc, (index,), raw_only)
+
+
+def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
+    if not isinstance(doc, YMap):
+        if doc is not None:
+            yield Location("other", path, doc)
+        return
+    if raw_only:
+        yield Location("policy" if looks_like_policy(doc) else "other", path, doc)
+        return
+    if doc.get("kind") == "List" and isinstance(doc.get("items"), YSeq):
+        for index, item in enumerate(doc["items"]):
+            yield from _locate(item, (*path, "items", index), raw_only)
+        return
+    shape = _container(doc)
+    if shape != "configmap":
+        yield Location(shape, path, doc)
+        return
+    keys = tuple(key for key, value in doc["data"].items() if _policy_key(key, value))
+    yield Location("configmap" if keys else "other", path, doc, keys)
+
+
 def extract(file: str, text: str, documents: list[Any] | None = None) -> Extraction:
     """Find every policy in ``text`` (composed already as ``documents``, if given); raises
     :class:`~desched.yamlsrc.YamlError` when the file is not YAML."""
     result = Extraction()
-    for doc in load_all(text) if documents is None else documents:
-        _visit(file, text, doc, result)
+    for location in locate_policies(load_all(text) if documents is None else documents):
+        node = location.node
+        if location.shape == "configmap":
+            found = [_configmap_policies(file, text, node, key, result) for key in location.keys]
+            if not any(found):
+                result.others.append(node)
+        elif location.shape == "helm":
+            result.policies.append(_helm_doc(file, node))
+        elif location.shape == "kubedescheduler":
+            label = _object_name(node, KUBEDESCHEDULER)
+            result.policies.append(
+                PolicyDoc(file, node, node.get("apiVersion"), KUBEDESCHEDULER, "kubedescheduler", label, node)
+            )
+        elif location.shape == "policy":
+            label = _object_name(node, "DeschedulerPolicy")
+            result.policies.append(
+                PolicyDoc(file, node, node.get("apiVersion"), node.get("kind"), "policy", label, node)
+            )
+        else:
+            result.others.append(node)
     return result
-
-
-def _visit(file: str, text: str, doc: Any, result: Extraction) -> None:
-    if not isinstance(doc, YMap):
-        if doc is not None:
-            result.others.append(doc)
-        return
-    kind = doc.get("kind")
-    if kind == "List" and isinstance(doc.get("items"), YSeq):
-        for item in doc["items"]:
-            _visit(file, text, item, result)
-        return
-    if _HELM_KEY in doc and "apiVersion" not in doc and isinstance(doc[_HELM_KEY], YMap):
-        result.policies.append(_helm_doc(file, doc))
-        return
-    if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
-        found = _configmap_docs(file, text, doc, result)
-        if not found:
-            result.others.append(doc)
-        return
-    if kind == KUBEDESCHEDULER:
-        label = _object_name(doc, KUBEDESCHEDULER)
-        result.policies.append(PolicyDoc(file, doc, doc.get("apiVersion"), kind, "kubedescheduler", label, doc))
-        return
-    if looks_like_policy(doc):
-        label = _object_name(doc, "DeschedulerPolicy")
-        result.policies.append(PolicyDoc(file, doc, doc.get("apiVersion"), doc.get("kind"), "policy", label, doc))
-        return
-    result.others.append(doc)
 
 
 def _helm_doc(file: str, values: YMap) -> PolicyDoc:
     image = values.get("image")
     hint = image.get("tag") if isinstance(image, dict) else None
-    policy = values[_HELM_KEY]
+    policy = values[HELM_POLICY_KEY]
     # Charts before v0.30 defaulted deschedulerPolicyAPIVersion to v1alpha1, later ones to v1alpha2.
     default = f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"
     return PolicyDoc(
         file,
         policy,
-        values.get(_HELM_VERSION_KEY, default),
+        values.get(HELM_VERSION_KEY, default),
         "DeschedulerPolicy",
         "helm",
         "Helm values deschedulerPolicy",
@@ -245,50 +302,37 @@ def _helm_doc(file: str, values: YMap) -> PolicyDoc:
     )
 
 
-def _configmap_docs(file: str, text: str, cm: YMap, result: Extraction) -> bool:
+def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extraction) -> bool:
+    """Read the policies of one ConfigMap data key; True when it held one, or should have and does not parse."""
     data: YMap = cm["data"]
-    label = _object_name(cm, "ConfigMap")
+    owner = _object_name(cm, "ConfigMap")
+    label = f"{owner} (key {key})"
+    value = data[key]
+    line, column = data.value_pos[key]
+    offsets = _block_offsets(text, line, column) if data.styles.get(key, "") == "|" else None
+    try:
+        docs = load_all(value)
+    except YamlError as exc:
+        at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
+        result.errors.append(EmbeddedError(file, label, exc.message, *at))
+        return True
     found = False
-    for key, value in data.items():
-        if not isinstance(value, str):
+    for location in locate_policies(docs, raw_only=True):
+        inner = location.node
+        if location.shape != "policy":
+            if key == CONFIGMAP_POLICY_KEY and not isinstance(inner, dict):
+                result.errors.append(EmbeddedError(file, label, "policy is not a YAML mapping", line, column))
+                found = True
             continue
-        meant = key == "policy.yaml" or "DeschedulerPolicy" in value or f"{POLICY_GROUP}/v1alpha" in value
-        if not meant:
-            continue
-        line, column = data.value_pos[key]
-        style = data.styles.get(key, "")
-        offsets = _block_offsets(text, line, column) if style == "|" else None
-        try:
-            docs = load_all(value)
-        except YamlError as exc:
-            at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
-            result.errors.append(EmbeddedError(file, f"{label} (key {key})", exc.message, *at))
-            found = True
-            continue
-        for inner in docs:
-            if not looks_like_policy(inner):
-                if key == "policy.yaml" and not isinstance(inner, dict):
-                    result.errors.append(
-                        EmbeddedError(file, f"{label} (key {key})", "policy is not a YAML mapping", line, column)
-                    )
-                    found = True
-                continue
-            found = True
-            policy = PolicyDoc(
-                file,
-                inner,
-                inner.get("apiVersion"),
-                inner.get("kind"),
-                "configmap",
-                label,
-                inner,
-                extra={"data_key": key},
-            )
-            if offsets:
-                policy.line_offset, policy.column_offset = offsets
-            else:
-                policy.fixed = (line, column)
-            result.policies.append(policy)
+        found = True
+        policy = PolicyDoc(
+            file, inner, inner.get("apiVersion"), inner.get("kind"), "configmap", owner, inner, extra={"data_key": key}
+        )
+        if offsets:
+            policy.line_offset, policy.column_offset = offsets
+        else:
+            policy.fixed = (line, column)
+        result.policies.append(policy)
     return found
 
 

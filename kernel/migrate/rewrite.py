@@ -1,8 +1,9 @@
 """Rewrite a file so that every ``descheduler/v1alpha1`` policy in it becomes ``descheduler/v1alpha2``, and nothing else
 changes.
 
-Policies are found the way :mod:`desched.documents` finds them: raw documents (also ``kind: List`` items), any
-ConfigMap ``data`` key holding a policy, and Helm values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``).
+Policies are found by the policy locator (:func:`desched.documents.locate_policies`), as lint finds them: raw
+documents (also ``kind: List`` items), any ConfigMap ``data`` key holding a policy, and Helm values
+(``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``).
 Each is converted by :func:`desched.migrate.convert.convert` (strict: what upstream refuses is an error and the file is
 left as it is).
 
@@ -33,7 +34,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
-from desched.documents import POLICY_GROUP, looks_like_policy
+from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, locate_policies
 from desched.migrate._emit import (
     Comments,
     Copy,
@@ -48,15 +49,13 @@ from desched.migrate._emit import (
 from desched.migrate._splice import Comment, Lines, Tree, collect, compose_all, content_end
 from desched.migrate._verify import matches
 from desched.migrate.convert import V1ALPHA1, V1ALPHA2, ConversionError, Note, convert, is_v1alpha1
-from desched.yamlsrc import YamlError, YMap, YSeq, load_all
+from desched.yamlsrc import YamlError, YMap, load_all
 
 __all__ = ["COMMENT_PREFIX", "Problem", "Result", "migrate_text"]
 
 #: How the notes written into a migrated file begin.
 COMMENT_PREFIX = "# desched migrate: "
 
-_HELM_KEY = "deschedulerPolicy"
-_HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 _KIND = "DeschedulerPolicy"
 _BLOCK_HEADER = re.compile(r"([|>])([1-9]?)([+-]?)([1-9]?)")
 _NODE_FOR: dict[type, type[yaml.Node]] = {dict: yaml.MappingNode, list: yaml.SequenceNode}
@@ -180,8 +179,8 @@ def _version_hint(*hints: Any) -> int:
 
 def _helm_source(values: Mapping[str, Any]) -> dict[str, Any]:
     """The values' policy as the converter reads it: the chart's apiVersion and kind put in front."""
-    policy = values[_HELM_KEY]
-    version = values.get(_HELM_VERSION_KEY)
+    policy = values[HELM_POLICY_KEY]
+    version = values.get(HELM_VERSION_KEY)
     if version is None and "strategies" in policy and "profiles" not in policy:
         version = V1ALPHA1  # charts before v0.30 defaulted to v1alpha1
     source: dict[str, Any] = {"apiVersion": version, "kind": _KIND}
@@ -235,9 +234,7 @@ class _Stream:
             docs = load_all(self.text)
         except YamlError as exc:
             raise _Refused(Problem(exc.message, exc.line, exc.column)) from None
-        candidates: list[_Candidate] = []
-        for index, doc in enumerate(docs):
-            self._find(doc, (index,), candidates)
+        candidates = self._candidates(docs)
         if not candidates:
             return self.text, []
         inner_results: dict[Path, tuple[str, list[tuple[Note, int]]]] = {}
@@ -290,28 +287,21 @@ class _Stream:
 
     # --- finding ----------------------------------------------------------------------------------------------------
 
-    def _find(self, doc: Any, path: Path, out: list[_Candidate]) -> None:
-        if not isinstance(doc, YMap):
-            return
-        if not self.inner:
-            kind = doc.get("kind")
-            if kind == "List" and isinstance(doc.get("items"), YSeq):
-                for index, item in enumerate(doc["items"]):
-                    self._find(item, (*path, "items", index), out)
-                return
-            if _HELM_KEY in doc and "apiVersion" not in doc and isinstance(doc[_HELM_KEY], YMap):
-                if is_v1alpha1(_helm_source(doc)):
-                    out.append(_Candidate("helm", path, doc))
-                return
-            if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
-                for key, value in doc["data"].items():
-                    if not isinstance(value, str):
-                        continue
-                    if key == "policy.yaml" or _KIND in value or f"{POLICY_GROUP}/v1alpha" in value:
-                        out.append(_Candidate("configmap", (*path, "data", key), doc["data"], key))
-                return
-        if looks_like_policy(doc) and is_v1alpha1(doc):
-            out.append(_Candidate("policy", path, doc))
+    def _candidates(self, docs: list[Any]) -> list[_Candidate]:
+        """The v1alpha1 policies the policy locator finds in the stream (and every ConfigMap key meant to hold one:
+        its text is migrated as a stream of its own)."""
+        found: list[_Candidate] = []
+        for location in locate_policies(docs, raw_only=self.inner):
+            node = location.node
+            if location.shape == "helm" and is_v1alpha1(_helm_source(node)):
+                found.append(_Candidate("helm", location.path, node))
+            elif location.shape == "configmap":
+                found.extend(
+                    _Candidate("configmap", (*location.path, "data", key), node["data"], key) for key in location.keys
+                )
+            elif location.shape == "policy" and is_v1alpha1(node):
+                found.append(_Candidate("policy", location.path, node))
+        return found
 
     def _inner(self, candidate: _Candidate) -> tuple[str, list[tuple[Note, int]]]:
         assert candidate.key is not None
@@ -369,14 +359,14 @@ class _Stream:
             target = self.options.target or _version_hint(tag, self.options.chart_version)
             conversion = self._convert(source, target, nodes, candidate)
             out = {key: value for key, value in conversion.policy.items() if key not in ("apiVersion", "kind")}
-            _, policy_node = _child(node, _HELM_KEY)
+            _, policy_node = _child(node, HELM_POLICY_KEY)
             tree = Tree(policy_node)
             own = self._style(policy_node, document, lines)
-            rewrite = _PolicyRewrite(lines, tree, policy_node, values[_HELM_KEY], out, conversion.origins, own)
+            rewrite = _PolicyRewrite(lines, tree, policy_node, values[HELM_POLICY_KEY], out, conversion.origins, own)
             edits.extend(rewrite.edits(conversion.notes, careful))
             edits.append(self._helm_version(lines, node))
-            subs[(*candidate.path, _HELM_KEY)] = out
-            subs[(*candidate.path, _HELM_VERSION_KEY)] = V1ALPHA2
+            subs[(*candidate.path, HELM_POLICY_KEY)] = out
+            subs[(*candidate.path, HELM_VERSION_KEY)] = V1ALPHA2
             for note in conversion.notes:
                 notes.append((note, self._helm_line(node, tree, note.path)))
             return
@@ -412,11 +402,11 @@ class _Stream:
             path = tuple(exc.path)
             if candidate.shape == "helm":
                 if path[:1] == ("apiVersion",):
-                    full: Path = (*candidate.path, _HELM_VERSION_KEY)
+                    full: Path = (*candidate.path, HELM_VERSION_KEY)
                 elif path[:1] == ("kind",):
-                    full = (*candidate.path, _HELM_KEY)
+                    full = (*candidate.path, HELM_POLICY_KEY)
                 else:
-                    full = (*candidate.path, _HELM_KEY, *path)
+                    full = (*candidate.path, HELM_POLICY_KEY, *path)
             else:
                 full = (*candidate.path, *path)
             line, column = self._position(nodes, full)
@@ -453,15 +443,15 @@ class _Stream:
 
     def _helm_line(self, values: Any, tree: Tree, path: Path) -> int:
         if path[:1] in (("apiVersion",), ("kind",)) or not path:
-            key, _ = _child(values, _HELM_VERSION_KEY if path[:1] == ("apiVersion",) else _HELM_KEY)
-            key = key or _child(values, _HELM_KEY)[0]
+            key, _ = _child(values, HELM_VERSION_KEY if path[:1] == ("apiVersion",) else HELM_POLICY_KEY)
+            key = key or _child(values, HELM_POLICY_KEY)[0]
             return int(key.start_mark.line) + 1
         position = tree.key_position(path)
         return position[0] + 1 if position else values.start_mark.line + 1
 
     def _helm_version(self, lines: Lines, values: Any) -> _Edit:
         """Set ``deschedulerPolicyAPIVersion`` (same quoting), or add it right after ``deschedulerPolicy``."""
-        _, value = _child(values, _HELM_VERSION_KEY)
+        _, value = _child(values, HELM_VERSION_KEY)
         if value is not None and isinstance(value, yaml.ScalarNode) and value.start_mark.line == value.end_mark.line:
             line = value.start_mark.line
             text = lines.lines[line]
@@ -469,12 +459,12 @@ class _Stream:
             return _Edit(line, line + 1, [text[: value.start_mark.column] + written + text[value.end_mark.column :]])
         if value is not None:
             raise _Unsafe("deschedulerPolicyAPIVersion is not a one-line scalar")
-        policy_key, _ = _child(values, _HELM_KEY)
+        policy_key, _ = _child(values, HELM_POLICY_KEY)
         regions = _regions(lines, Tree(values), values)
         region = next(region for region in regions if region.key == policy_key)
         pad = lines.lines[policy_key.start_mark.line][: policy_key.start_mark.column]
         pad = " " * len(pad)
-        return _Edit(region.last + 1, region.last + 1, [f"{pad}{_HELM_VERSION_KEY}: {V1ALPHA2}"])
+        return _Edit(region.last + 1, region.last + 1, [f"{pad}{HELM_VERSION_KEY}: {V1ALPHA2}"])
 
     def _verified(self, new: str, nodes: list[Any], subs: dict[Path, Any]) -> bool:
         try:
