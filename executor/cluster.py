@@ -3,9 +3,10 @@
 Contract: :meth:`Cluster.from_objects` builds it from decoded objects (a snapshot's ``kind: List`` items, or what the
 live driver listed), keeping the listing order of nodes and of each node's pods (upstream iterates informer order,
 which the tests treat as unspecified). Pods without ``metadata.uid`` get ``<namespace>/<name>`` as their UID.
-Listing primitives follow upstream (semantics §2): :meth:`Cluster.pods_on_node` (every phase) and
-:meth:`Cluster.active_pods_on_node` (not Succeeded/Failed); pods without ``spec.nodeName`` are never listed.
-:meth:`Cluster.remove` makes an evicted pod disappear for the rest of the cycle, as upstream's dry-run sandbox does.
+Listing primitives follow upstream (docs/executor-semantics.md#2-which-pods-each-plugin-looks-at):
+:meth:`Cluster.pods_on_node` (every phase) and :meth:`Cluster.active_pods_on_node` (not Succeeded/Failed); pods without
+``spec.nodeName`` are never listed. :meth:`Cluster.remove` makes an evicted pod disappear for the rest of the cycle, as
+upstream's dry-run sandbox does.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class Cluster:
             self.pvcs[key(obj)] = obj
         elif kind == "PodDisruptionBudget":
             selector = (obj.get("spec") or {}).get("selector")
-            # policy/v1: an empty selector selects every pod of the namespace; nil selects none (semantics §3.2, 11).
+            # policy/v1: an empty selector selects every pod of the namespace; nil selects none
+            # (docs/executor-semantics.md#32-filter, 11).
             # policy/v1beta1 (served alone by old API servers): an empty selector selects none.
             compiled = compile_selector(selector, nil_matches=False)
             if compiled.kind == "empty" and obj.get("apiVersion") == "policy/v1beta1":

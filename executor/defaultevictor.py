@@ -1,4 +1,4 @@
-"""DefaultEvictor: the Filter and PreEvictionFilter every profile applies (semantics §3).
+"""DefaultEvictor: the Filter and PreEvictionFilter every profile applies (docs/executor-semantics.md#3-defaultevictor).
 
 Contract: :meth:`DefaultEvictor.filter_failure` returns ``None`` when the pod passes ``Filter`` and otherwise the
 reason of the first failing check, in upstream's order and with upstream's wording (upstream evaluates every check

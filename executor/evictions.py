@@ -1,4 +1,5 @@
-"""The PodEvictor: per-cycle limits, the eviction call, and the record of what happened (semantics §5).
+"""The PodEvictor: per-cycle limits, the eviction call, and the record of what happened
+(docs/executor-semantics.md#5-evicting).
 
 Contract: :meth:`PodEvictor.evict` checks the limits in upstream's order (total, node, namespace), then asks the
 backend to evict. A limit refusal returns the matching :class:`Outcome` and counts only in :attr:`PodEvictor.refusals`.

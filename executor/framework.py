@@ -1,4 +1,4 @@
-"""Profiles, extension points and the descheduling cycle (semantics §1), over one
+"""Profiles, extension points and the descheduling cycle (docs/executor-semantics.md#1-the-descheduling-cycle), over one
 :class:`~desched.executor.cluster.Cluster`.
 
 Contract:

@@ -1,4 +1,5 @@
-"""Prometheus metrics with upstream's names (semantics §9), in the text exposition format, and a server for them.
+"""Prometheus metrics with upstream's names (docs/executor-semantics.md#9-metrics), in the text exposition format, and a
+server for them.
 
 Contract: :class:`ExecutorMetrics` holds ``descheduler_pods_evicted_total`` (and the deprecated
 ``descheduler_pods_evicted``) with labels ``result, strategy, profile, namespace, node``, the loop and strategy duration

@@ -1,4 +1,5 @@
-"""Node helpers of the executor: readiness, taints, node affinity and NodeFit (semantics §1.2, §4, §7.4).
+"""Node helpers of the executor: readiness, taints, node affinity and NodeFit (docs/executor-semantics.md#12-one-cycle,
+docs/executor-semantics.md#4-node-fit, docs/executor-semantics.md#74-taints-tolerations-and-selectors).
 
 Nodes, pods, taints and tolerations are decoded JSON objects; absent and ``null`` fields read as Go's zero values.
 Nothing here modifies its arguments. Resource amounts are in :func:`desched.executor.quantity.resource_value` units.
@@ -119,7 +120,7 @@ def node_requested(pods_on_node: Iterable[Json]) -> dict[str, int]:
     return total
 
 
-# --- taints and tolerations (§7.4) ----------------------------------------------------------------------------------
+# --- taints and tolerations (docs/executor-semantics.md#74-taints-tolerations-and-selectors) --------------------------
 
 
 def tolerates(toleration: Json, taint: Json) -> bool:
@@ -427,7 +428,7 @@ def best_preferred_weight(pod: Json, nodes: Iterable[Json]) -> int:
     return max((preferred_weight(pod, node) for node in nodes), default=0)
 
 
-# --- NodeFit (§4) ---------------------------------------------------------------------------------------------------
+# --- NodeFit (docs/executor-semantics.md#4-node-fit) ------------------------------------------------------------------
 
 _AntiTerm = tuple[frozenset[str], Selector, str]
 

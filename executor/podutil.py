@@ -1,4 +1,6 @@
-"""Pod helpers of the executor: effective requests, QoS class, the pod predicates and sorts (semantics §3.2, §7.1-§7.3).
+"""Pod helpers of the executor: effective requests, QoS class, the pod predicates and sorts
+(docs/executor-semantics.md#32-filter,
+docs/executor-semantics.md#71-effective-requests to docs/executor-semantics.md#73-sorting-by-priority).
 
 Pods are decoded JSON objects (``kubectl get -o json``); absent and ``null`` fields read as Go's zero values. No
 function modifies a pod. Resource amounts are in :func:`desched.executor.quantity.resource_value` units (millicores for
@@ -68,7 +70,7 @@ def _annotations(pod: Json) -> Json:
     return _metadata(pod).get("annotations") or _EMPTY
 
 
-# --- requests (§7.1) ----------------------------------------------------------------------------------------------
+# --- requests (docs/executor-semantics.md#71-effective-requests) ------------------------------------------------------
 
 
 def _nano(value: Any) -> int:
@@ -131,7 +133,8 @@ def _requests_nano(pod: Json) -> dict[str, int]:
 
 
 def pod_requests(pod: Json) -> dict[str, int]:
-    """Effective requests of ``pod`` per resource (``PodRequests`` without status, semantics §7.1).
+    """Effective requests of ``pod`` per resource (``PodRequests`` without status,
+    docs/executor-semantics.md#71-effective-requests).
 
     Containers are summed; each restartable init container (``restartPolicy: Always``) adds to the sum and to a
     running sidecar total, each other init container competes as ``its requests + sidecars so far``; the result is the
@@ -148,7 +151,7 @@ def pod_requests(pod: Json) -> dict[str, int]:
     return result
 
 
-# --- QoS (§7.2) ---------------------------------------------------------------------------------------------------
+# --- QoS (docs/executor-semantics.md#72-qos-class) --------------------------------------------------------------------
 
 
 def qos_class(pod: Json) -> str:
@@ -297,7 +300,7 @@ def start_time(pod: Json) -> datetime | None:
     return _time((pod.get("status") or _EMPTY).get("startTime"))
 
 
-# --- sorts (§7.3) -------------------------------------------------------------------------------------------------
+# --- sorts (docs/executor-semantics.md#73-sorting-by-priority) --------------------------------------------------------
 
 
 def _priority_key(pod: Json) -> tuple[bool, int, int, bool]:

@@ -14,7 +14,8 @@ Contract:
 * :func:`milli_value` / :func:`int_value` are ``Quantity.MilliValue()`` / ``Quantity.Value()``: the ceiling of q*1000 /
   q. Below zero the magnitude is rounded up instead (``-1.5`` gives ``-2``), as Go's int64 representation does;
   Kubernetes never stores negative requests or capacities. :func:`resource_value` is the unit every executor
-  comparison uses (semantics §7.1): millicores for ``cpu``, whole units for anything else.
+  comparison uses (docs/executor-semantics.md#71-effective-requests): millicores for ``cpu``, whole units for anything
+  else.
 
 Parsed strings are cached (the cluster holds few distinct quantity strings), so repeated calls are dictionary lookups.
 """

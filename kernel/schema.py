@@ -8,8 +8,9 @@ and every value may be ``null`` (JSON null decodes to Go's zero value), written 
 ``"type": [<kind>, "null"]``. Plugin args are checked per ``pluginConfig[].name`` with ``allOf``/``if``/``then``.
 
 With ``semantic=True`` (what is published) the schema also carries the small vocabularies and ranges that upstream
-validators check (reference §4): plugin and strategy names, PodLifeTime states for the release, and so on. With
-``semantic=False`` it is purely structural, which is what the tests compare with the structural checker.
+validators check (docs/policy-api.md#4-the-plugins): plugin and strategy names, PodLifeTime states for the release,
+and so on. With ``semantic=False`` it is purely structural, which is what the tests compare with the structural
+checker.
 
 ``python -m desched.schema --out schemas`` writes every published file; ``--check`` only compares. Output is
 deterministic (``json.dumps(indent=2, sort_keys=True)`` plus a newline, ASCII only). Nothing here imports
@@ -59,9 +60,13 @@ JSON = dict[str, Any]
 
 # --- vocabularies that upstream validators check: the same lists the validators use (desched.validation.vocab) ------
 
-_NO_EVICTION_POLICIES = ("", *vocab.NO_EVICTION_POLICIES)  # §4.2 rule 2: "" is the default
-_SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # §3.3: a resolved priority threshold above this fails the load
-_PERCENT: JSON = {"minimum": 0, "maximum": 100}  # §4.1 ResourceThresholds
+_NO_EVICTION_POLICIES = (
+    "",
+    *vocab.NO_EVICTION_POLICIES,
+)  # docs/policy-api.md#42-defaultevictor rule 2: "" is the default
+# docs/policy-api.md#42-defaultevictor: a resolved priority threshold above this fails the load
+_SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+_PERCENT: JSON = {"minimum": 0, "maximum": 100}  # docs/policy-api.md#41-shared-argument-types ResourceThresholds
 
 
 def _enum(values: Iterable[str]) -> list[str | None]:
@@ -127,7 +132,7 @@ def _item(type_: Type) -> Type:
 
 # The pluginConfig entry type: its args are checked per plugin name.
 _PLUGIN_CONFIG = _item(_item(POLICY_V1ALPHA2.fields["profiles"].type).fields["pluginConfig"].type)
-# v1alpha1 strategy names are the plugin names without the evictor (reference §6.2).
+# v1alpha1 strategy names are the plugin names without the evictor (docs/policy-api.md#62-strategy-entries).
 _STRATEGIES = tuple(name for name in REGISTRY if name != "DefaultEvictor")
 
 
@@ -223,7 +228,8 @@ class _Builder:
         return schema
 
     def plugin_config(self, schema: JSON) -> None:
-        """Plugin args are decoded strictly into the args type of the entry's plugin (reference §1.3)."""
+        """Plugin args are decoded strictly into the args type of the entry's plugin
+        (docs/policy-api.md#13-decoding-strictness)."""
         if self.semantic:
             schema["properties"]["name"]["enum"] = _enum(REGISTRY)
         schema["allOf"] = [

@@ -1,7 +1,7 @@
 """Descheduler release versions as the linter understands them.
 
 Versions are ``v0.NN`` releases; internally a release is its minor number (``36`` for v0.36). The policy API
-v1alpha2 exists from v0.27 on, v1alpha1 was removed in v0.31 (reference §8.1).
+v1alpha2 exists from v0.27 on, v1alpha1 was removed in v0.31 (docs/policy-api.md#81-api-versions).
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
-"""What LowNodeUtilization and HighNodeUtilization share: usage, percentages, budgets, the eviction loop (§8.1, §8.2).
+"""What LowNodeUtilization and HighNodeUtilization share: usage, percentages, budgets, the eviction loop
+(docs/executor-semantics.md#81-lownodeutilization, docs/executor-semantics.md#82-highnodeutilization).
 
 Contract:
-* Usage comes from pod requests only (semantics §7.1): :func:`snapshot` sums the effective requests of every
-  non-terminal pod of each node, evictable or not, for the tracked resources (the threshold keys plus cpu, memory and
-  pods); ``pods`` is the pod count. Units are the comparison units of :mod:`desched.executor.podutil` (cpu in
-  millicores).
-  ``metricsUtilization`` (metrics-server or Prometheus) is refused by :func:`reject_metrics_utilization`.
+* Usage comes from pod requests only (docs/executor-semantics.md#71-effective-requests): :func:`snapshot` sums the
+  effective requests of every non-terminal pod of each node, evictable or not, for the tracked resources (the threshold
+  keys plus cpu, memory and pods); ``pods`` is the pod count. Units are the comparison units of
+  :mod:`desched.executor.podutil` (cpu in millicores). ``metricsUtilization`` (metrics-server or Prometheus) is refused
+  by :func:`reject_metrics_utilization`.
 * :func:`percentages`, :func:`deviation_thresholds`, :func:`below`, :func:`above`, :func:`cap_to_threshold` and
   :func:`usage_score` reproduce upstream's float arithmetic, inclusive/strict comparisons and int64 truncation.
 * :func:`evict_from_sources` is upstream's ``evictPodsFromSourceNodes``: a shared pool of room on the destinations,
   sources in the given order, Filter-passing pods sorted by priority, the taint check against the destinations
   (``PodToleratesTaints``, quirks included), ``evictableNamespaces.exclude`` plus PreEvictionFilter, the optional
-  per-plugin per-source-node cap, and the §5.2 reactions to limit errors.
+  per-plugin per-source-node cap, and the docs/executor-semantics.md#52-how-plugins-react reactions to limit errors.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def node_capacity(node: Json) -> dict[str, int]:
 
 @dataclass
 class NodeUsage:
-    """One node of the snapshot; ``usage`` goes down as pods leave it, ``budget`` is its cap (§8.1 step 6)."""
+    """One node of the snapshot; ``usage`` goes down as pods leave it, ``budget`` is its cap
+    (docs/executor-semantics.md#81-lownodeutilization step 6)."""
 
     node: Json
     name: str

@@ -1,4 +1,4 @@
-"""RemoveFailedPods (Deschedule, semantics §8.10): evict pods in phase Failed.
+"""RemoveFailedPods (Deschedule, docs/executor-semantics.md#810-removefailedpods): evict pods in phase Failed.
 
 Contract: node by node, every pod bound to the node with ``status.phase == Failed`` is a candidate when it passes the
 plugin's namespace and label filters, the profile's ``Filter``, the criteria below and ``PreEvictionFilter`` (see

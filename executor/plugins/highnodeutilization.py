@@ -1,4 +1,5 @@
-"""HighNodeUtilization: empty underutilized nodes into the other schedulable nodes (semantics §8.2).
+"""HighNodeUtilization: empty underutilized nodes into the other schedulable nodes
+(docs/executor-semantics.md#82-highnodeutilization).
 
 Contract: usage from pod requests. A node is underutilized (a source, cordoned or not) when every threshold resource is
 at or under ``thresholds``; every other schedulable node is a destination. Nothing happens without underutilized

@@ -1,13 +1,15 @@
-"""RemovePodsViolatingInterPodAntiAffinity (semantics §8.6): evict pods whose own required anti-affinity is violated.
+"""RemovePodsViolatingInterPodAntiAffinity (docs/executor-semantics.md#86-removepodsviolatinginterpodantiaffinity):
+evict pods whose own required anti-affinity is violated.
 
 Contract: the *listing* is every non-terminal pod on the cycle's nodes that passes the namespace/label filters,
 evictable or not. Node by node, the node's listed pods are sorted by priority, then QoS, then the prefer-no-eviction
-annotation (§7.3). A pod conflicts when one of its own required anti-affinity terms (namespaces: ``term.namespaces``,
-else the pod's own; ``namespaceSelector`` ignored; a nil selector matches nothing) matches a listed pod of another name
-that sits on the same node, or on a node carrying the term's ``topologyKey`` label with the same value. An invalid
-selector ends the check of that pod with "no conflict". A conflicting pod passing ``Filter`` and ``PreEvictionFilter``
-is evicted; once evicted it leaves the listing, so pods that conflicted only with it are spared. A node limit moves on
-to the next node, a total limit ends the plugin, any other refusal moves on to the next pod (which stays listed).
+annotation (docs/executor-semantics.md#73-sorting-by-priority). A pod conflicts when one of its own required
+anti-affinity terms (namespaces: ``term.namespaces``, else the pod's own; ``namespaceSelector`` ignored; a nil selector
+matches nothing) matches a listed pod of another name that sits on the same node, or on a node carrying the term's
+``topologyKey`` label with the same value. An invalid selector ends the check of that pod with "no conflict". A
+conflicting pod passing ``Filter`` and ``PreEvictionFilter`` is evicted; once evicted it leaves the listing, so pods
+that conflicted only with it are spared. A node limit moves on to the next node, a total limit ends the plugin, any
+other refusal moves on to the next pod (which stays listed).
 """
 
 from __future__ import annotations

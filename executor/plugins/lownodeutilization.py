@@ -1,4 +1,5 @@
-"""LowNodeUtilization: move pods from overutilized nodes while underutilized nodes have room (semantics §8.1).
+"""LowNodeUtilization: move pods from overutilized nodes while underutilized nodes have room
+(docs/executor-semantics.md#81-lownodeutilization).
 
 Contract: usage from pod requests; with ``metricsUtilization`` set, ``balance`` raises (the cycle records the
 error). A node is underutilized when it is schedulable and every threshold resource is at or under ``thresholds``

@@ -1,4 +1,5 @@
-"""RemovePodsViolatingNodeAffinity (semantics §8.4): evict pods whose node affinity their node no longer satisfies.
+"""RemovePodsViolatingNodeAffinity (docs/executor-semantics.md#84-removepodsviolatingnodeaffinity): evict pods whose
+node affinity their node no longer satisfies.
 
 Contract: for each entry of ``nodeAffinityType`` in order (unknown entries are ignored), then each node, the node's
 non-terminal pods passing the namespace/label filters, ``Filter`` and ``PreEvictionFilter`` are listed when they

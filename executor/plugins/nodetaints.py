@@ -1,4 +1,5 @@
-"""RemovePodsViolatingNodeTaints (semantics §8.5): evict pods that do not tolerate a counted taint of their node.
+"""RemovePodsViolatingNodeTaints (docs/executor-semantics.md#85-removepodsviolatingnodetaints): evict pods that do not
+tolerate a counted taint of their node.
 
 Contract: a taint counts when its effect is ``NoSchedule`` (or ``PreferNoSchedule`` with ``includePreferNoSchedule``;
 ``NoExecute`` never counts), it is not named by ``excludedTaints`` and, when ``includedTaints`` is given, it is named

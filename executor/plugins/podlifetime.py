@@ -1,4 +1,5 @@
-"""PodLifeTime (Deschedule, semantics §8.9): evict pods past an age, or in given states, conditions or exit codes.
+"""PodLifeTime (Deschedule, docs/executor-semantics.md#89-podlifetime): evict pods past an age, or in given states,
+conditions or exit codes.
 
 Contract: every pod of every node, whatever its phase, is a candidate when it passes the plugin's namespace and label
 filters, the profile's ``Filter``, every configured criterion (``maxPodLifeTimeSeconds``: age from creationTimestamp

@@ -1,4 +1,5 @@
-"""RemoveDuplicates (Balance, semantics §8.3): spread the duplicates of one owner evenly over the nodes they may use.
+"""RemoveDuplicates (Balance, docs/executor-semantics.md#83-removeduplicates): spread the duplicates of one owner evenly
+over the nodes they may use.
 
 Contract:
 * Listed pods are each node's non-terminal pods passing the namespace filter, ``Filter`` and ``PreEvictionFilter``;

@@ -1,4 +1,5 @@
-"""RemovePodsHavingTooManyRestarts (Deschedule, semantics §8.8): evict pods whose containers restarted too often.
+"""RemovePodsHavingTooManyRestarts (Deschedule, docs/executor-semantics.md#88-removepodshavingtoomanyrestarts): evict
+pods whose containers restarted too often.
 
 Contract: node by node, every pod bound to the node, whatever its phase, is a candidate when it passes the plugin's
 namespace and label filters, the profile's ``Filter``, the restart threshold (``Σ containerStatuses[].restartCount``,

@@ -1,4 +1,5 @@
-"""RemovePodsViolatingTopologySpreadConstraint (Balance, semantics §8.7): even out topology domains whose skew is
+"""RemovePodsViolatingTopologySpreadConstraint (Balance,
+docs/executor-semantics.md#87-removepodsviolatingtopologyspreadconstraint): even out topology domains whose skew is
 above ``maxSkew``.
 
 Contract:

@@ -1,9 +1,9 @@
 """Read a v1alpha1 document the way upstream's decoder does, into clean plain data.
 
-Upstream decodes v1alpha1 non-strictly (reference §6): unknown or miscased keys are dropped, ``null`` leaves the zero
-value (absent), and a value of the wrong JSON type fails the whole decode. :class:`Decoder` walks the document along
-the v1alpha1 type in ``desched.policy.spec`` and returns the same tree with only known, well-typed fields, keeping the
-original mapping keys (so that paths into the source stay exact). In strict mode a type error raises
+Upstream decodes v1alpha1 non-strictly (docs/policy-api.md#6-v1alpha1): unknown or miscased keys are dropped, ``null``
+leaves the zero value (absent), and a value of the wrong JSON type fails the whole decode. :class:`Decoder` walks the
+document along the v1alpha1 type in ``desched.policy.spec`` and returns the same tree with only known, well-typed
+fields, keeping the original mapping keys (so that paths into the source stay exact). In strict mode a type error raises
 :class:`~desched.migrate.convert.ConversionError`; otherwise the bad value is read as absent and a ``dropped`` note says
 so. Unknown keys are dropped with a note in both modes, as upstream drops them silently.
 """
@@ -27,7 +27,7 @@ Path = tuple[str | int, ...]
 ABSENT: Final = object()
 
 # Master briefly gave v1alpha1 a total limit; no release read it, but policies written against the docs may carry it,
-# and the default mode carries it over (reference §6.1).
+# and the default mode carries it over (docs/policy-api.md#61-top-level).
 POLICY: Final = POLICY_V1ALPHA1._replace(
     fields=MappingProxyType(
         {

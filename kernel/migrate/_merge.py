@@ -1,10 +1,11 @@
 """Converted profiles, and the optional fold of one-profile-per-strategy output into a single profile.
 
-Why folding is safe (reference §3.4): each cycle runs the Deschedule plugins of every profile, in profile order, and
-then the Balance plugins of every profile, in profile order. The merged profile lists the deschedule plugins in
-profile order and the balance plugins in profile order, so the plugins run in the same sequence; and it is only done
-when every profile's DefaultEvictor args are the same, so every plugin filters pods exactly as before. Eviction limits
-are global, not per profile. What changes is the profile name seen in logs, metrics and the eviction reason.
+Why folding is safe (docs/policy-api.md#34-runtime-order): each cycle runs the Deschedule plugins of every profile, in
+profile order, and then the Balance plugins of every profile, in profile order. The merged profile lists the deschedule
+plugins in profile order and the balance plugins in profile order, so the plugins run in the same sequence; and it is
+only done when every profile's DefaultEvictor args are the same, so every plugin filters pods exactly as before.
+Eviction limits are global, not per profile. What changes is the profile name seen in logs, metrics and the eviction
+reason.
 """
 
 from __future__ import annotations

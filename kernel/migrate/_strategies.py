@@ -1,9 +1,10 @@
 """The mapping table: v1alpha1 strategy params -> v1alpha2 plugin args, as upstream's ``StrategyParamsToPluginArgs``.
 
-One builder per strategy (reference §7.2, read from v0.30.2 ``pkg/api/v1alpha1/strategymigration.go``). Each reads
-the decoded params (``{}`` when the strategy has none) and returns the args upstream builds, recording for every
-output node the source node it comes from. Go zero values that upstream writes (``false``, ``0``, nil slices) are left
-out unless the source wrote them, which is the same policy after decoding. Nothing here adds keys an args type lacks.
+One builder per strategy (docs/policy-api.md#72-mapping, read from v0.30.2 ``pkg/api/v1alpha1/strategymigration.go``).
+Each reads the decoded params (``{}`` when the strategy has none) and returns the args upstream builds, recording for
+every output node the source node it comes from. Go zero values that upstream writes (``false``, ``0``, nil slices) are
+left out unless the source wrote them, which is the same policy after decoding. Nothing here adds keys an args type
+lacks.
 """
 
 from __future__ import annotations
@@ -236,7 +237,7 @@ EXTENSION_POINT: dict[str, str] = {
 
 _COMMON = frozenset({"namespaces", "thresholdPriority", "thresholdPriorityClassName", "nodeFit"})
 
-#: The params keys each strategy reads (reference §6.3); any other non-zero key is lost by the conversion.
+#: The params keys each strategy reads (docs/policy-api.md#63-params); any other non-zero key is lost by the conversion.
 USES: dict[str, frozenset[str]] = {
     name: _COMMON | frozenset(keys)
     for name, keys in {

@@ -1,11 +1,12 @@
 """Convert a ``descheduler/v1alpha1`` policy to ``descheduler/v1alpha2``, as upstream v0.30.2 does, minus its losses.
 
-The algorithm is upstream's ``V1alpha1ToInternal`` (reference §7.1; ``pkg/api/v1alpha1/conversion.go`` and
-``strategymigration.go`` at v0.30.2): one profile per enabled strategy, named ``strategy-<Name>-profile``, holding a
-DefaultEvictor built from the five global evict flags plus the strategy's ``nodeFit`` and priority threshold, and the
-plugin of the same name with args mapped from ``params`` (:mod:`._strategies`), enabled at its extension point.
-``nodeSelector`` and the two per-node/per-namespace limits are copied to the top level. Profiles are sorted by name
-(upstream's order is Go's random map order). Each plugin's args go through v0.30's validator, as upstream's do.
+The algorithm is upstream's ``V1alpha1ToInternal`` (docs/policy-api.md#71-the-algorithm;
+``pkg/api/v1alpha1/conversion.go`` and ``strategymigration.go`` at v0.30.2): one profile per enabled strategy, named
+``strategy-<Name>-profile``, holding a DefaultEvictor built from the five global evict flags plus the strategy's
+``nodeFit`` and priority threshold, and the plugin of the same name with args mapped from ``params``
+(:mod:`._strategies`), enabled at its extension point. ``nodeSelector`` and the two per-node/per-namespace limits are
+copied to the top level. Profiles are sorted by name (upstream's order is Go's random map order). Each plugin's args go
+through v0.30's validator, as upstream's do.
 
 Upstream refuses (``ConversionError`` when ``strict``; the message is upstream's text):
 
@@ -31,7 +32,8 @@ Differences in the default mode (``upstream_compatible=False``), each with a :cl
 * for ``target >= 34`` the five global flags are written as DefaultEvictor ``podProtections`` (``changed``):
   evictLocalStoragePods, evictDaemonSetPods, evictSystemCriticalPods and evictFailedBarePods switch off
   PodsWithLocalStorage, DaemonSetPods, SystemCriticalPods and FailedBarePods (``defaultDisabled``), ignorePvcPods
-  switches on PodsWithPVC (``extraEnabled``); the same protections as the booleans (reference §4.2).
+  switches on PodsWithPVC (``extraEnabled``); the same protections as the booleans
+  (docs/policy-api.md#42-defaultevictor).
 
 In both modes, what the conversion loses is reported with a ``dropped`` note: ``weight``; disabled strategies (and so
 their params); ``labelSelector`` on RemoveDuplicates, LowNodeUtilization and HighNodeUtilization; ``targetThresholds``

@@ -1,4 +1,5 @@
-"""The operator's cluster checks (reference §3.4), against the cluster objects found beside a KubeDescheduler.
+"""The operator's cluster checks (docs/openshift-operator.md#34-cluster-rules), against the cluster objects found beside
+a KubeDescheduler.
 
 Contract: :func:`environment_problems` takes a KubeDescheduler object and the other objects of the same run
 (repository manifests or a ``kubectl get -A -o yaml`` snapshot passed to the linter) and returns the checks the
@@ -70,7 +71,8 @@ def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def environment_problems(kd: Mapping[str, Any], objects: Iterable[Mapping[str, Any]]) -> list[ClusterProblem]:
-    """The §3.4 checks the operator would fail for ``kd`` in the cluster described by ``objects``."""
+    """The docs/openshift-operator.md#34-cluster-rules checks the operator would fail for ``kd`` in the cluster
+    described by ``objects``."""
     spec = kd.get("spec")
     if not isinstance(spec, Mapping):
         return []

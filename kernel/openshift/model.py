@@ -136,7 +136,8 @@ FORBIDDEN = (
     Forbidden("P17", "CompactAndScale", "TopologyAndDuplicates", _COMPACT_TOPOLOGY),
 )
 
-# Which profiles read each profileCustomizations field (reference §1.2); a field no enabled profile reads is ignored.
+# Which profiles read each profileCustomizations field (docs/openshift-operator.md#12-profilecustomizations); a field no
+# enabled profile reads is ignored.
 USED_BY: dict[str, tuple[str, ...]] = {
     "podLifetime": ("LifecycleAndUtilization",),
     "devLowNodeUtilizationThresholds": LNU_FAMILY,

@@ -1,10 +1,11 @@
 """What the Kube Descheduler Operator writes into ConfigMap ``cluster`` key ``policy.yaml`` for a KubeDescheduler.
 
-:func:`render` follows ``manageConfigMap`` and the per-profile builders of the operator (reference §2): profiles
-become descheduler/v1alpha2 profiles in the order listed, the ``EvictPodsWith*`` modifiers change every
-DefaultEvictor but KubeVirt's, namespaces are excluded through the protected list, thresholds come from the presets,
-and eviction limits, the KubeVirt node selector and the Prometheus provider are set at policy level. ``origins``
-maps every path of the output to the path in the CR it came from, so findings on the policy point at the CR.
+:func:`render` follows ``manageConfigMap`` and the per-profile builders of the operator
+(docs/openshift-operator.md#2-from-profiles-to-plugins): profiles become descheduler/v1alpha2 profiles in the order
+listed, the ``EvictPodsWith*`` modifiers change every DefaultEvictor but KubeVirt's, namespaces are excluded through the
+protected list, thresholds come from the presets, and eviction limits, the KubeVirt node selector and the Prometheus
+provider are set at policy level. ``origins`` maps every path of the output to the path in the CR it came from, so
+findings on the policy point at the CR.
 """
 
 from __future__ import annotations
@@ -294,5 +295,5 @@ def _uint(value: int) -> int:
 
 
 def _uint32(value: Any) -> Any:
-    """Negative int32 limits cast to ``uint`` wrap to a huge number (reference §1.1)."""
+    """Negative int32 limits cast to ``uint`` wrap to a huge number (docs/openshift-operator.md#11-top-level-fields)."""
     return value % 2**64 if isinstance(value, int) and value < 0 else value

@@ -1,4 +1,5 @@
-"""DefaultEvictor: ``ValidateDefaultEvictorArgs`` and the checks ``New`` makes at start-up (reference §4.2).
+"""DefaultEvictor: ``ValidateDefaultEvictorArgs`` and the checks ``New`` makes at start-up
+(docs/policy-api.md#42-defaultevictor).
 
 Releases: v0.27 rejects any non-empty ``priorityThreshold.name`` (it forgot to look at ``value``); v0.28-v0.33 reject
 ``value`` and ``name`` together, printing the whole args struct with ``%v``; v0.34 aggregates all errors and adds

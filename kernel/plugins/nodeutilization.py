@@ -1,4 +1,5 @@
-"""Low- and HighNodeUtilization: their validators and LowNodeUtilization's Prometheus constructor check (§4.3, §4.4).
+"""Low- and HighNodeUtilization: their validators and LowNodeUtilization's Prometheus constructor check
+(docs/policy-api.md#43-lownodeutilization, docs/policy-api.md#44-highnodeutilization).
 
 Both validators return **only the first** error, like upstream. Go walks the threshold maps in random order; this port
 walks them in document order, so with several bad resources it names the first one written.

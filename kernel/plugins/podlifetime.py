@@ -1,4 +1,4 @@
-"""PodLifeTime: ``ValidatePodLifeTimeArgs`` per release (reference §4.11).
+"""PodLifeTime: ``ValidatePodLifeTimeArgs`` per release (docs/policy-api.md#411-podlifetime).
 
 * v0.27-v0.33 stop at the first error; v0.34 on aggregate them.
 * Up to v0.35 ``maxPodLifeTimeSeconds`` is required (``MaxPodLifeTimeSeconds not set``, checked first); v0.36 instead

@@ -1,4 +1,5 @@
-"""RemoveDuplicates: ``ValidateRemoveDuplicatesArgs`` (reference §4.5): the namespaces rule only."""
+"""RemoveDuplicates: ``ValidateRemoveDuplicatesArgs`` (docs/policy-api.md#45-removeduplicates): the namespaces rule
+only."""
 
 from __future__ import annotations
 

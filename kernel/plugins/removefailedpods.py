@@ -1,4 +1,5 @@
-"""RemoveFailedPods: ``ValidateRemoveFailedPodsArgs`` (reference §4.12): namespaces and labelSelector rules.
+"""RemoveFailedPods: ``ValidateRemoveFailedPodsArgs`` (docs/policy-api.md#412-removefailedpods): namespaces and
+labelSelector rules.
 
 v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 """

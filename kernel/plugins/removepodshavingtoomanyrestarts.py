@@ -1,4 +1,4 @@
-"""RemovePodsHavingTooManyRestarts: its validator (reference §4.10).
+"""RemovePodsHavingTooManyRestarts: its validator (docs/policy-api.md#410-removepodshavingtoomanyrestarts).
 
 ``states`` exists from v0.28. v0.27-v0.33 stop at the first error and print the allowed states in Go's random set
 order (this port prints them sorted, as v0.34+ does); v0.34 on aggregate all errors.

@@ -1,4 +1,5 @@
-"""RemovePodsViolatingInterPodAntiAffinity: its validator (reference §4.6): namespaces and labelSelector rules.
+"""RemovePodsViolatingInterPodAntiAffinity: its validator
+(docs/policy-api.md#46-removepodsviolatinginterpodantiaffinity): namespaces and labelSelector rules.
 
 v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 """

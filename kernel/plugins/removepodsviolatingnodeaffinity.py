@@ -1,4 +1,4 @@
-"""RemovePodsViolatingNodeAffinity: its validator (reference §4.7).
+"""RemovePodsViolatingNodeAffinity: its validator (docs/policy-api.md#47-removepodsviolatingnodeaffinity).
 
 ``nodeAffinityType`` must be non-empty; its values are not checked upstream (see ``vocab.NODE_AFFINITY_TYPES``).
 v0.27-v0.33 stop at the first error; v0.34 on aggregate them.

@@ -1,4 +1,4 @@
-"""RemovePodsViolatingNodeTaints: its validator (reference §4.8).
+"""RemovePodsViolatingNodeTaints: its validator (docs/policy-api.md#48-removepodsviolatingnodetaints).
 
 ``includedTaints`` exists from v0.30, and with it the rule that forbids both taint lists at once. v0.27-v0.33 stop at
 the first error; v0.34 on aggregate them.

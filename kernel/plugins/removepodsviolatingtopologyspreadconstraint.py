@@ -1,4 +1,5 @@
-"""RemovePodsViolatingTopologySpreadConstraint: its validator (reference §4.9).
+"""RemovePodsViolatingTopologySpreadConstraint: its validator
+(docs/policy-api.md#49-removepodsviolatingtopologyspreadconstraint).
 
 v0.27 checks namespaces and labelSelector and stops at the first error; from v0.28 the errors are aggregated and each
 unknown ``constraints`` value is reported, with the allowed set printed the way Go prints a ``sets.Set`` (a map).

@@ -1,8 +1,8 @@
 """The result type of every validator, upstream's error aggregation, and type-defensive readers for raw args.
 
-Validators receive args exactly as decoded from YAML (reference §1.2: validation runs before defaulting). A field of the
-wrong JSON type is read as if it were absent: the strict decoder would have rejected it already, and another rule
-reports that, so validators must neither raise nor report it twice.
+Validators receive args exactly as decoded from YAML (docs/policy-api.md#12-load-phases: validation runs before
+defaulting). A field of the wrong JSON type is read as if it were absent: the strict decoder would have rejected it
+already, and another rule reports that, so validators must neither raise nor report it twice.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class ArgError(NamedTuple):
 
 
 def aggregate(messages: list[str]) -> str:
-    """Render like ``utilerrors.NewAggregate(errs).Error()`` (reference §1.4).
+    """Render like ``utilerrors.NewAggregate(errs).Error()`` (docs/policy-api.md#14-error-aggregation).
 
     ``[]`` -> ``""``; one message -> itself; several -> ``[a, b]`` with repeated messages dropped (and a single
     surviving message rendered bare, as apimachinery does).

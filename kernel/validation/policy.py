@@ -1,4 +1,5 @@
-"""Policy-level checks outside plugin args (reference §5.1), and upstream's rendering of the whole phase C error.
+"""Policy-level checks outside plugin args (docs/policy-api.md#51-what-upstream-checks), and upstream's rendering of the
+whole phase C error.
 
 ``validate_policy`` mirrors the metrics-provider half of ``validateDeschedulerConfiguration`` (v0.33+; v0.33 also
 demanded an ``https`` Prometheus URL) and the start-up parse of the top-level ``nodeSelector`` (phase E).

@@ -1,4 +1,5 @@
-"""Rules several plugin validators share: the namespaces rule and the labelSelector rule (reference §4.1)."""
+"""Rules several plugin validators share: the namespaces rule and the labelSelector rule
+(docs/policy-api.md#41-shared-argument-types)."""
 
 from __future__ import annotations
 

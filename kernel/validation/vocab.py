@@ -74,7 +74,7 @@ NODE_AFFINITY_TYPES = (
 )
 
 #: Deprecated DefaultEvictor boolean -> the podProtections list and entry that means the same when it is true
-#: (reference §4.2), in upstream's DefaultEvictorArgs literal order.
+#: (docs/policy-api.md#42-defaultevictor), in upstream's DefaultEvictorArgs literal order.
 LEGACY_FLAG_PROTECTIONS: dict[str, tuple[str, str]] = {
     "evictLocalStoragePods": ("defaultDisabled", "PodsWithLocalStorage"),
     "evictDaemonSetPods": ("defaultDisabled", "DaemonSetPods"),

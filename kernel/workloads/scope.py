@@ -4,7 +4,7 @@ Pure and offline. For every workload of an :class:`~desched.workloads.model.Inve
 plugin enabled (at an extension point it implements) in every profile of a v1alpha2 policy, :func:`evaluate` returns
 a :class:`Verdict`. A v1alpha1 policy has no profiles and yields nothing; convert it first.
 
-Checks, in upstream order (reference "executor semantics" §2 and §3):
+Checks, in upstream order (docs/policy-api.md#2-top-level-fields and docs/policy-api.md#3-profiles):
 
 1. DefaultEvictor ``Filter``: the ``descheduler.alpha.kubernetes.io/evict`` template annotation passes it at once;
    else ``noEvictionPolicy: Mandatory`` with the ``prefer-no-eviction`` annotation fails it at once; else every pod

@@ -15,9 +15,10 @@ RUNS_ON = frozenset({DocumentKind.POLICY})
 VALIDATION_CODES = frozenset({"version"})  # the upstream validation errors this rule reports
 SUMMARY = "Field or value not available in the target descheduler release"
 RATIONALE = (
-    "Fields arrive and leave with releases (reference §4.13): `evictionLimits` needs v0.33, `podProtections` "
-    "v0.34, `includeSoftConstraints` left in v0.28. Inside plugin args an unknown field fails strict decoding, so "
-    "a policy written for a newer release crash-loops an older descheduler (upstream issues #1658, #1801, #1411); "
+    "Fields arrive and leave with releases (docs/policy-api.md#413-when-args-appeared): `evictionLimits` needs "
+    "v0.33, `podProtections` v0.34, `includeSoftConstraints` left in v0.28. Inside plugin args an unknown field "
+    "fails strict decoding, so a policy written for a newer release crash-loops an older descheduler (upstream "
+    "issues #1658, #1801, #1411); "
     "outside args it is silently ignored."
 )
 REMEDIATION = "Set --target-version to the release you deploy, and use only what that release supports."

@@ -1,4 +1,5 @@
-"""Builders in the spirit of upstream's test utilities (semantics §11), and a runner for one plugin.
+"""Builders in the spirit of upstream's test utilities (docs/executor-semantics.md#11-porting-upstreams-tests), and a
+runner for one plugin.
 
 ``build_pod(name, cpu_milli, memory, node)`` mirrors ``BuildTestPod``: namespace ``default``, a UID, one container
 whose requests hold ``cpu``/``memory`` when the argument is >= 0, no owner, phase, priority or timestamps.

@@ -1,4 +1,5 @@
-"""DefaultEvictor: upstream's ``defaultevictor_test.go`` tables, plus the rules of semantics §3 and §10 items 3-6.
+"""DefaultEvictor: upstream's ``defaultevictor_test.go`` tables, plus the rules of
+docs/executor-semantics.md#3-defaultevictor and docs/executor-semantics.md#10-pitfalls items 3-6.
 
 Ported functions (cases): TestDefaultEvictorPreEvictionFilter (10), TestDefaultEvictorFilter (46), TestReinitialization
 (1: building a second evictor from the same args and cluster), TestGetEffectivePodProtections_TableDriven (8),
@@ -717,7 +718,7 @@ def test_namespace_label_selector_operations(selector: Json, passing: list[str],
     assert [evictor.pre_eviction_filter(OPERATION_PODS[key]) for key in failing] == [False] * len(failing)
 
 
-# -- beyond upstream's tables: semantics §3 and §10 ------------------------------------------------------------------
+# -- beyond upstream's tables: docs/executor-semantics.md#3-defaultevictor and docs/executor-semantics.md#10-pitfalls
 
 
 def filter_of(args: Json, target: Json, *others: Json) -> bool:

@@ -1,5 +1,6 @@
 """RemoveFailedPods: upstream's ``TestRemoveFailedPods`` table (all 25 cases), plus the min-age, bare-pod, default
-and limit rules of semantics §3.2, §5.2, §8.10 and §10 items 5, 13 and 14.
+and limit rules of docs/executor-semantics.md#32-filter, docs/executor-semantics.md#52-how-plugins-react,
+docs/executor-semantics.md#810-removefailedpods and docs/executor-semantics.md#10-pitfalls items 5, 13 and 14.
 
 Upstream builds the args without defaults (no min age unless a case sets it) and sets ``creationTimestamp`` to
 ``metav1.Now()`` (the fixed ``NOW`` here). Its terminating pod has a zero ``deletionTimestamp`` (non-nil in Go,

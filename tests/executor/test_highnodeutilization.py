@@ -1,9 +1,11 @@
-"""HighNodeUtilization: upstream's tables as data, plus the §8.2 rules they miss.
+"""HighNodeUtilization: upstream's tables as data, plus the docs/executor-semantics.md#82-highnodeutilization rules they
+miss.
 
 Ported from ``pkg/framework/plugins/nodeutilization/highnodeutilization_test.go``: ``TestHighNodeUtilization`` (all
 14 cases, the duplicated "Other node does not have enough Memory" included) and ``TestHighNodeUtilizationWithTaints``
 (all 3 cases). Nothing is skipped. Upstream's fake client keeps evicted pods while our PodEvictor removes them (dry
-run, semantics §11); no count here depends on that. ``among`` lists the pods upstream allows to be evicted.
+run, docs/executor-semantics.md#11-porting-upstreams-tests); no count here depends on that. ``among`` lists the pods
+upstream allows to be evicted.
 """
 
 from __future__ import annotations
@@ -283,7 +285,8 @@ def init_extended_request(target: Json) -> None:
     target["spec"]["initContainers"] = [{"name": "init", "resources": {"requests": {EXTENDED: "0"}}}]
 
 
-# Rules of §8.2 that no upstream case pins down. n1 and n2 are underutilized sources (n2 first: lower score), n3 is
+# Rules of docs/executor-semantics.md#82-highnodeutilization that no upstream case pins down. n1 and n2 are
+# underutilized sources (n2 first: lower score), n3 is
 # the only destination (cpu 50%, extended resource 50%) with room for everything.
 SOURCES = [node(name, 4000, 3000, 10, extended_capacity(10)) for name in ("n1", "n2", "n3")]
 SOURCE_PODS = [

@@ -1,5 +1,6 @@
 """RemovePodsViolatingInterPodAntiAffinity: upstream's ``TestPodAntiAffinity`` (all 12 cases, one of them listed
-twice upstream) as data, plus the behaviour of semantics §8.6 that upstream's table does not reach.
+twice upstream) as data, plus the behaviour of docs/executor-semantics.md#86-removepodsviolatinginterpodantiaffinity
+that upstream's table does not reach.
 
 Upstream asserts counts only; ``among`` lists the pods the evictions must come from. Where the count alone could hide
 a wrong choice (the sort case), ``among`` has exactly ``expected`` names.

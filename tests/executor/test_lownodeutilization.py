@@ -1,4 +1,5 @@
-"""LowNodeUtilization and the shared node-utilization code: upstream's tables as data, plus the §8.1 rules they miss.
+"""LowNodeUtilization and the shared node-utilization code: upstream's tables as data, plus the
+docs/executor-semantics.md#81-lownodeutilization rules they miss.
 
 Ported from ``pkg/framework/plugins/nodeutilization``:
 * ``lownodeutilization_test.go``: ``TestLowNodeUtilization`` (all 17 cases, requests-based run only) and
@@ -13,9 +14,9 @@ Ported from ``pkg/framework/plugins/nodeutilization``:
   and ``TestNormalizeAndClassify`` ("happy path", judged by the plugins' classifiers; "three thresholds" is skipped:
   it exercises the generic three-way classifier helper that neither plugin uses).
 
-Upstream's fake client keeps evicted pods while our PodEvictor removes them (dry run, semantics §11); within one
-LowNodeUtilization run no count depends on that, so every upstream count is kept as is. Upstream asserts counts and,
-in one case, the pods that may be evicted (``among``).
+Upstream's fake client keeps evicted pods while our PodEvictor removes them (dry run,
+docs/executor-semantics.md#11-porting-upstreams-tests); within one LowNodeUtilization run no count depends on that, so
+every upstream count is kept as is. Upstream asserts counts and, in one case, the pods that may be evicted (``among``).
 """
 
 from __future__ import annotations
@@ -511,7 +512,7 @@ def two_sources(
     return Case(name, args, nodes, pods, expected, among=among, limits=limits)
 
 
-# Rules of §8.1 that no upstream case pins down.
+# Rules of docs/executor-semantics.md#81-lownodeutilization that no upstream case pins down.
 OWN_CASES = [
     Case(
         "numberOfNodes at the number of underutilized nodes does nothing",
@@ -547,7 +548,8 @@ OWN_CASES = [
         0,
     ),
     # The destinations' taints count with every effect, and a node with more taints than the pod has tolerations is
-    # rejected unexamined, even when one wildcard toleration would cover them (semantics §7.4).
+    # rejected unexamined, even when one wildcard toleration would cover them
+    # (docs/executor-semantics.md#74-taints-tolerations-and-selectors).
     Case(
         "PreferNoSchedule taints and the count shortcut",
         PODS_ONLY,

@@ -1,5 +1,5 @@
 """RemovePodsViolatingNodeAffinity: upstream's ``TestRemovePodsViolatingNodeAffinity`` (all 22 cases) as data, plus
-the behaviour of semantics §8.4 that upstream's table does not reach.
+the behaviour of docs/executor-semantics.md#84-removepodsviolatingnodeaffinity that upstream's table does not reach.
 
 Upstream asserts counts only; every upstream case that evicts evicts ``podWithNodeAffinity`` (the other two pods have
 no affinity), which ``among`` checks too.
@@ -172,7 +172,8 @@ UPSTREAM = [
         terminating=True,
         limits=Limits(per_namespace=1),
     ),
-    # the preferred variant holds only through the DefaultEvictor's nodeFit (semantics §8.4)
+    # the preferred variant holds only through the DefaultEvictor's nodeFit
+    # (docs/executor-semantics.md#84-removepodsviolatingnodeaffinity)
     *both(
         "Pod is scheduled on node without matching labels, but no node where pod fits is available, should not evict",
         0,

@@ -1,5 +1,6 @@
 """RemovePodsViolatingNodeTaints: upstream's ``TestDeletePodsViolatingNodeTaints`` (all 23 cases) and
-``TestToleratesTaint`` (all 6 cases) as data, plus the quirks of semantics §8.5.
+``TestToleratesTaint`` (all 6 cases) as data, plus the quirks of
+docs/executor-semantics.md#85-removepodsviolatingnodetaints.
 
 Upstream's ``createNoScheduleTaint(key, value, i)`` ignores ``key``/``value``: every taint it builds is
 ``testTaint<i>=test<i>``. So ``withTestingTaint1`` equals ``withTestTaint1`` and ``withBothTaints1`` holds that taint

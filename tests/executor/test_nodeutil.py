@@ -1,4 +1,6 @@
-"""desched.executor.nodeutil: readiness, taints/tolerations, node affinity and NodeFit (semantics §1.2, §4, §7.4).
+"""desched.executor.nodeutil: readiness, taints/tolerations, node affinity and NodeFit
+(docs/executor-semantics.md#12-one-cycle, docs/executor-semantics.md#4-node-fit,
+docs/executor-semantics.md#74-taints-tolerations-and-selectors).
 
 Ported from upstream ``pkg/descheduler/node/node_test.go``: TestReadyNodes, TestReadyNodesFromInterfaces (the node
 cases), TestIsNodeUnschedulable, TestPodFitsCurrentNode, TestPodFitsAnyOtherNode (all 15 cases), TestNodeFit (all 12

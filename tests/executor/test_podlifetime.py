@@ -1,5 +1,6 @@
 """PodLifeTime: upstream's table-driven tests of ``pod_lifetime_test.go`` (53 cases), plus the age, ordering and limit
-rules of semantics §5.2 / §8.9 / §10 items 6, 13 and 14.
+rules of docs/executor-semantics.md#52-how-plugins-react / docs/executor-semantics.md#89-podlifetime /
+docs/executor-semantics.md#10-pitfalls items 6, 13 and 14.
 
 Ported functions (cases): TestPodLifeTime (1), TestPodLifeTime_EvictorConfiguration (2),
 TestPodLifeTime_GenericFiltering (1), TestPodLifeTime_EvictionLimits (4), TestPodLifeTime_ContainerWaitingReasons (13),

@@ -1,4 +1,6 @@
-"""desched.executor.podutil: effective requests, QoS, pod predicates and the two sorts (semantics §3.2, §7.1-§7.3).
+"""desched.executor.podutil: effective requests, QoS, pod predicates and the two sorts
+(docs/executor-semantics.md#32-filter,
+docs/executor-semantics.md#71-effective-requests to docs/executor-semantics.md#73-sorting-by-priority).
 
 Ported from upstream: ``pkg/descheduler/pod/pods_test.go`` (TestSortPodsBasedOnPriorityLowToHigh,
 TestSortPodsBasedOnAge), ``pkg/descheduler/evictions/evictions_test.go`` (TestPodTypes), the QoS table of
@@ -261,7 +263,7 @@ QOS = [
         [container(resources("10m", "100Mi"), resources("100m", "200Mi"))],
         "Burstable",
     ),
-    # semantics §7.2
+    # docs/executor-semantics.md#72-qos-class
     ("cpu 400m with memory 0 is Burstable", [container({"cpu": "400m", "memory": "0"})], None, "Burstable"),
     (
         "requests summed across containers equal limits",

@@ -1,5 +1,6 @@
 """RemoveDuplicates: upstream's TestFindDuplicatePods and TestRemoveDuplicatesUniformly tables, plus the limits and
-filters upstream does not test (semantics §8.3, §5.2)."""
+filters upstream does not test (docs/executor-semantics.md#83-removeduplicates,
+docs/executor-semantics.md#52-how-plugins-react)."""
 
 from __future__ import annotations
 
@@ -404,7 +405,8 @@ REMOVE_DUPLICATES_UNIFORMLY = [
     ),
 ]
 
-# Beyond upstream's tables: evicted names (deterministic with our listing order), limits (§5.2) and filters.
+# Beyond upstream's tables: evicted names (deterministic with our listing order), limits
+# (docs/executor-semantics.md#52-how-plugins-react) and filters.
 OWN_CASES = [
     Case(
         "surplus duplicates are evicted from the end of each node's list",

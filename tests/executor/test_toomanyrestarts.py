@@ -1,5 +1,6 @@
 """RemovePodsHavingTooManyRestarts: upstream's ``TestRemovePodsHavingTooManyRestarts`` table (all 20 cases), plus
-the limit and ordering rules of semantics §5.2 / §8.8.
+the limit and ordering rules of docs/executor-semantics.md#52-how-plugins-react /
+docs/executor-semantics.md#88-removepodshavingtoomanyrestarts.
 
 Upstream asserts counts only. Where a per-node limit cuts the list, the evicted names are forced by the distinct
 restart counts (most restarts first), so those cases also pin the names.

@@ -1,5 +1,6 @@
 """RemovePodsViolatingTopologySpreadConstraint: upstream's TestTopologySpreadConstraint, TestSortDomains and
-TestCheckIdenticalConstraints, plus limits, inclusion policies and ordering upstream does not test (semantics §8.7)."""
+TestCheckIdenticalConstraints, plus limits, inclusion policies and ordering upstream does not test
+(docs/executor-semantics.md#87-removepodsviolatingtopologyspreadconstraint)."""
 
 from __future__ import annotations
 

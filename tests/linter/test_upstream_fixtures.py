@@ -1,4 +1,5 @@
-"""Upstream's shipped policies (reference §8.3, written from its description) lint without errors."""
+"""Upstream's shipped policies (docs/policy-api.md#83-shipped-defaults, written from its description) lint without
+errors."""
 
 from __future__ import annotations
 

@@ -400,7 +400,8 @@ def test_output_is_v1alpha2_and_converting_it_again_changes_nothing() -> None:
 
 
 def execution(result: Conversion) -> list[tuple[str, Any, Any]]:
-    """What runs each cycle, in order (reference §3.4): every profile's deschedule plugins, then every profile's balance
+    """What runs each cycle, in order (docs/policy-api.md#34-runtime-order): every profile's deschedule plugins, then
+    every profile's balance
     plugins, each with its args and its profile's DefaultEvictor args (``priorityThreshold: {}`` read as unset)."""
     steps = []
     for point in ("deschedule", "balance"):

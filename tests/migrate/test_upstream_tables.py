@@ -62,7 +62,8 @@ FLAGS = {
 
 
 def pod_protections(policy: dict[str, Any]) -> None:
-    """For v0.34+, the deprecated booleans become the equivalent podProtections (reference §4.2)."""
+    """For v0.34+, the deprecated booleans become the equivalent podProtections
+    (docs/policy-api.md#42-defaultevictor)."""
     for args in _evictor_args(policy):
         protections: dict[str, list[str]] = {}
         for flag, (kind, protection) in FLAGS.items():
@@ -161,7 +162,8 @@ def test_strategy_params_to_plugin_args(table: dict[str, Any], case: dict[str, A
 
 
 def phase_d(policy: dict[str, Any], priority_classes: dict[str, int]) -> dict[str, Any]:
-    """Phase D as v0.30.2's ``setDefaults`` does it for DefaultEvictor (reference §3.3).
+    """Phase D as v0.30.2's ``setDefaults`` does it for DefaultEvictor
+    (docs/policy-api.md#33-the-implicit-defaultevictor).
 
     DefaultEvictor is prepended to filter and preevictionfilter and to pluginConfig when missing; the priority
     threshold becomes ``{value: <resolved>}``: the value when set, else the PriorityClass's value (v0.30 logged a
@@ -209,7 +211,8 @@ def test_decode_versioned_policy(table: dict[str, Any], case: dict[str, Any]) ->
 
 
 def test_table_sizes_match_upstream() -> None:
-    """The number of cases per ported table, as counted in upstream's v0.30.2 source (reference §9)."""
+    """The number of cases per ported table, as counted in upstream's v0.30.2 source
+    (docs/policy-api.md#9-upstream-tests-ported)."""
     sizes = {
         path.stem: len(yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]) for path in TABLES.glob("*.yaml")
     }

@@ -1,4 +1,5 @@
-"""DS505: the operator's cluster checks (reference §3.4) against the cluster objects linted in the same run."""
+"""DS505: the operator's cluster checks (docs/openshift-operator.md#34-cluster-rules) against the cluster objects linted
+in the same run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The operator's rendering (reference §2, §4): the worked examples exactly, and their sibling cases."""
+"""The operator's rendering (docs/openshift-operator.md#2-from-profiles-to-plugins,
+docs/openshift-operator.md#4-worked-examples): the worked examples exactly, and their sibling cases."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import yaml
 from desched.openshift import Environment, RenderError, render
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
-# The TestManageConfigMap cluster (reference §4).
+# The TestManageConfigMap cluster (docs/openshift-operator.md#4-worked-examples).
 TEST_CLUSTER = Environment(("kube-system", "openshift-kube-scheduler", "openshift-kube-descheduler-operator"))
 PROTECTED = [
     "kube-system",

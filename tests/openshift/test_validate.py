@@ -1,4 +1,5 @@
-"""Every forbidden pair and every rejecting or flagging rule of the reference (§3), table-driven."""
+"""Every forbidden pair and every rejecting or flagging rule of the
+docs/openshift-operator.md#3-what-the-operator-or-the-api-server-refuses-or-ignores), table-driven."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def rules_of(obj: dict) -> list[tuple[str, tuple]]:
     return [(rule(p), p.path) for p in problems(obj)]
 
 
-# Reference §3.1, P2-P17.
+# Reference docs/openshift-operator.md#31-profile-conflicts, P2-P17.
 PAIRS = [
     ("P2", "DevPreviewLongLifecycle", "LifecycleAndUtilization"),
     ("P3", "LongLifecycle", "LifecycleAndUtilization"),
@@ -87,7 +88,8 @@ def test_duplicate_profiles():
 
 C = ("spec", "profileCustomizations")
 
-# (case id, spec, expected (rule, path), message fragment) - reference §1, §3.2-§3.4.
+# (case id, spec, expected (rule, path), message fragment) - docs/openshift-operator.md#1-the-spec,
+# docs/openshift-operator.md#32-namespace-rules to docs/openshift-operator.md#34-cluster-rules.
 REJECTIONS = [
     ("unknown-profile", spec(["Balanced"]), ("DS502", ("spec", "profiles", 0)), "unknown profile"),
     ("too-many-profiles", spec([*PROFILES, "AffinityAndTaints"]), ("DS502", ("spec", "profiles")), "at most 11"),

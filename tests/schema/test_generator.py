@@ -116,7 +116,7 @@ def test_podlifetime_states_per_release() -> None:
     assert "ImagePullBackOff" in schema.podlifetime_states(29)
     assert len(schema.podlifetime_states(30)) == len(schema.podlifetime_states(33)) == 15
     assert {"Succeeded", "Failed"} <= set(schema.podlifetime_states(34))
-    assert len(schema.podlifetime_states(36)) == 24  # reference §4.11
+    assert len(schema.podlifetime_states(36)) == 24  # docs/policy-api.md#411-podlifetime
     states = schema.policy_schema(30)["$defs"]["PodLifeTimeArgs"]["properties"]["states"]["items"]["enum"]
     assert states == schema.podlifetime_states(30)
 

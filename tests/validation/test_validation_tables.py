@@ -3,7 +3,7 @@
 Each table holds one upstream test function at one tag: ``kind: args`` tables call ``validate_args`` for ``plugin``;
 ``kind: policy`` tables rebuild phase C of ``validateDeschedulerConfiguration`` from ``validate_args`` and
 ``validate_policy``. ``match: prefix`` compares only the descheduler-owned prefix of a label-selector error (the rest
-is apimachinery's text, which changes between releases; reference §9).
+is apimachinery's text, which changes between releases; docs/policy-api.md#9-upstream-tests-ported).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def test_upstream_table(table: dict[str, Any], case: dict[str, Any]) -> None:
 
 
 def test_table_sizes_match_upstream() -> None:
-    """The number of cases per ported table, as counted in upstream's source (reference §9)."""
+    """The number of cases per ported table, as counted in upstream's source
+    (docs/policy-api.md#9-upstream-tests-ported)."""
     sizes = {
         path.stem: len(yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]) for path in TABLES.glob("*.yaml")
     }
