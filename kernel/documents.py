@@ -28,8 +28,10 @@ __all__ = [
     "Location",
     "PolicyDoc",
     "extract",
+    "extract_configmap_key",
     "locate_policies",
     "looks_like_policy",
+    "policy_key",
 ]
 
 POLICY_GROUP = "descheduler"
@@ -210,7 +212,7 @@ class Location(NamedTuple):
     keys: tuple[str, ...] = ()
 
 
-def _policy_key(key: Any, value: Any) -> bool:
+def policy_key(key: Any, value: Any) -> bool:
     """Whether a ConfigMap data entry is meant to hold a policy: the chart's key, or text that names one."""
     if not isinstance(value, str):
         return False
@@ -253,7 +255,7 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
     if shape != "configmap":
         yield Location(shape, path, doc)
         return
-    keys = tuple(key for key, value in doc["data"].items() if _policy_key(key, value))
+    keys = tuple(key for key, value in doc["data"].items() if policy_key(key, value))
     yield Location("configmap" if keys else "other", path, doc, keys)
 
 
@@ -306,22 +308,44 @@ def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extrac
     """Read the policies of one ConfigMap data key; True when it held one, or should have and does not parse."""
     data: YMap = cm["data"]
     owner = _object_name(cm, "ConfigMap")
-    label = f"{owner} (key {key})"
-    value = data[key]
     line, column = data.value_pos[key]
     offsets = _block_offsets(text, line, column) if data.styles.get(key, "") == "|" else None
     try:
-        docs = load_all(value)
+        docs = load_all(data[key])
     except YamlError as exc:
         at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
-        result.errors.append(EmbeddedError(file, label, exc.message, *at))
+        result.errors.append(EmbeddedError(file, f"{owner} (key {key})", exc.message, *at))
         return True
+    return _key_policies(file, owner, key, docs, result, (line, column), offsets)
+
+
+def extract_configmap_key(file: str, text: str, key: str, owner: str) -> Extraction:
+    """The policies of the text of ConfigMap data key ``key`` on its own (``owner`` names the ConfigMap), with
+    positions inside that text; raises :class:`~desched.yamlsrc.YamlError` when it is not YAML."""
+    result = Extraction()
+    _key_policies(file, owner, key, load_all(text), result, (1, 1), (0, 0))
+    return result
+
+
+def _key_policies(
+    file: str,
+    owner: str,
+    key: str,
+    docs: list[Any],
+    result: Extraction,
+    value_at: Position,
+    offsets: tuple[int, int] | None,
+) -> bool:
+    """The policies among the documents of a ConfigMap data key (raw ones only); ``offsets`` place a position inside
+    the text in the outer file (None: every position is the value's, ``value_at``). True when the key held a policy,
+    or is the chart's key and holds something that is not a mapping."""
     found = False
     for location in locate_policies(docs, raw_only=True):
         inner = location.node
         if location.shape != "policy":
             if key == CONFIGMAP_POLICY_KEY and not isinstance(inner, dict):
-                result.errors.append(EmbeddedError(file, label, "policy is not a YAML mapping", line, column))
+                label = f"{owner} (key {key})"
+                result.errors.append(EmbeddedError(file, label, "policy is not a YAML mapping", *value_at))
                 found = True
             continue
         found = True
@@ -331,7 +355,7 @@ def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extrac
         if offsets:
             policy.line_offset, policy.column_offset = offsets
         else:
-            policy.fixed = (line, column)
+            policy.fixed = value_at
         result.policies.append(policy)
     return found
 

@@ -22,6 +22,7 @@ __all__ = [
     "Position",
     "YMap",
     "YSeq",
+    "from_json",
     "key_text",
     "plain_scalar",
     "resolve_plain",
@@ -64,6 +65,27 @@ class YSeq(list[Any]):
         self.column = column
         self.item_pos: list[Position] = []
         self.styles: list[str] = []
+
+
+def from_json(value: Any) -> Any:
+    """A decoded JSON value (an object an admission request carries) as the tree the rules read. It has no text, so
+    every position is (1, 1) and findings on it are placed by their JSON pointer; JSON has no duplicate keys."""
+    if isinstance(value, dict):
+        mapping = YMap(1, 1)
+        for key, item in value.items():
+            mapping[str(key)] = from_json(item)
+            mapping.key_pos[str(key)] = mapping.value_pos[str(key)] = (1, 1)
+            mapping.styles[str(key)] = ""
+        mapping.nested_duplicates = 0
+        return mapping
+    if isinstance(value, list):
+        sequence = YSeq(1, 1)
+        for item in value:
+            sequence.append(from_json(item))
+            sequence.item_pos.append((1, 1))
+            sequence.styles.append("")
+        return sequence
+    return value
 
 
 BOOLEANS = {

@@ -1,19 +1,21 @@
 """The lint pipeline: read a file, find its policies, run every enabled rule, place and suppress findings.
 
-:func:`lint_text` is pure (text in, findings out) and is what the webhook reuses; :func:`lint_file` adds reading
-and turns unreadable bytes into DS001 findings. File-level problems (bytes, YAML syntax, a ConfigMap key that
-does not parse) are DS001 findings emitted here; everything else comes from rule modules.
+:func:`lint_text` is pure (text in, findings out); :func:`lint_file` adds reading and turns unreadable bytes into
+DS001 findings. The webhook lints what an admission request carries without making text of it: the text of each
+ConfigMap data key that holds a policy (:func:`lint_configmap_key`), or the decoded object itself
+(:func:`lint_documents`, findings placed by JSON pointer). File-level problems (bytes, YAML syntax, a ConfigMap key
+that does not parse) are DS001 findings emitted here; everything else comes from rule modules.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
 from desched import versions
-from desched.documents import DerivedDoc, PolicyDoc, extract
+from desched.documents import DerivedDoc, Extraction, PolicyDoc, extract, extract_configmap_key
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
@@ -21,7 +23,16 @@ from desched.linter.suppress import parse as parse_suppressions
 from desched.sources import SourceError, read_text
 from desched.yamlsrc import YamlError
 
-__all__ = ["FileResult", "Settings", "lint_file", "lint_repository", "lint_text", "target_for"]
+__all__ = [
+    "FileResult",
+    "Settings",
+    "lint_configmap_key",
+    "lint_documents",
+    "lint_file",
+    "lint_repository",
+    "lint_text",
+    "target_for",
+]
 
 _SYNTAX = "DS001"
 
@@ -98,18 +109,31 @@ def _chart_app_version(directory: str) -> str | None:
     return None
 
 
-def lint_text(
-    file: str,
-    text: str,
+def lint_text(file: str, text: str, settings: Settings, modules: Iterable[ModuleType] | None = None) -> FileResult:
+    """Lint one file's text; never raises for bad input."""
+    return _lint(FileResult(file, text), lambda: extract(file, text), settings, modules)
+
+
+def lint_configmap_key(file: str, text: str, key: str, owner: str, settings: Settings) -> FileResult:
+    """Lint the text of ConfigMap data key ``key`` on its own, as ``file`` (positions inside that text): what the
+    webhook reads of a ConfigMap it is sent. ``owner`` names the ConfigMap."""
+    return _lint(FileResult(file, text), lambda: extract_configmap_key(file, text, key, owner), settings, None)
+
+
+def lint_documents(file: str, documents: list[Any], settings: Settings) -> FileResult:
+    """Lint documents already decoded (an object an admission request carries, as :func:`desched.yamlnodes.from_json`
+    builds it): they have no text, so findings are placed by their JSON pointer (``Finding.path``)."""
+    return _lint(FileResult(file), lambda: extract(file, "", documents), settings, None)
+
+
+def _lint(
+    result: FileResult,
+    extraction_of: Callable[[], Extraction],
     settings: Settings,
-    modules: Iterable[ModuleType] | None = None,
-    documents: list[Any] | None = None,
+    modules: Iterable[ModuleType] | None,
 ) -> FileResult:
-    """Lint one file's text; never raises for bad input. ``documents``, when given, are ``text`` as
-    :func:`~desched.yamlsrc.load_all` composes it (a caller that built the text can skip parsing it)."""
-    result = FileResult(file, text)
     try:
-        extraction = extract(file, text, documents)
+        extraction = extraction_of()
     except YamlError as exc:
         _unreadable(result, settings, exc.message, exc.line, exc.column)
         return result
@@ -133,7 +157,7 @@ def lint_text(
         if ctx.is_v1alpha1:
             _run_converted(ctx, running_on(DocumentKind.CONVERTED), settings, result)
     if result.findings:
-        result.findings = _suppress(text, sorted(set(result.findings), key=Finding.sort_key))
+        result.findings = _suppress(result.text, sorted(set(result.findings), key=Finding.sort_key))
     return result
 
 

@@ -8,7 +8,7 @@ At most ``max_concurrency`` decisions run at once; the others wait within their 
 (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on the event loop: their cost is bounded by
 their size and is below that of a hand-off to a thread (and the GIL contention it brings under load); the others
 (large or aliased policies, workloads and PDBs, which read the cluster cache) run in the thread pool, where the time
-budget applies. Decisions on policy objects are remembered by content (:class:`~desched.webhook.review.DecisionCache`).
+budget applies. Decisions on policy objects are remembered by content (:class:`~desched.webhook.cache.DecisionCache`).
 Every request logs one JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs, whether the
 decision came from the cache, and duration - never the object's data.
 ``/readyz`` is 200 only while the TLS certificate is loaded (and the cluster cache, when there is one, has synced).
@@ -28,17 +28,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from desched.prometheus import Counter, Histogram
-from desched.webhook.review import (
-    POLICY_KINDS,
-    BadReview,
-    ClusterView,
-    Decision,
-    DecisionCache,
-    Options,
-    parse_review,
-    reads_cluster,
-    response,
-)
+from desched.webhook.cache import DecisionCache, reads_cluster
+from desched.webhook.decision import ClusterView, Decision, Options, response
+from desched.webhook.review import POLICY_KINDS, BadReview, parse_review
 
 Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")

@@ -86,8 +86,9 @@ class WebhookCommand:
         from desched import versions
         from desched.linter.engine import Settings
         from desched.webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
-        from desched.webhook.review import WORKLOAD_RULES, Options
+        from desched.webhook.decision import Options
         from desched.webhook.server import Certificate, run
+        from desched.webhook.workloads import WORKLOAD_RULES
 
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(JsonFormatter())

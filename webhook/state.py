@@ -16,8 +16,8 @@ from typing import Any
 
 from desched.errors import KubeError
 from desched.kube import Json, KubeClient
-from desched.linter.engine import FileResult, Settings, lint_text
-from desched.webhook.review import render_configmap
+from desched.linter.engine import FileResult, Settings
+from desched.webhook.review import configmap_policies
 from desched.workloads.live import KINDS as LIVE_KINDS
 
 LOG = logging.getLogger("desched.webhook")
@@ -147,9 +147,8 @@ class ClusterCache:
         if event == "DELETED":
             result = None
         else:
-            rendering = render_configmap({**obj, "kind": "ConfigMap"})
-            result = lint_text("active policy", rendering.text, self.settings, documents=rendering.documents)
-            if not result.policies:
+            result = configmap_policies(obj, self.settings)
+            if result is not None and not result.policies:
                 result = None
         with self._lock:
             self._policy = result

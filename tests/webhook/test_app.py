@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desched.webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
-from desched.webhook.review import Options
+from desched.webhook.decision import Options
 
 Json = dict[str, Any]
 POLICY = (
@@ -127,9 +127,9 @@ def test_an_object_seen_before_is_answered_from_the_cache_with_its_own_uid(
     reviewer: Reviewer, client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = client.post("/validate", json=review(configmap(POLICY), uid="a")).json()["response"]
-    from desched.webhook import review as webhook_review
+    from desched.webhook import cache as webhook_cache
 
-    monkeypatch.setattr(webhook_review, "decide", lambda *args: pytest.fail("decided again"))
+    monkeypatch.setattr(webhook_cache, "decide", lambda *args: pytest.fail("decided again"))
     again = client.post("/validate", json=review(configmap(POLICY), uid="b")).json()["response"]
     assert again == {**first, "uid": "b"}
     assert "desched_webhook_decision_cache_hits_total 1" in reviewer.metrics.exposition()

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from desched.cli import main
-from desched.webhook.review import Options, decide
+from desched.webhook.decision import Options
+from desched.webhook.review import decide
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(

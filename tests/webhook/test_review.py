@@ -5,22 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from desched.linter.engine import FileResult, Settings, lint_text
-from desched.webhook.review import (
-    BadReview,
-    Options,
-    _block_safe,
-    _quoted,
-    decide,
-    parse_review,
-    render_configmap,
-    response,
-)
-from desched.yamlsrc import load_all
-from tests.trees import tree_difference
+from desched.linter.engine import FileResult, Settings
+from desched.webhook.decision import Options, response
+from desched.webhook.review import BadReview, configmap_policies, decide, parse_review
 
 Json = dict[str, Any]
 GOOD = """apiVersion: descheduler/v1alpha2
@@ -122,12 +110,39 @@ def test_kubedescheduler_with_conflicting_profiles_is_denied() -> None:
     assert not decision.allowed and "DS501" in decision.message
 
 
-@pytest.mark.parametrize("value", ["trailing\n\n\n", "no newline", "  leading spaces\nx\n", "tab\there\n", ""])
-def test_configmap_rendering_keeps_every_value_exactly(value: str) -> None:
-    import yaml
+@pytest.mark.parametrize(
+    "value",
+    [BROKEN.replace("\n", "\r\n"), BROKEN.replace("  ", "\t", 1), "\ufeff" + BROKEN, BROKEN.rstrip("\n")],
+    ids=["crlf", "tab", "bom", "no-final-newline"],
+)
+def test_any_policy_text_is_linted_as_written_with_locations_inside_it(value: str) -> None:
+    """The key's text is parsed on its own: whatever it holds, a location points inside it."""
+    decision = decide(request(configmap(value)), Options())
+    assert not decision.allowed
+    assert "data[policy.yaml]:" in decision.message or "DS001" in decision.message
 
-    text = render_configmap(configmap(value)).text
-    assert yaml.safe_load(text)["data"]["policy.yaml"] == value
+
+def test_every_policy_key_is_linted_and_located_by_its_key() -> None:
+    obj = configmap(BROKEN)
+    obj["data"]["second.yaml"] = BROKEN
+    obj["data"]["notes"] = "not a policy"
+    decision = decide(request(obj), Options())
+    assert decision.message.count("DS203") == 2
+    assert "data[policy.yaml]:11:48" in decision.message and "data[second.yaml]:11:48" in decision.message
+    result = configmap_policies(obj, Settings())
+    assert result is not None and [doc.file for doc in result.policies] == ["data[policy.yaml]", "data[second.yaml]"]
+    assert configmap_policies({"data": {"notes": "x: 1"}}, Settings()) is None
+
+
+def test_a_kubedescheduler_finding_is_located_by_its_json_pointer() -> None:
+    kd = {
+        "apiVersion": "operator.openshift.io/v1",
+        "kind": "KubeDescheduler",
+        "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"},
+        "spec": {"mode": "Automatic", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints", "Nope"]},
+    }
+    decision = decide(request(kd, kind="KubeDescheduler"), Options())
+    assert not decision.allowed and "DS502 /spec/profiles/1: " in decision.message
 
 
 @pytest.mark.parametrize(
@@ -152,11 +167,12 @@ def test_malformed_reviews_are_refused_with_a_message(body: bytes, message: str)
 
 
 class Cache:
-    """An in-memory :class:`~desched.webhook.review.ClusterView` (the real one lists and watches the API server)."""
+    """An in-memory :class:`~desched.webhook.decision.ClusterView` (the real one lists and watches the API server)."""
 
     def __init__(self, policy: str, objects: list[Json]) -> None:
-        rendering = render_configmap(configmap(policy))
-        self._policy: FileResult = lint_text("active policy", rendering.text, Settings(), documents=rendering.documents)
+        result = configmap_policies(configmap(policy), Settings())
+        assert result is not None
+        self._policy: FileResult = result
         self._objects = objects
 
     def policy(self) -> FileResult | None:
@@ -222,51 +238,3 @@ def test_an_update_of_the_active_policy_is_checked_against_the_cached_workloads(
     decision = decide(request(configmap(policy), "UPDATE", old=configmap(GOOD)), Options(), cache)
     assert decision.allowed
     assert any(w.startswith("DS401 Deployment shop/web") for w in decision.warnings)
-
-
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    name=_TEXT,
-    namespace=st.one_of(st.none(), _TEXT),
-    data=st.dictionaries(_TEXT, _TEXT, max_size=3),
-    api_version=st.one_of(_TEXT, st.none(), st.integers()),
-)
-def test_a_configmap_composed_with_its_rendering_is_what_parsing_the_rendering_gives(
-    name: str, namespace: str | None, data: dict[str, str], api_version: Any
-) -> None:
-    metadata = {"name": name} if namespace is None else {"namespace": namespace, "name": name}
-    obj = {"apiVersion": api_version, "kind": "ConfigMap", "metadata": metadata, "data": data}
-    rendering = render_configmap(obj)
-    if rendering.documents is None:  # only a string envelope with block-scalar data is composed directly
-        assert not isinstance(api_version, str) or not data or not all(map(_block_safe, data.values()))
-        return
-    assert tree_difference(rendering.documents, load_all(rendering.text)) is None
-
-
-def test_a_typical_configmap_is_composed_with_its_rendering() -> None:
-    assert render_configmap(configmap(GOOD)).documents is not None
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        "descheduler",
-        "a\U0001f600b",
-        "del\x7f",
-        "\\ud83d is text",
-        "café",
-        'q"uote\\',
-        {"k\U0001f600": ["é", "x\n"]},
-        5,
-        None,
-    ],
-)
-def test_rendered_values_are_ascii_yaml_that_reads_back_the_same(value: Any) -> None:
-    import yaml
-
-    quoted = _quoted(value)
-    assert quoted.isascii() and "\x7f" not in quoted
-    assert yaml.safe_load(quoted) == value

@@ -1,0 +1,80 @@
+"""Decisions on policy objects by content: GitOps controllers send the same object again and again.
+
+Contract: :class:`DecisionCache` answers a policy object it has decided before (same kind, operation and what the
+decision reads of the object: all of a KubeDescheduler; of a ConfigMap its apiVersion, kind, name, namespace,
+opt-out annotation and data) with the earlier decision and the new uid, least recently used first out. Labels,
+managedFields, the kubectl last-applied annotation and the like, often larger than the policy, neither change the
+decision nor the key. Objects whose decision reads the cluster cache (the active policy ConfigMap) are decided every
+time (:func:`reads_cluster`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from desched.webhook.decision import SKIP_ANNOTATION, ClusterView, Decision, Json, Options, mapping, namespaced_name
+from desched.webhook.review import POLICY_KINDS, decide
+
+__all__ = ["DecisionCache", "reads_cluster"]
+
+
+def reads_cluster(request: Json, cluster: ClusterView | None) -> bool:
+    """Whether a policy object's decision reads the cluster cache: it is the active policy ConfigMap, whose update is
+    also checked against every cached workload."""
+    if cluster is None or mapping(request["kind"]).get("kind") != "ConfigMap":
+        return False
+    return cluster.is_active_policy(*namespaced_name(mapping(request.get("object") or request.get("oldObject"))))
+
+
+class DecisionCache:
+    """Decisions on policy objects by content (``size`` entries; thread-safe; see the module contract)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._entries: OrderedDict[bytes, Decision] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def decide(self, request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
+        """:func:`desched.webhook.review.decide`, from the cache when this object was decided before."""
+        key = self._key(request, cluster)
+        if key is None:
+            return decide(request, options, cluster)
+        with self._lock:
+            known = self._entries.get(key)
+            if known is not None:
+                self._entries.move_to_end(key)
+                return known._replace(uid=str(request["uid"]), cached=True)
+        decision = decide(request, options, cluster)
+        with self._lock:
+            self._entries[key] = decision
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return decision
+
+    @staticmethod
+    def _key(request: Json, cluster: ClusterView | None) -> bytes | None:
+        kind = mapping(request["kind"]).get("kind")
+        obj = request.get("object")
+        if (
+            kind not in POLICY_KINDS
+            or request["operation"] not in ("CREATE", "UPDATE")
+            or not isinstance(obj, dict)
+            or reads_cluster(request, cluster)
+        ):
+            return None
+        content = json.dumps([kind, request["operation"], _decision_input(kind, obj)], separators=(",", ":"))
+        return hashlib.blake2b(content.encode(), digest_size=16).digest()
+
+
+def _decision_input(kind: str, obj: Json) -> Any:
+    """What of a policy object its decision reads (see the module contract)."""
+    if kind != "ConfigMap":
+        return obj
+    metadata = mapping(obj.get("metadata"))
+    annotations = mapping(metadata.get("annotations"))
+    envelope = [obj.get("apiVersion"), obj.get("kind"), metadata.get("name"), metadata.get("namespace")]
+    return [envelope, [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], obj.get("data")]
