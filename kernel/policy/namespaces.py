@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 __all__ = ["Scope", "overlap", "scope_of"]
@@ -22,7 +23,7 @@ def _names(value: Any) -> frozenset[str]:
     return frozenset()
 
 
-def scope_of(plugin: str, args: dict[str, Any]) -> Scope:
+def scope_of(plugin: str, args: Mapping[str, Any]) -> Scope:
     """The namespaces a plugin's args let it evict from."""
     key = "evictableNamespaces" if plugin in _NODE_UTILIZATION else "namespaces"
     namespaces = args.get(key)

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from desched.plugins import REGISTRY
+from desched.policy.model import Policy, Profile, decode
 from desched.policy.namespaces import scope_of
 from desched.workloads.eviction import (
     EVICT_ANNOTATION,
@@ -61,7 +61,6 @@ __all__ = [
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
 _NEWEST = 36
-_EVICTING_POINTS = ("deschedule", "balance")
 _NO_LABEL_SELECTOR = ("RemoveDuplicates", "LowNodeUtilization", "HighNodeUtilization")
 _NODE_UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 _EXCLUDE_OWNER_KINDS = ("RemoveDuplicates", "RemoveFailedPods")
@@ -371,23 +370,10 @@ class _Plugin:
 # --- driver -------------------------------------------------------------------------------------------------------
 
 
-def _first_args(profile: dict[str, Any], plugin: str) -> dict[str, Any]:
-    entries = profile.get("pluginConfig")
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("name") == plugin:
-            return _map(entry.get("args"))
-    return {}
-
-
-def _evicting_plugins(profile: dict[str, Any]) -> list[str]:
-    plugins = _map(profile.get("plugins"))
-    found: list[str] = []
-    for point in _EVICTING_POINTS:
-        for name in _names(_map(plugins.get(point)).get("enabled")):
-            info = REGISTRY.get(name)
-            if info is not None and point in info.extension_points and name not in found:
-                found.append(name)
-    return found
+def _raw_args(profile: Profile, plugin: str) -> dict[str, Any]:
+    """The args of the first ``pluginConfig`` entry of ``plugin`` as written (``{}`` when there is none)."""
+    config = profile.config(plugin)
+    return dict(config.raw_args) if config is not None else {}
 
 
 def evaluate(
@@ -398,30 +384,28 @@ def evaluate(
     now: datetime | None = None,
 ) -> list[Verdict]:
     """One :class:`Verdict` per (profile, enabled deschedule/balance plugin, workload), in profile, plugin and
-    inventory order. ``policy`` is the decoded v1alpha2 policy mapping, or an object with a ``.policy`` mapping (a
-    rule :class:`~desched.linter.rules._base.Context`). ``target`` is the descheduler minor release (36 for v0.36):
-    args a release does not know are ignored. ``now`` (default: the current time) is the clock for ``minPodAge``. Never
-    raises on malformed policies.
+    inventory order. ``policy`` is the decoded v1alpha2 policy mapping, or a rule
+    :class:`~desched.linter.rules._base.Context` (whose typed ``model`` is read). ``target`` is the descheduler minor
+    release (36 for v0.36): args a release does not know are ignored. ``now`` (default: the current time) is the clock
+    for ``minPodAge``. Never raises on malformed policies.
     """
     moment = now if now is not None else datetime.now(timezone.utc)
-    root = getattr(policy, "policy", policy)
-    profiles = root.get("profiles") if isinstance(root, dict) else None
-    if not isinstance(profiles, list):
-        return []
+    model = getattr(policy, "model", None)
+    if not isinstance(model, Policy):
+        root = getattr(policy, "policy", policy)
+        model = decode(root) if isinstance(root, dict) else Policy(())
     if index is None:
         index = PDBIndex(inventory.pdbs)
     pdb_cache: dict[int, bool] = {}
     verdicts: list[Verdict] = []
-    for position, profile in enumerate(profiles):
-        if not isinstance(profile, dict):
-            continue
-        plugins = [_Plugin(name, _first_args(profile, name), target) for name in _evicting_plugins(profile)]
+    for profile in model.profiles:
+        names = list(dict.fromkeys(ref.name for ref, _ in profile.evicting()))
+        plugins = [_Plugin(name, _raw_args(profile, name), target) for name in names]
         if not plugins:
             continue
-        name = profile.get("name")
-        profile_name = name if isinstance(name, str) and name else f"profiles[{position}]"
+        profile_name = profile.name or f"profiles[{profile.path[-1]}]"
         settings = evictor(
-            _first_args(profile, "DefaultEvictor"), target, moment, lambda name: _priority_of(name, inventory)
+            _raw_args(profile, "DefaultEvictor"), target, moment, lambda name: _priority_of(name, inventory)
         )
         for workload in inventory.workloads:
             failures, notes = _evictor_reasons(_TemplatePod(workload, inventory, index, pdb_cache), settings)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.documents import PolicyDoc
 from desched.openshift.validate import Problem, problems
-from desched.plugins import REGISTRY
 from desched.policy.structure import StructureProblem, check_structure
 
 if TYPE_CHECKING:
@@ -190,22 +189,6 @@ class Context:
     ) -> Iterator[PluginRef]:
         """Names listed under ``points`` (in that order) of one profile."""
         return (ref for point in points for ref in self._enabled.get((id(profile), point), ()))
-
-    @cached_property
-    def _evicting(self) -> list[tuple[PluginRef, dict[str, Any]]]:
-        found: list[tuple[PluginRef, dict[str, Any]]] = []
-        for index, profile in self._profiles:
-            for ref in self.enabled(index, profile, EVICTING_POINTS):
-                info = REGISTRY.get(ref.name)
-                if info is None or ref.point not in info.extension_points:
-                    continue
-                entry = self.plugin_args(profile, ref.name)
-                found.append((ref, entry[1] if entry else {}))
-        return found
-
-    def evicting_plugins(self) -> Iterator[tuple[PluginRef, dict[str, Any]]]:
-        """Registered deschedule/balance plugins enabled at a point they implement, with their args (``{}`` if none)."""
-        return iter(self._evicting)
 
     def args_path(self, profile_index: int, entry_index: int, *rest: str | int) -> Path:
         return ("profiles", profile_index, "pluginConfig", entry_index, "args", *rest)

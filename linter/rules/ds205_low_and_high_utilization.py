@@ -34,13 +34,14 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    low = [ref for ref, _ in ctx.evicting_plugins() if ref.name == "LowNodeUtilization"]
-    high = [ref for ref, _ in ctx.evicting_plugins() if ref.name == "HighNodeUtilization"]
+    evicting = [ref for profile in ctx.model.profiles for ref, _ in profile.evicting()]
+    low = [ref for ref in evicting if ref.name == "LowNodeUtilization"]
+    high = [ref for ref in evicting if ref.name == "HighNodeUtilization"]
     if low and high:
         other = low[0]
         for ref in high:
             yield Hit(
                 "HighNodeUtilization and LowNodeUtilization (profile "
-                f'"{ctx.profile_name(other.profile)}") are both enabled: they undo each other\'s evictions',
+                f'"{ctx.profile_name(int(other.path[1]))}") are both enabled: they undo each other\'s evictions',
                 ref.path,
             )

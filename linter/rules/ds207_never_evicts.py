@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import EVICTING_POINTS, Context, DocumentKind, Hit
+from desched.plugins.nodeutilization import LowNodeUtilizationArgs
 
 ID = "DS207"
 NAME = "never-evicts"
@@ -54,12 +55,12 @@ def check(ctx: Context) -> Iterator[Hit]:
                 f'profile "{ctx.profile_name(index)}" enables no deschedule or balance plugin: it never evicts',
                 ("profiles", index, "plugins") if "plugins" in profile else ("profiles", index),
             )
-    for ref, args in ctx.evicting_plugins():
-        limits = args.get("evictionLimits")
-        if isinstance(limits, dict) and limits.get("node") == 0 and not isinstance(limits.get("node"), bool):
-            found = ctx.plugin_args(ctx.policy["profiles"][ref.profile], ref.name)
-            assert found is not None
-            yield Hit(
-                f"{ref.name} evictionLimits.node is 0: this plugin never evicts",
-                ctx.args_path(ref.profile, found[0], "evictionLimits", "node"),
-            )
+    for typed in ctx.model.profiles:
+        for ref, config in typed.evicting():
+            args = config.args if config is not None else None
+            if isinstance(args, LowNodeUtilizationArgs) and args.eviction_limit_per_node == 0:
+                assert config is not None
+                yield Hit(
+                    f"{ref.name} evictionLimits.node is 0: this plugin never evicts",
+                    (*config.args_path, "evictionLimits", "node"),
+                )

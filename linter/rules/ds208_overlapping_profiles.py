@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from desched.linter.rules._base import Context, DocumentKind, Hit, PluginRef
+from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.policy.model import PluginRef
 from desched.policy.namespaces import overlap, scope_of
 
 ID = "DS208"
@@ -38,11 +40,13 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    seen: dict[str, list[tuple[PluginRef, dict[str, object]]]] = {}
-    for ref, args in ctx.evicting_plugins():
+    seen: dict[str, list[tuple[PluginRef, Mapping[str, Any]]]] = {}
+    evicting = [(ref, config) for profile in ctx.model.profiles for ref, config in profile.evicting()]
+    for ref, config in evicting:
+        args = config.raw_args if config is not None else {}
         earlier = seen.setdefault(ref.name, [])
         for other, other_args in earlier:
-            if other.profile == ref.profile:
+            if other.path[1] == ref.path[1]:
                 continue
             shared = overlap(scope_of(ref.name, args), scope_of(other.name, other_args))
             if shared is None:
@@ -52,8 +56,8 @@ def check(ctx: Context) -> Iterator[Hit]:
             else:
                 continue
             yield Hit(
-                f'{ref.name} is enabled in profiles "{ctx.profile_name(other.profile)}" and '
-                f'"{ctx.profile_name(ref.profile)}" {where}: the same pods are judged twice per cycle',
+                f'{ref.name} is enabled in profiles "{ctx.profile_name(int(other.path[1]))}" and '
+                f'"{ctx.profile_name(int(ref.path[1]))}" {where}: the same pods are judged twice per cycle',
                 ref.path,
             )
             break
