@@ -63,13 +63,14 @@ def _create(venv: str, requirements: list[str]) -> None:
 def prepare_venv() -> None:
     """``bench/.venv`` with desched as users get it: a regular, non-editable install of this checkout.
 
-    Created with desched's dependencies when missing; desched itself is reinstalled (without its dependencies) on
+    Created with every extra's dependencies (``desched[all]``: the webhook and executor benchmarks need them) at the
+    versions the tests pin (``constraints.txt``) when missing; desched itself is reinstalled (without its dependencies) on
     every call, so that it is the checkout's current code. Its bytecode is then compiled, as ``pip install`` does on
     a user's machine, so that no measured run pays for compiling. Not editable: an editable install's import hook and
     path entries are not what users run.
     """
     if not os.path.exists(os.path.join(bin_dir(VENV), "desched")):
-        _create(VENV, [ROOT])
+        _create(VENV, ["-c", os.path.join(ROOT, "constraints.txt"), f"{ROOT}[all]"])
     _ignore(VENV)
     subprocess.run([_python(VENV), *_PIP, "--force-reinstall", "--no-deps", ROOT], check=True, env=ENV)
     subprocess.run([_python(VENV), "-m", "compileall", "-q", VENV], check=False, stdout=subprocess.DEVNULL, env=ENV)
