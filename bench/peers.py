@@ -64,8 +64,8 @@ def prepare_venv() -> None:
     """``bench/.venv`` with desched as users get it: a regular, non-editable install of this checkout.
 
     Created with every extra's dependencies (``desched[all]``: the webhook and executor benchmarks need them) at the
-    versions the tests pin (``constraints.txt``) when missing; desched itself is reinstalled (without its dependencies) on
-    every call, so that it is the checkout's current code. Its bytecode is then compiled, as ``pip install`` does on
+    versions the tests pin (``constraints.txt``) when missing; desched itself is reinstalled (without its dependencies)
+    on every call, so that it is the checkout's current code. Its bytecode is then compiled, as ``pip install`` does on
     a user's machine, so that no measured run pays for compiling. Not editable: an editable install's import hook and
     path entries are not what users run.
     """
