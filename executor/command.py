@@ -25,6 +25,7 @@ from typing import Any
 
 from desched.errors import UsageError
 from desched.executor.cluster import Json
+from desched.policy.model import EVICTING_POINTS, Policy
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -160,12 +161,8 @@ def _progress(total_plugins: int) -> Any:
     return observe
 
 
-def _enabled_count(policy: Json) -> int:
-    return sum(
-        len(((profile.get("plugins") or {}).get(point) or {}).get("enabled") or [])
-        for profile in policy.get("profiles") or []
-        for point in ("deschedule", "balance")
-    )
+def _enabled_count(policy: Policy) -> int:
+    return sum(len(profile.enabled(*EVICTING_POINTS)) for profile in policy.profiles)
 
 
 class SimulateCommand:

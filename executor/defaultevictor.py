@@ -23,7 +23,7 @@ from desched.workloads.eviction import (
     Check,
     Claim,
     Evictor,
-    Failure,
+    FilterFailure,
     evictor,
     filter_failures,
     namespace_failure,
@@ -61,7 +61,7 @@ _MESSAGES = {
 }
 
 
-def _wording(failure: Failure, pod: _LivePod, settings: Evictor, args: Json) -> str:
+def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: Json) -> str:
     """Upstream's message for a failing Filter check."""
     check, detail = failure.check, failure.detail
     if check == Check.PVC_UNKNOWN:

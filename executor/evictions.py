@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 from desched.executor.cluster import Cluster, Json, key, node_of
+from desched.policy.model import Policy
 
 TOTAL_LIMIT_TEXT = "maximum number of evicted pods per a descheduling cycle reached"
 NODE_LIMIT_TEXT = "maximum number of evicted pods per node reached"
@@ -39,15 +40,11 @@ class Limits(NamedTuple):
     total: int | None = None
 
     @classmethod
-    def from_policy(cls, policy: Json) -> Limits:
-        def value(name: str) -> int | None:
-            raw = policy.get(name)
-            return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
-
+    def from_policy(cls, policy: Policy) -> Limits:
         return cls(
-            value("maxNoOfPodsToEvictPerNode"),
-            value("maxNoOfPodsToEvictPerNamespace"),
-            value("maxNoOfPodsToEvictTotal"),
+            policy.max_pods_to_evict_per_node,
+            policy.max_pods_to_evict_per_namespace,
+            policy.max_pods_to_evict_total,
         )
 
 
@@ -59,7 +56,7 @@ class Eviction(NamedTuple):
     plugin: str
 
 
-class Failure(NamedTuple):
+class EvictionFailure(NamedTuple):
     namespace: str
     pod: str
     node: str
@@ -102,7 +99,7 @@ class PodEvictor:
         self.by_namespace: dict[str, int] = {}
         self.total = 0
         self.evictions: list[Eviction] = []
-        self.failures: list[Failure] = []
+        self.failures: list[EvictionFailure] = []
         self.refusals: dict[str, int] = {}
 
     def evict(self, pod: Json, profile: str, plugin: str) -> Outcome:
@@ -112,7 +109,9 @@ class PodEvictor:
         if outcome is None:
             if not self.cluster.present(pod):
                 outcome = Outcome.FAILED
-                self.failures.append(Failure(namespace, name, node, profile, plugin, 404, f'pods "{name}" not found'))
+                self.failures.append(
+                    EvictionFailure(namespace, name, node, profile, plugin, 404, f'pods "{name}" not found')
+                )
             else:
                 error = self.backend.evict(pod, profile, plugin)
                 if error is None:
@@ -125,7 +124,7 @@ class PodEvictor:
                     self.cluster.remove(pod)
                 else:
                     outcome = Outcome.FAILED
-                    self.failures.append(Failure(namespace, name, node, profile, plugin, *error))
+                    self.failures.append(EvictionFailure(namespace, name, node, profile, plugin, *error))
         else:
             self.refusals[outcome.value] = self.refusals.get(outcome.value, 0) + 1
         for listener in self.listeners:

@@ -2,11 +2,10 @@
 :class:`~desched.executor.cluster.Cluster`.
 
 Contract:
-* :func:`prepare_policy` applies what upstream does at load time: the implicit DefaultEvictor (first in
-  ``filter``/``preEvictionFilter``, a default ``pluginConfig`` entry when missing), each plugin's argument defaults,
-  and the check that every enabled plugin has a ``pluginConfig`` entry
-  (:class:`~desched.executor.defaultevictor.UnrunnablePolicy` otherwise). Validation is the linter's job and happens
-  before.
+* :func:`prepare_policy` applies what upstream does at load time (the implicit DefaultEvictor: a default
+  ``pluginConfig`` entry when missing; each plugin's argument defaults; the check that every enabled plugin has a
+  ``pluginConfig`` entry, :class:`~desched.executor.defaultevictor.UnrunnablePolicy` otherwise) and returns the typed
+  model (:mod:`desched.policy.model`) the cycle runs. Validation is the linter's job and happens before.
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
   is recorded in :attr:`CycleResult.errors` and the cycle goes on.
@@ -30,12 +29,13 @@ from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
 from desched.plugins import REGISTRY
 from desched.plugins.base import Namespaces
+from desched.policy.model import EVICTING_POINTS, Policy, decode
 from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
 
 
-class Verdict(NamedTuple):
+class EvictorVerdict(NamedTuple):
     """The DefaultEvictor's decision about one pod (for ``--explain``)."""
 
     namespace: str
@@ -56,7 +56,7 @@ class Handle:
         profile: str,
         evictor: DefaultEvictor,
         pod_evictor: PodEvictor,
-        verdicts: dict[tuple[str, str], Verdict] | None = None,
+        verdicts: dict[tuple[str, str], EvictorVerdict] | None = None,
     ) -> None:
         self.cluster = cluster
         self.now = now
@@ -84,7 +84,9 @@ class Handle:
             return
         reason = filter_reason or self.default_evictor.pre_eviction_failure(pod)
         node = node_of(pod)
-        self._verdicts[(namespace, name)] = Verdict(namespace, name, node, self.profile, reason is None, reason or "")
+        self._verdicts[(namespace, name)] = EvictorVerdict(
+            namespace, name, node, self.profile, reason is None, reason or ""
+        )
 
     def evict(self, pod: Json, plugin: str) -> Outcome:
         return self.pod_evictor.evict(pod, self.profile, plugin)
@@ -114,50 +116,43 @@ def pod_filter(namespaces: Namespaces, label_selector: Mapping[str, Any] | None 
     return accept
 
 
-def prepare_policy(policy: Json) -> Json:
-    """The policy as upstream holds it after loading (see the module contract); the input is not modified."""
+def prepare_policy(policy: Json) -> Policy:
+    """The model of ``policy`` as upstream holds it after loading (see the module contract); the input is not modified.
+
+    Raises :class:`~desched.executor.defaultevictor.UnrunnablePolicy` when an enabled Deschedule or Balance plugin has
+    no ``pluginConfig`` entry or no implementation.
+    """
     prepared = copy.deepcopy(policy)
     for profile in prepared.get("profiles") or []:
-        name = profile.get("name", "")
-        configs = profile.setdefault("pluginConfig", []) or []
-        profile["pluginConfig"] = configs
+        configs = profile.get("pluginConfig") or []
         if not any(config.get("name") == DEFAULT_EVICTOR for config in configs):
             configs.insert(0, {"name": DEFAULT_EVICTOR, "args": {}})
-        plugins = profile.setdefault("plugins", {}) or {}
-        profile["plugins"] = plugins
-        for point in ("filter", "preEvictionFilter"):
-            section = plugins.setdefault(point, {}) or {}
-            plugins[point] = section
-            enabled = section.setdefault("enabled", []) or []
-            section["enabled"] = enabled
-            if DEFAULT_EVICTOR not in enabled:
-                enabled.insert(0, DEFAULT_EVICTOR)
-        by_name = {config.get("name"): config for config in configs}
-        for point in ("deschedule", "balance"):
-            for plugin in (plugins.get(point) or {}).get("enabled") or []:
-                if plugin not in by_name:
-                    raise UnrunnablePolicy(f'unable to find "{plugin}" plugin config in profile "{name}"')
-                if module_for(plugin) is None:
-                    raise UnrunnablePolicy(f'"{plugin}" plugin not found in profile "{name}"')
         for config in configs:
             registered = REGISTRY.get(str(config.get("name")))
             args = config.get("args") if isinstance(config.get("args"), dict) else {}
             config["args"] = registered.defaults(args) if registered is not None else args
-    return prepared
+        profile["pluginConfig"] = configs
+    model = decode(prepared)
+    for profile in model.profiles:
+        for ref in profile.enabled(*EVICTING_POINTS):
+            if profile.config(ref.name) is None:
+                raise UnrunnablePolicy(f'unable to find "{ref.name}" plugin config in profile "{profile.name}"')
+            if module_for(ref.name) is None:
+                raise UnrunnablePolicy(f'"{ref.name}" plugin not found in profile "{profile.name}"')
+    return model
 
 
 class CycleResult(NamedTuple):
     skipped: bool
     nodes: int
     errors: list[str]
-    verdicts: list[Verdict]
+    verdicts: list[EvictorVerdict]
     durations: dict[tuple[str, str], float]
 
 
-def cycle_nodes(policy: Json, cluster: Cluster) -> list[Json]:
+def cycle_nodes(policy: Policy, cluster: Cluster) -> list[Json]:
     """Ready nodes matching the policy's ``nodeSelector`` (cordoned nodes included), in listing order."""
-    selector = policy.get("nodeSelector")
-    matches = node_label_selector(selector if isinstance(selector, str) else "")
+    matches = node_label_selector(policy.node_selector or "")
     return [
         node
         for node in cluster.nodes
@@ -166,7 +161,7 @@ def cycle_nodes(policy: Json, cluster: Cluster) -> list[Json]:
 
 
 def run_cycle(
-    policy: Json,
+    policy: Policy,
     cluster: Cluster,
     now: datetime,
     pod_evictor: PodEvictor,
@@ -178,26 +173,22 @@ def run_cycle(
     nodes = cycle_nodes(policy, cluster)
     if len(nodes) < 2:
         return CycleResult(True, len(nodes), [], [], {})
-    verdicts: dict[tuple[str, str], Verdict] | None = {} if explain else None
+    verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
-    for profile in policy.get("profiles") or []:
-        name = profile.get("name", "")
-        configs = {config.get("name"): config.get("args") or {} for config in profile.get("pluginConfig") or []}
-        evictor = DefaultEvictor(configs.get(DEFAULT_EVICTOR, {}), cluster, now)
-        handle = Handle(cluster, now, name, evictor, pod_evictor, verdicts)
+    for profile in policy.profiles:
+        evictor_config = profile.config(DEFAULT_EVICTOR)
+        evictor = DefaultEvictor(dict(evictor_config.raw_args) if evictor_config else {}, cluster, now)
+        handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts)
         instances: dict[str, Any] = {}
-        points: dict[str, list[tuple[str, Any]]] = {"deschedule": [], "balance": []}
-        for point in points:
-            for plugin in ((profile.get("plugins") or {}).get(point) or {}).get("enabled") or []:
-                module = module_for(plugin)
-                if module is None:
-                    continue
-                if point not in REGISTRY[plugin].extension_points:
-                    continue
-                if plugin not in instances:
-                    instances[plugin] = module.Implementation(REGISTRY[plugin].decode(configs[plugin]), handle)
-                points[point].append((plugin, instances[plugin]))
-        built.append((name, points["deschedule"], points["balance"]))
+        points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}
+        for ref, config in profile.evicting():
+            module = module_for(ref.name)
+            if module is None or config is None:
+                continue  # prepare_policy refuses both
+            if ref.name not in instances:
+                instances[ref.name] = module.Implementation(config.args, handle)
+            points[ref.point].append((ref.name, instances[ref.name]))
+        built.append((profile.name, points["deschedule"], points["balance"]))
     errors: list[str] = []
     durations: dict[tuple[str, str], float] = {}
     for point in ("deschedule", "balance"):

@@ -36,6 +36,7 @@ from desched.executor.framework import prepare_policy, run_cycle
 from desched.executor.metrics import ExecutorMetrics, serve
 from desched.goduration import parse_duration
 from desched.kube import KubeClient
+from desched.policy.model import Policy
 
 EXIT_OK, EXIT_ERROR = 0, 2
 REQUESTED_BY = "sigs.k8s.io/descheduler"
@@ -100,11 +101,10 @@ def list_cluster(kube: KubeClient) -> list[Json]:
 class Evictions:
     """Evictions and Events through the API (see the module contract)."""
 
-    def __init__(self, kube: KubeClient, policy: Json) -> None:
+    def __init__(self, kube: KubeClient, policy: Policy) -> None:
         self.kube = kube
-        grace = policy.get("gracePeriodSeconds")
-        self.grace = grace if isinstance(grace, int) and not isinstance(grace, bool) else None
-        self.notify_failures = policy.get("evictionFailureEventNotification") is True
+        self.grace = policy.grace_period_seconds
+        self.notify_failures = policy.eviction_failure_event_notification
 
     def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None:
         namespace, name = key(pod)
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             server.shutdown()
 
 
-def _cycle(kube: KubeClient, policy: Json, args: argparse.Namespace, metrics: ExecutorMetrics) -> None:
+def _cycle(kube: KubeClient, policy: Policy, args: argparse.Namespace, metrics: ExecutorMetrics) -> None:
     started = time.perf_counter()
     try:
         cluster = Cluster.from_objects(list_cluster(kube))

@@ -68,3 +68,25 @@ def test_import_desched_loads_neither_the_linter_nor_heavy_libraries():
     code = "import sys, desched; print(sorted(m for m in sys.modules if m.startswith(('desched.linter', 'yaml'))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _public_classes() -> dict[str, list[str]]:
+    """Every public class of the product by name, with the modules that define one."""
+    import ast
+
+    found: dict[str, list[str]] = {}
+    for folder in ("kernel", "linter", "webhook", "executor"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    found.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_no_two_public_classes_share_a_name():
+    """A name means one thing. The one exception is the protocol of the executor's plugin modules: each defines the
+    ``Implementation`` of the plugin it names (desched.executor.framework)."""
+    shared = {name: paths for name, paths in _public_classes().items() if len(paths) > 1}
+    implementations = shared.pop("Implementation", [])
+    assert implementations and all(path.startswith("executor/plugins/") for path in implementations)
+    assert shared == {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MERGED_NAME", "Profile", "merge"]
+__all__ = ["MERGED_NAME", "ConvertedProfile", "merge"]
 
 Path = tuple[str | int, ...]
 
@@ -20,7 +20,7 @@ MERGED_NAME = "default"
 _EVICTOR = "DefaultEvictor"
 
 
-class Profile:
+class ConvertedProfile:
     """One output profile: its body and ``origins`` relative to the profile (profile path -> source path)."""
 
     __slots__ = ("body", "name", "origins")
@@ -42,7 +42,7 @@ def _moved(origins: dict[Path, Path], old: Path, new: Path) -> dict[Path, Path]:
     return {(*new, *path[len(old) :]): src for path, src in origins.items() if path[: len(old)] == old}
 
 
-def merge(profiles: list[Profile], source_root: Path) -> tuple[list[Profile], str | None, bool]:
+def merge(profiles: list[ConvertedProfile], source_root: Path) -> tuple[list[ConvertedProfile], str | None, bool]:
     """``(profiles, message, merged)``: one profile named ``default`` when every DefaultEvictor's args agree."""
     if not profiles:
         return profiles, None, False
@@ -86,4 +86,4 @@ def merge(profiles: list[Profile], source_root: Path) -> tuple[list[Profile], st
         "same DefaultEvictor args, same execution order (deschedule plugins of every profile run before balance "
         "plugins); only the profile name in logs, metrics and eviction reasons changes"
     )
-    return [Profile(MERGED_NAME, body, origins)], message, True
+    return [ConvertedProfile(MERGED_NAME, body, origins)], message, True

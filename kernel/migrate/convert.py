@@ -68,7 +68,7 @@ from desched import versions
 from desched.documents import origin_of as locate
 from desched.errors import PolicyRefused
 from desched.migrate._decode import POLICY, Decoder, dotted
-from desched.migrate._merge import Profile, merge
+from desched.migrate._merge import ConvertedProfile, merge
 from desched.migrate._strategies import BUILDERS, EXTENSION_POINT, USES, Args, copy_value, is_zero
 from desched.plugins import REGISTRY, validate_args
 from desched.validation import aggregate
@@ -220,10 +220,10 @@ class _Run:
                 (),
             )
 
-    def profiles(self, doc: dict[str, Any]) -> list[Profile]:
+    def profiles(self, doc: dict[str, Any]) -> list[ConvertedProfile]:
         """One profile per enabled strategy (in document order), with the evictor flags carried into each."""
         flags = [flag for flag in _FLAGS if doc.get(flag) is True]
-        profiles: list[Profile] = []
+        profiles: list[ConvertedProfile] = []
         strategies = doc.get("strategies")
         for key, strategy in (strategies if isinstance(strategies, dict) else {}).items():
             profile = self.strategy(go_key(key), ("strategies", path_key(key)), strategy, flags)
@@ -253,7 +253,7 @@ class _Run:
         source: Mapping[str, Any],
         policy: dict[str, Any],
         origins: dict[Path, Path],
-        profiles: list[Profile],
+        profiles: list[ConvertedProfile],
         merge_profiles: bool,
     ) -> Conversion:
         """The converted policy: profiles sorted by name (merged into one when asked), origins mapped through."""
@@ -300,7 +300,7 @@ class _Run:
 
     # --- one strategy -----------------------------------------------------------------------------------------------
 
-    def strategy(self, name: str, spath: Path, strategy: Any, flags: list[str]) -> Profile | None:
+    def strategy(self, name: str, spath: Path, strategy: Any, flags: list[str]) -> ConvertedProfile | None:
         if name not in REGISTRY:
             self.refuse(f"unknown strategy name: {name}", spath, f"{dotted(spath)} was dropped: unknown strategy name")
             return None
@@ -375,7 +375,7 @@ class _Run:
         origins.update({("pluginConfig", 1, "args", *path): src for path, src in args.origins.items()})
         if "enabled" in strategy:
             origins[("plugins", point, "enabled", 0)] = (*spath, "enabled")
-        return Profile(body["name"], body, origins)
+        return ConvertedProfile(body["name"], body, origins)
 
     def lost_params(self, name: str, params: dict[str, Any], ppath: Path) -> None:
         """``dropped`` notes for every non-zero param the strategy's conversion does not read."""

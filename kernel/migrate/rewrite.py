@@ -51,7 +51,7 @@ from desched.migrate._verify import matches
 from desched.migrate.convert import V1ALPHA1, V1ALPHA2, ConversionError, Note, convert, is_v1alpha1
 from desched.yamlsrc import YamlError, YMap, load_all
 
-__all__ = ["COMMENT_PREFIX", "Problem", "Result", "migrate_text"]
+__all__ = ["COMMENT_PREFIX", "MigrationProblem", "Result", "migrate_text"]
 
 #: How the notes written into a migrated file begin.
 COMMENT_PREFIX = "# desched migrate: "
@@ -63,7 +63,7 @@ _UNSEEN_VALUE = -1
 _UNSEEN = Style(_UNSEEN_VALUE, _UNSEEN_VALUE, _UNSEEN_VALUE)
 
 
-class Problem(NamedTuple):
+class MigrationProblem(NamedTuple):
     """Why a file cannot be migrated; 1-based position in the file."""
 
     message: str
@@ -78,7 +78,7 @@ class Result(NamedTuple):
     text: str
     changed: bool
     notes: list[tuple[Note, int]]
-    errors: list[Problem]
+    errors: list[MigrationProblem]
 
 
 class _Options(NamedTuple):
@@ -89,7 +89,7 @@ class _Options(NamedTuple):
 
 
 class _Refused(Exception):
-    def __init__(self, *problems: Problem) -> None:
+    def __init__(self, *problems: MigrationProblem) -> None:
         super().__init__(problems[0].message)
         self.problems = list(problems)
 
@@ -233,12 +233,12 @@ class _Stream:
         try:
             docs = load_all(self.text)
         except YamlError as exc:
-            raise _Refused(Problem(exc.message, exc.line, exc.column)) from None
+            raise _Refused(MigrationProblem(exc.message, exc.line, exc.column)) from None
         candidates = self._candidates(docs)
         if not candidates:
             return self.text, []
         inner_results: dict[Path, tuple[str, list[tuple[Note, int]]]] = {}
-        problems: list[Problem] = []
+        problems: list[MigrationProblem] = []
         for candidate in candidates:
             if candidate.shape == "configmap":
                 try:
@@ -260,9 +260,9 @@ class _Stream:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            raise _Refused(Problem(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", *where)) from None
+            raise _Refused(MigrationProblem(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", *where)) from None
         if len(nodes) != len(docs):
-            raise _Refused(Problem("cannot match the YAML documents to their text", 1, 1))
+            raise _Refused(MigrationProblem("cannot match the YAML documents to their text", 1, 1))
         for careful in (True, False):
             edits: list[_Edit] = []
             notes: list[tuple[Note, int]] = []
@@ -283,7 +283,7 @@ class _Stream:
                 pass
         first = candidates[0]
         line, column = self._position(nodes, first.path)
-        raise _Refused(Problem("cannot rewrite this file without changing more than the policy", line, column))
+        raise _Refused(MigrationProblem("cannot rewrite this file without changing more than the policy", line, column))
 
     # --- finding ----------------------------------------------------------------------------------------------------
 
@@ -311,7 +311,7 @@ class _Stream:
         except _Refused as exc:
             raise _Refused(*(self._outer_problem(candidate, problem) for problem in exc.problems)) from None
 
-    def _outer_problem(self, candidate: _Candidate, problem: Problem) -> Problem:
+    def _outer_problem(self, candidate: _Candidate, problem: MigrationProblem) -> MigrationProblem:
         """A position inside a ConfigMap key, in the file: inside a literal block it maps line for line."""
         assert candidate.key is not None
         data: YMap = candidate.data
@@ -321,8 +321,8 @@ class _Stream:
         if style == "|":
             indent = _block_indent(Lines(self.text).lines, line - 1, column - 1)
             if indent is not None:
-                return Problem(message, line + problem.line, indent + problem.column)
-        return Problem(message, line, column)
+                return MigrationProblem(message, line + problem.line, indent + problem.column)
+        return MigrationProblem(message, line, column)
 
     # --- rewriting --------------------------------------------------------------------------------------------------
 
@@ -410,7 +410,7 @@ class _Stream:
             else:
                 full = (*candidate.path, *path)
             line, column = self._position(nodes, full)
-            raise _Refused(Problem(exc.message, line, column)) from None
+            raise _Refused(MigrationProblem(exc.message, line, column)) from None
 
     def _node(self, nodes: list[Any], path: Path) -> Any:
         node = nodes[int(path[0])]

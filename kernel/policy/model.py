@@ -16,14 +16,25 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from desched.plugins import REGISTRY
+from desched.policy.spec import EXTENSION_POINTS
 
-__all__ = ["EVICTING_POINTS", "Path", "PluginConfig", "PluginRef", "PluginSet", "Policy", "Profile", "decode"]
+__all__ = [
+    "ACTIVE_POINTS",
+    "EVICTING_POINTS",
+    "Path",
+    "PluginConfig",
+    "PluginRef",
+    "PluginSet",
+    "Policy",
+    "Profile",
+    "decode",
+]
 
 Path = tuple[str | int, ...]
 #: The extension points whose plugins choose pods to evict.
 EVICTING_POINTS = ("deschedule", "balance")
-#: The points upstream runs, in the order a profile lists them (``presort`` and ``sort`` are never read).
-_POINTS = ("presort", "sort", "deschedule", "balance", "filter", "preevictionfilter")
+#: The extension points upstream runs (``presort`` and ``sort`` are decoded and never run).
+ACTIVE_POINTS = ("deschedule", "balance", "filter", "preevictionfilter")
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -88,7 +99,7 @@ class Profile(NamedTuple):
 
     def enabled(self, *points: str) -> tuple[PluginRef, ...]:
         """Names enabled at ``points`` (every point when none is given), point by point in the order given."""
-        chosen = points or _POINTS
+        chosen = points or EXTENSION_POINTS
         return tuple(ref for point in chosen if point in self.plugin_sets for ref in self.plugin_sets[point].enabled)
 
     def evicting(self) -> tuple[tuple[PluginRef, PluginConfig | None], ...]:
@@ -139,7 +150,9 @@ def _profile(value: Mapping[str, Any], path: Path) -> Profile:
     )
     plugins = _mapping(value.get("plugins"))
     sets = {
-        point: _plugin_set(point, plugins[point], (*path, "plugins", point)) for point in _POINTS if point in plugins
+        point: _plugin_set(point, plugins[point], (*path, "plugins", point))
+        for point in EXTENSION_POINTS
+        if point in plugins
     }
     return Profile(name if isinstance(name, str) else "", configs, sets, path)
 

@@ -5,7 +5,7 @@ v0.34.0 to v0.36.0) runs ``Filter`` and ``PreEvictionFilter`` on every pod a plu
 desched ask the same question: the executor about live pods of a cluster (:mod:`desched.executor.defaultevictor`),
 and the scope model about workloads written in a repository, judged from their pod template
 (:mod:`desched.workloads.scope`). Both are adapters of this module: each shows the pod through a :class:`PodView`
-and words the :class:`Failure` values it gets back.
+and words the :class:`FilterFailure` values it gets back.
 
 :func:`filter_failures` yields the failing checks of ``Filter`` in upstream's order, at most one per check; the
 executor stops at the first, the scope model lists them all. :func:`namespace_failure` is the namespace part of
@@ -37,7 +37,7 @@ __all__ = [
     "Check",
     "Claim",
     "Evictor",
-    "Failure",
+    "FilterFailure",
     "PodView",
     "active_protections",
     "evictor",
@@ -51,7 +51,7 @@ SYSTEM_CRITICAL = SYSTEM_CRITICAL_PRIORITY
 
 
 class Check:
-    """Why a pod fails (:attr:`Failure.check`)."""
+    """Why a pod fails (:attr:`FilterFailure.check`)."""
 
     PREFER_NO_EVICTION = "prefer-no-eviction"  # noEvictionPolicy Mandatory and the prefer-no-eviction annotation
     MIRROR = "mirror"
@@ -80,7 +80,7 @@ class Check:
     NAMESPACE_UNKNOWN = "namespace-unknown"
 
 
-class Failure(NamedTuple):
+class FilterFailure(NamedTuple):
     check: str
     detail: str = ""
     storage_class: str = ""
@@ -250,55 +250,55 @@ def evictor(args: Mapping[str, Any], target: int, now: datetime, priority_of: Ca
     )
 
 
-def _priority(pod: PodView, settings: Evictor) -> Failure | None:
+def _priority(pod: PodView, settings: Evictor) -> FilterFailure | None:
     priority = pod.priority()
     if priority is None:
         return None
     if priority >= SYSTEM_CRITICAL:
-        return Failure(Check.SYSTEM_CRITICAL, str(priority))
+        return FilterFailure(Check.SYSTEM_CRITICAL, str(priority))
     if settings.unknown_threshold_class:
-        return Failure(Check.THRESHOLD_UNKNOWN, settings.unknown_threshold_class)
+        return FilterFailure(Check.THRESHOLD_UNKNOWN, settings.unknown_threshold_class)
     if settings.threshold is not None and priority >= settings.threshold:
-        return Failure(Check.PRIORITY_THRESHOLD, str(priority))
+        return FilterFailure(Check.PRIORITY_THRESHOLD, str(priority))
     return None
 
 
-def _bare(pod: PodView, protections: frozenset[str]) -> Failure | None:
+def _bare(pod: PodView, protections: frozenset[str]) -> FilterFailure | None:
     if pod.owned():
         return None
     if "FailedBarePods" in protections:
-        return Failure(Check.BARE)
-    return None if pod.failed() else Failure(Check.BARE_NOT_FAILED)
+        return FilterFailure(Check.BARE)
+    return None if pod.failed() else FilterFailure(Check.BARE_NOT_FAILED)
 
 
-def _pvc(pod: PodView, protected_classes: frozenset[str] | None) -> Failure | None:
+def _pvc(pod: PodView, protected_classes: frozenset[str] | None) -> FilterFailure | None:
     for claim in pod.claims():
         if protected_classes is None:
-            return Failure(Check.PVC, claim.name)
+            return FilterFailure(Check.PVC, claim.name)
         if not claim.found:
-            return Failure(Check.PVC_UNKNOWN, claim.name)
+            return FilterFailure(Check.PVC_UNKNOWN, claim.name)
         if not claim.storage_class:
-            return Failure(Check.PVC_NO_CLASS, claim.name)
+            return FilterFailure(Check.PVC_NO_CLASS, claim.name)
         if claim.storage_class in protected_classes:
-            return Failure(Check.PVC_PROTECTED_CLASS, claim.name, claim.storage_class)
+            return FilterFailure(Check.PVC_PROTECTED_CLASS, claim.name, claim.storage_class)
     return None
 
 
-def _age(pod: PodView, now: datetime, min_pod_age: timedelta) -> Failure | None:
+def _age(pod: PodView, now: datetime, min_pod_age: timedelta) -> FilterFailure | None:
     started = pod.started()
     if started is None:
-        return Failure(Check.NO_START_TIME)
-    return Failure(Check.MIN_POD_AGE, started.isoformat()) if now - started < min_pod_age else None
+        return FilterFailure(Check.NO_START_TIME)
+    return FilterFailure(Check.MIN_POD_AGE, started.isoformat()) if now - started < min_pod_age else None
 
 
-def _replicas(pod: PodView, settings: Evictor) -> Failure | None:
+def _replicas(pod: PodView, settings: Evictor) -> FilterFailure | None:
     count = pod.owner_pods()
     if count is None:
-        return Failure(Check.MIN_REPLICAS_UNKNOWN)
-    return Failure(Check.MIN_REPLICAS, str(count)) if count < settings.min_replicas else None
+        return FilterFailure(Check.MIN_REPLICAS_UNKNOWN)
+    return FilterFailure(Check.MIN_REPLICAS, str(count)) if count < settings.min_replicas else None
 
 
-def filter_failures(pod: PodView, settings: Evictor) -> Iterator[Failure]:
+def filter_failures(pod: PodView, settings: Evictor) -> Iterator[FilterFailure]:
     """Every check of ``Filter`` the pod fails, in upstream's order (at most one per check): the pod's state, the
     protections (system-critical and priority threshold, bare pods, local storage, DaemonSet pods, PVCs, pods
     without a PDB, resource claims), then the label selector, minReplicas and minPodAge."""
@@ -306,11 +306,11 @@ def filter_failures(pod: PodView, settings: Evictor) -> Iterator[Failure]:
     if EVICT_ANNOTATION in annotations:
         return
     if settings.mandatory and PREFER_NO_EVICTION_ANNOTATION in annotations:
-        yield Failure(Check.PREFER_NO_EVICTION)
+        yield FilterFailure(Check.PREFER_NO_EVICTION)
         return
     state = pod.state()
     if state is not None:
-        yield Failure(state, pod.static_source() if state == Check.STATIC else "")
+        yield FilterFailure(state, pod.static_source() if state == Check.STATIC else "")
     active = settings.protections
     found = _priority(pod, settings) if "SystemCriticalPods" in active else None
     if found is not None:
@@ -321,19 +321,19 @@ def filter_failures(pod: PodView, settings: Evictor) -> Iterator[Failure]:
     if "PodsWithLocalStorage" in active:
         storage = pod.local_storage()
         if storage:
-            yield Failure(Check.LOCAL_STORAGE, storage)
+            yield FilterFailure(Check.LOCAL_STORAGE, storage)
     if "DaemonSetPods" in active and pod.daemonset():
-        yield Failure(Check.DAEMONSET)
+        yield FilterFailure(Check.DAEMONSET)
     found = _pvc(pod, settings.protected_classes) if "PodsWithPVC" in active else None
     if found is not None:
         yield found
     if "PodsWithoutPDB" in active and not pod.has_pdb():
-        yield Failure(Check.WITHOUT_PDB)
+        yield FilterFailure(Check.WITHOUT_PDB)
     if "PodsWithResourceClaims" in active and pod.resource_claims():
-        yield Failure(Check.RESOURCE_CLAIMS)
+        yield FilterFailure(Check.RESOURCE_CLAIMS)
     selector = settings.label_selector
     if selector is not None and not selector.matches(pod.labels):
-        yield Failure(Check.LABEL_SELECTOR_INVALID if selector.kind == "invalid" else Check.LABEL_SELECTOR)
+        yield FilterFailure(Check.LABEL_SELECTOR_INVALID if selector.kind == "invalid" else Check.LABEL_SELECTOR)
     found = _replicas(pod, settings) if settings.min_replicas and pod.single_owner() else None
     if found is not None:
         yield found
@@ -343,11 +343,11 @@ def filter_failures(pod: PodView, settings: Evictor) -> Iterator[Failure]:
         yield found
 
 
-def namespace_failure(pod: PodView, settings: Evictor) -> Failure | None:
+def namespace_failure(pod: PodView, settings: Evictor) -> FilterFailure | None:
     """The namespace part of ``PreEvictionFilter``: ``namespaceLabelSelector`` against the pod's namespace."""
     if settings.namespace_selector is None:
         return None
     labels = pod.namespace_labels()
     if labels is None:
-        return Failure(Check.NAMESPACE_UNKNOWN)
-    return None if settings.namespace_selector.matches(labels) else Failure(Check.NAMESPACE_SELECTOR)
+        return FilterFailure(Check.NAMESPACE_UNKNOWN)
+    return None if settings.namespace_selector.matches(labels) else FilterFailure(Check.NAMESPACE_SELECTOR)

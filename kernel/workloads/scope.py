@@ -37,7 +37,7 @@ from desched.workloads.eviction import (
     Check,
     Claim,
     Evictor,
-    Failure,
+    FilterFailure,
     evictor,
     filter_failures,
     namespace_failure,
@@ -249,7 +249,7 @@ class _TemplatePod:
         return self.inventory.namespaces.get(self.workload.namespace)
 
 
-def _wording(failure: Failure, pod: _TemplatePod, settings: Evictor) -> str:
+def _wording(failure: FilterFailure, pod: _TemplatePod, settings: Evictor) -> str:
     """The scope report's sentence for a failing check."""
     workload, check, detail = pod.workload, failure.check, failure.detail
     if check in _PRIORITY_CHECKS:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from desched.linter.rules._validation import LocatedError
     from desched.policy.model import Policy
 
-__all__ = ["DOCUMENT_KINDS", "Context", "DocumentKind", "Hit", "Path", "PluginRef"]
+__all__ = ["DOCUMENT_KINDS", "Context", "DocumentKind", "Hit", "Path"]
 
 Path = tuple[str | int, ...]
 
@@ -38,8 +38,6 @@ class DocumentKind:
 
 
 DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())
-ACTIVE_POINTS = ("deschedule", "balance", "filter", "preevictionfilter")
-EVICTING_POINTS = ("deschedule", "balance")
 V1ALPHA1 = "descheduler/v1alpha1"
 V1ALPHA2 = "descheduler/v1alpha2"
 
@@ -62,19 +60,6 @@ class RepoHit(NamedTuple):
     message: str
     object: str
     severity: str | None = None
-
-
-class PluginRef(NamedTuple):
-    """One name in a ``plugins.<point>.enabled`` list."""
-
-    profile: int
-    point: str
-    position: int
-    name: str
-
-    @property
-    def path(self) -> Path:
-        return ("profiles", self.profile, "plugins", self.point, "enabled", self.position)
 
 
 class Context:
@@ -138,60 +123,6 @@ class Context:
     def profiles(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(index, profile)`` of each profile that is a mapping."""
         return iter(self._profiles)
-
-    def profile_name(self, index: int) -> str:
-        profiles = self.policy.get("profiles")
-        name = profiles[index].get("name") if isinstance(profiles, list) else None
-        return name if isinstance(name, str) else ""
-
-    @cached_property
-    def _plugin_configs(self) -> dict[int, list[tuple[int, str, Any]]]:
-        """``id(profile)`` -> its well-formed pluginConfig entries."""
-        table: dict[int, list[tuple[int, str, Any]]] = {}
-        for _, profile in self._profiles:
-            entries = profile.get("pluginConfig")
-            table[id(profile)] = [
-                (index, entry["name"], entry.get("args"))
-                for index, entry in enumerate(entries if isinstance(entries, list) else [])
-                if isinstance(entry, dict) and isinstance(entry.get("name"), str)
-            ]
-        return table
-
-    def plugin_configs(self, profile: dict[str, Any]) -> Iterator[tuple[int, str, Any]]:
-        """``(index, name, args)`` of each well-formed pluginConfig entry of ``profile``."""
-        return iter(self._plugin_configs.get(id(profile), ()))
-
-    def plugin_args(self, profile: dict[str, Any], plugin: str) -> tuple[int, dict[str, Any]] | None:
-        """Index and args of the first pluginConfig entry for ``plugin`` (upstream uses the first), if any."""
-        for index, name, args in self.plugin_configs(profile):
-            if name == plugin:
-                return index, args if isinstance(args, dict) else {}
-        return None
-
-    @cached_property
-    def _enabled(self) -> dict[tuple[int, str], list[PluginRef]]:
-        """``(id(profile), point)`` -> the names listed under ``plugins.<point>.enabled``."""
-        table: dict[tuple[int, str], list[PluginRef]] = {}
-        for profile_index, profile in self._profiles:
-            plugins = profile.get("plugins")
-            for point, plugin_set in (plugins if isinstance(plugins, dict) else {}).items():
-                enabled = plugin_set.get("enabled") if isinstance(plugin_set, dict) else None
-                if isinstance(point, str) and isinstance(enabled, list):
-                    table[(id(profile), point)] = [
-                        PluginRef(profile_index, point, index, name)
-                        for index, name in enumerate(enabled)
-                        if isinstance(name, str)
-                    ]
-        return table
-
-    def enabled(
-        self, profile_index: int, profile: dict[str, Any], points: tuple[str, ...] = ACTIVE_POINTS
-    ) -> Iterator[PluginRef]:
-        """Names listed under ``points`` (in that order) of one profile."""
-        return (ref for point in points for ref in self._enabled.get((id(profile), point), ()))
-
-    def args_path(self, profile_index: int, entry_index: int, *rest: str | int) -> Path:
-        return ("profiles", profile_index, "pluginConfig", entry_index, "args", *rest)
 
     @cached_property
     def arg_errors(self) -> list[LocatedError]:

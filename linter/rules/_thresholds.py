@@ -43,15 +43,8 @@ def collect_utilization_args(ctx: Context) -> list[UtilizationArgs]:
     """Every Low/HighNodeUtilization pluginConfig entry of the document (enabled or not: upstream validates all)."""
     found: list[UtilizationArgs] = []
     if ctx.is_v1alpha2:
-        for index, profile in ctx.profiles():
-            for entry, name, args in ctx.plugin_configs(profile):
-                if name in UTILIZATION:
-                    found.append(
-                        UtilizationArgs(
-                            name,
-                            ctx.profile_name(index),
-                            args if isinstance(args, dict) else {},
-                            ctx.args_path(index, entry),
-                        )
-                    )
+        for profile in ctx.model.profiles:
+            for config in profile.configs:
+                if config.name in UTILIZATION:
+                    found.append(UtilizationArgs(config.name, profile.name, dict(config.raw_args), config.args_path))
     return found

@@ -33,13 +33,12 @@ def located_errors(ctx: Context) -> list[LocatedError]:
     if ctx.is_v1alpha2:
         for error in validation.validate_policy(ctx.policy, ctx.target):
             found.append(LocatedError(error.message, error.path, error.code, ""))
-        for index, profile in ctx.profiles():
-            label = ctx.profile_name(index)
-            for entry, name, args in ctx.plugin_configs(profile):
+        for profile in ctx.model.profiles:
+            label = profile.name
+            for config in profile.configs:
+                name, plain, base = config.name, config.raw_args, config.args_path
                 if name not in REGISTRY:
                     continue
-                plain = args if isinstance(args, dict) else None
-                base = ctx.args_path(index, entry)
                 for error in validate_args(name, plain, ctx.target):
                     found.append(
                         LocatedError(f"in profile {label}: {error.message}", base + error.path, error.code, name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
@@ -42,30 +43,33 @@ def _hint(name: str) -> str:
     return f'; did you mean "{suggestion}"?' if suggestion else ""
 
 
+def _items(value: Any) -> Iterator[tuple[int, Any]]:
+    return enumerate(value) if isinstance(value, list) else iter(())
+
+
 def check(ctx: Context) -> Iterator[Hit]:
     for index, profile in ctx.profiles():
-        label = ctx.profile_name(index)
-        for entry, name, _ in ctx.plugin_configs(profile):
-            if name not in REGISTRY:
+        label = profile.get("name") if isinstance(profile.get("name"), str) else ""
+        for entry, config in _items(profile.get("pluginConfig")):
+            name = config.get("name") if isinstance(config, dict) else None
+            if isinstance(name, str) and name not in REGISTRY:
                 yield Hit(
                     f"in profile {label}: plugin {name} in pluginConfig not registered{_hint(name)}",
                     ("profiles", index, "pluginConfig", entry, "name"),
                 )
-        for ref in ctx.enabled(index, profile, EXTENSION_POINTS):
-            if ref.name not in REGISTRY:
-                yield Hit(
-                    f'profile "{label}" configures {ref.point} extension point of non-existing plugins: '
-                    f"[{ref.name}]{_hint(ref.name)}",
-                    ref.path,
-                )
         plugins = profile.get("plugins")
-        if isinstance(plugins, dict):
-            for point in EXTENSION_POINTS:
-                plugin_set = plugins.get(point)
-                disabled = plugin_set.get("disabled") if isinstance(plugin_set, dict) else None
-                for position, name in enumerate(disabled if isinstance(disabled, list) else []):
-                    if isinstance(name, str) and name not in REGISTRY:
-                        yield Hit(
-                            f"unknown plugin {name} in {point}.disabled{_hint(name)}",
-                            ("profiles", index, "plugins", point, "disabled", position),
-                        )
+        if not isinstance(plugins, dict):
+            continue
+        for point in EXTENSION_POINTS:
+            plugin_set = plugins.get(point)
+            for list_name in ("enabled", "disabled"):
+                names = plugin_set.get(list_name) if isinstance(plugin_set, dict) else None
+                for position, name in _items(names):
+                    if not isinstance(name, str) or name in REGISTRY:
+                        continue
+                    where = ("profiles", index, "plugins", point, list_name, position)
+                    if list_name == "enabled":
+                        message = f'profile "{label}" configures {point} extension point of non-existing plugins: '
+                        yield Hit(f"{message}[{name}]{_hint(name)}", where)
+                    else:
+                        yield Hit(f"unknown plugin {name} in {point}.disabled{_hint(name)}", where)

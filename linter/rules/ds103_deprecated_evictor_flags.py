@@ -42,9 +42,10 @@ _SINCE = 34
 def check(ctx: Context) -> Iterator[Hit]:
     if ctx.target < _SINCE or not ctx.is_v1alpha2:
         return
-    for index, profile in ctx.profiles():
-        for entry, name, args in ctx.plugin_configs(profile):
-            if name != "DefaultEvictor" or not isinstance(args, dict):
+    for profile in ctx.model.profiles:
+        for config in profile.configs:
+            args = config.raw_args
+            if config.name != "DefaultEvictor":
                 continue
             for flag, (where, protection) in REPLACEMENTS.items():
                 if flag not in args:
@@ -55,6 +56,6 @@ def check(ctx: Context) -> Iterator[Hit]:
                     advice = "remove it (false is the default)"
                 yield Hit(
                     f"{flag} is deprecated since descheduler v0.34; {advice}",
-                    ctx.args_path(index, entry, flag),
+                    (*config.args_path, flag),
                     key=True,
                 )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import ACTIVE_POINTS, Context, DocumentKind, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
+from desched.policy.model import ACTIVE_POINTS
 
 ID = "DS202"
 NAME = "wrong-extension-point"
@@ -35,14 +36,14 @@ _SPELLING = {"preevictionfilter": "preEvictionFilter"}
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for index, profile in ctx.profiles():
-        for ref in ctx.enabled(index, profile, ACTIVE_POINTS):
+    for profile in ctx.model.profiles:
+        for ref in profile.enabled(*ACTIVE_POINTS):
             info = REGISTRY.get(ref.name)
-            if info is None or ref.point in info.extension_points:
+            if info is None or ref.implements_point:
                 continue
             belongs = " and ".join(info.extension_points)
             yield Hit(
-                f'profile "{ctx.profile_name(index)}" configures {_SPELLING.get(ref.point, ref.point)} extension '
+                f'profile "{profile.name}" configures {_SPELLING.get(ref.point, ref.point)} extension '
                 f"point of non-existing plugins: [{ref.name}]; {ref.name} is a {belongs} plugin",
                 ref.path,
             )

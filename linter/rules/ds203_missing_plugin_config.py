@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import ACTIVE_POINTS, Context, DocumentKind, Hit
-from desched.plugins import REGISTRY
+from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.policy.model import ACTIVE_POINTS
 
 ID = "DS203"
 NAME = "missing-plugin-config"
@@ -32,17 +32,16 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for index, profile in ctx.profiles():
-        configured = {name for _, name, _ in ctx.plugin_configs(profile)}
+    for profile in ctx.model.profiles:
         reported: set[str] = set()
-        for ref in ctx.enabled(index, profile, ACTIVE_POINTS):
-            if ref.name == "DefaultEvictor" or ref.name not in REGISTRY or ref.name in configured:
+        for ref in profile.enabled(*ACTIVE_POINTS):
+            if ref.name == "DefaultEvictor" or not ref.registered or profile.config(ref.name) is not None:
                 continue
             if ref.name in reported:
                 continue
             reported.add(ref.name)
             yield Hit(
-                f'unable to create "{ctx.profile_name(index)}" profile: unable to build {ref.name} plugin: '
+                f'unable to create "{profile.name}" profile: unable to build {ref.name} plugin: '
                 f'unable to find "{ref.name}" plugin config; add a pluginConfig entry named {ref.name}',
                 ref.path,
             )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import ACTIVE_POINTS, Context, DocumentKind, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
+from desched.policy.model import ACTIVE_POINTS
 
 ID = "DS204"
 NAME = "unused-plugin-config"
@@ -36,11 +37,11 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for index, profile in ctx.profiles():
-        enabled = {ref.name for ref in ctx.enabled(index, profile, ACTIVE_POINTS)}
-        first: dict[str, int] = {}
-        for entry, name, _ in ctx.plugin_configs(profile):
-            path = ("profiles", index, "pluginConfig", entry, "name")
+    for profile in ctx.model.profiles:
+        enabled = {ref.name for ref in profile.enabled(*ACTIVE_POINTS)}
+        first: dict[str, int | str] = {}
+        for config in profile.configs:
+            name, entry, path = config.name, config.path[-1], (*config.path, "name")
             if name in first:
                 yield Hit(
                     f"duplicate pluginConfig entry for {name}: upstream uses entry {first[name]} and silently "
@@ -51,7 +52,6 @@ def check(ctx: Context) -> Iterator[Hit]:
             first[name] = entry
             if name != "DefaultEvictor" and name in REGISTRY and name not in enabled:
                 yield Hit(
-                    f'pluginConfig for {name}, which is enabled nowhere in profile "{ctx.profile_name(index)}": '
-                    "it has no effect",
+                    f'pluginConfig for {name}, which is enabled nowhere in profile "{profile.name}": it has no effect',
                     path,
                 )

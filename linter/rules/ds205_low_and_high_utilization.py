@@ -34,14 +34,13 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    evicting = [ref for profile in ctx.model.profiles for ref, _ in profile.evicting()]
-    low = [ref for ref in evicting if ref.name == "LowNodeUtilization"]
-    high = [ref for ref in evicting if ref.name == "HighNodeUtilization"]
+    evicting = [(profile.name, ref) for profile in ctx.model.profiles for ref, _ in profile.evicting()]
+    low = [profile for profile, ref in evicting if ref.name == "LowNodeUtilization"]
+    high = [ref for _, ref in evicting if ref.name == "HighNodeUtilization"]
     if low and high:
-        other = low[0]
         for ref in high:
             yield Hit(
-                "HighNodeUtilization and LowNodeUtilization (profile "
-                f'"{ctx.profile_name(int(other.path[1]))}") are both enabled: they undo each other\'s evictions',
+                f'HighNodeUtilization and LowNodeUtilization (profile "{low[0]}") are both enabled: they undo each '
+                "other's evictions",
                 ref.path,
             )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import EVICTING_POINTS, Context, DocumentKind, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins.nodeutilization import LowNodeUtilizationArgs
+from desched.policy.model import EVICTING_POINTS
 
 ID = "DS207"
 NAME = "never-evicts"
@@ -49,14 +50,14 @@ def check(ctx: Context) -> Iterator[Hit]:
     for limit in _LIMITS:
         if ctx.policy.get(limit) == 0 and not isinstance(ctx.policy.get(limit), bool):
             yield Hit(f"{limit} is 0: no pod can ever be evicted", (limit,))
-    for index, profile in ctx.profiles():
-        if not any(True for _ in ctx.enabled(index, profile, EVICTING_POINTS)):
+    for profile in ctx.model.profiles:
+        if not profile.enabled(*EVICTING_POINTS):
+            written = profiles[profile.path[-1]]
             yield Hit(
-                f'profile "{ctx.profile_name(index)}" enables no deschedule or balance plugin: it never evicts',
-                ("profiles", index, "plugins") if "plugins" in profile else ("profiles", index),
+                f'profile "{profile.name}" enables no deschedule or balance plugin: it never evicts',
+                (*profile.path, "plugins") if "plugins" in written else profile.path,
             )
-    for typed in ctx.model.profiles:
-        for ref, config in typed.evicting():
+        for ref, config in profile.evicting():
             args = config.args if config is not None else None
             if isinstance(args, LowNodeUtilizationArgs) and args.eviction_limit_per_node == 0:
                 assert config is not None

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.policy.model import PluginRef
+from desched.policy.model import Profile
 from desched.policy.namespaces import overlap, scope_of
 
 ID = "DS208"
@@ -40,15 +40,15 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    seen: dict[str, list[tuple[PluginRef, Mapping[str, Any]]]] = {}
-    evicting = [(ref, config) for profile in ctx.model.profiles for ref, config in profile.evicting()]
-    for ref, config in evicting:
+    seen: dict[str, list[tuple[Profile, Mapping[str, Any]]]] = {}
+    evicting = [(profile, ref, config) for profile in ctx.model.profiles for ref, config in profile.evicting()]
+    for profile, ref, config in evicting:
         args = config.raw_args if config is not None else {}
         earlier = seen.setdefault(ref.name, [])
         for other, other_args in earlier:
-            if other.path[1] == ref.path[1]:
+            if other.path == profile.path:
                 continue
-            shared = overlap(scope_of(ref.name, args), scope_of(other.name, other_args))
+            shared = overlap(scope_of(ref.name, args), scope_of(ref.name, other_args))
             if shared is None:
                 where = "in every namespace that neither excludes"
             elif shared:
@@ -56,9 +56,9 @@ def check(ctx: Context) -> Iterator[Hit]:
             else:
                 continue
             yield Hit(
-                f'{ref.name} is enabled in profiles "{ctx.profile_name(int(other.path[1]))}" and '
-                f'"{ctx.profile_name(int(ref.path[1]))}" {where}: the same pods are judged twice per cycle',
+                f'{ref.name} is enabled in profiles "{other.name}" and "{profile.name}" {where}: the same pods are '
+                "judged twice per cycle",
                 ref.path,
             )
             break
-        earlier.append((ref, args))
+        earlier.append((profile, args))

@@ -39,10 +39,10 @@ def check(ctx: Context) -> Iterator[Hit]:
             f"gracePeriodSeconds is {grace}: the API server rejects a negative grace period, so every eviction fails",
             ("gracePeriodSeconds",),
         )
-    for index, profile in ctx.profiles():
-        for entry, name, args in ctx.plugin_configs(profile):
-            if isinstance(args, dict) and _negative(args.get("numberOfNodes")):
+    for profile in ctx.model.profiles:
+        for config in profile.configs:
+            if _negative(config.raw_args.get("numberOfNodes")):
                 yield Hit(
-                    f"{name} numberOfNodes is {args['numberOfNodes']}: negative values behave like 0",
-                    ctx.args_path(index, entry, "numberOfNodes"),
+                    f"{config.name} numberOfNodes is {config.raw_args['numberOfNodes']}: negative values behave like 0",
+                    (*config.args_path, "numberOfNodes"),
                 )

@@ -56,17 +56,16 @@ def check(ctx: Context) -> Iterator[Hit]:
             message = _bad(provider.get("source"), METRICS_SOURCES, "metrics provider source")
             if message:
                 yield Hit(message, ("metricsProviders", index, "source"))
-    for index, profile in ctx.profiles():
-        for entry, name, args in ctx.plugin_configs(profile):
-            if not isinstance(args, dict):
-                continue
+    for profile in ctx.model.profiles:
+        for config in profile.configs:
+            name, args = config.name, config.raw_args
             if name == "RemovePodsViolatingNodeAffinity" and isinstance(args.get("nodeAffinityType"), list):
                 for position, value in enumerate(args["nodeAffinityType"]):
                     message = _bad(value, NODE_AFFINITY_TYPES, "nodeAffinityType")
                     if message:
-                        yield Hit(message, ctx.args_path(index, entry, "nodeAffinityType", position))
+                        yield Hit(message, (*config.args_path, "nodeAffinityType", position))
             metrics = args.get("metricsUtilization") if name == "LowNodeUtilization" else None
             if isinstance(metrics, dict) and metrics.get("source") not in (None, ""):
                 message = _bad(metrics.get("source"), METRICS_SOURCES, "metricsUtilization source")
                 if message:
-                    yield Hit(message, ctx.args_path(index, entry, "metricsUtilization", "source"))
+                    yield Hit(message, (*config.args_path, "metricsUtilization", "source"))

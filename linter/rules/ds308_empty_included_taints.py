@@ -32,10 +32,10 @@ EXAMPLES = {
 def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha2:
         return
-    for index, profile in ctx.profiles():
-        for entry, name, args in ctx.plugin_configs(profile):
-            if name == "RemovePodsViolatingNodeTaints" and isinstance(args, dict) and args.get("includedTaints") == []:
+    for profile in ctx.model.profiles:
+        for config in profile.configs:
+            if config.name == "RemovePodsViolatingNodeTaints" and config.raw_args.get("includedTaints") == []:
                 yield Hit(
                     "includedTaints is an empty list: it matches no taint, so this plugin never evicts anything",
-                    ctx.args_path(index, entry, "includedTaints"),
+                    (*config.args_path, "includedTaints"),
                 )

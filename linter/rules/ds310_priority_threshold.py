@@ -37,16 +37,16 @@ EXAMPLES = {
 def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha2:
         return
-    for index, profile in ctx.profiles():
-        for entry, name, args in ctx.plugin_configs(profile):
-            threshold = args.get("priorityThreshold") if name == "DefaultEvictor" and isinstance(args, dict) else None
+    for profile in ctx.model.profiles:
+        for config in profile.configs:
+            threshold = config.raw_args.get("priorityThreshold") if config.name == "DefaultEvictor" else None
             if not isinstance(threshold, dict):
                 continue
             value, class_name = threshold.get("value"), threshold.get("name")
-            path = ctx.args_path(index, entry, "priorityThreshold")
+            path = (*config.args_path, "priorityThreshold")
             if value is not None and isinstance(class_name, str) and class_name:
                 yield Hit(
-                    f"in profile {ctx.profile_name(index)}: priority threshold misconfigured, only one of "
+                    f"in profile {profile.name}: priority threshold misconfigured, only one of "
                     "priorityThreshold fields can be set",
                     path,
                 )

@@ -37,9 +37,10 @@ def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha2:
         return
     minimum = ctx.options(ID, OPTIONS)["min-seconds"]
-    for index, profile in ctx.profiles():
-        for entry, name, args in ctx.plugin_configs(profile):
-            if name != "PodLifeTime" or not isinstance(args, dict):
+    for profile in ctx.model.profiles:
+        for config in profile.configs:
+            args = config.raw_args
+            if config.name != "PodLifeTime":
                 continue
             seconds = args.get("maxPodLifeTimeSeconds")
             if not isinstance(seconds, int) or isinstance(seconds, bool) or not 0 <= seconds < minimum:
@@ -49,5 +50,5 @@ def check(ctx: Context) -> Iterator[Hit]:
             yield Hit(
                 f"PodLifeTime evicts every pod older than {seconds}s with no states filter: healthy pods are "
                 "restarted in a loop",
-                ctx.args_path(index, entry, "maxPodLifeTimeSeconds"),
+                (*config.args_path, "maxPodLifeTimeSeconds"),
             )

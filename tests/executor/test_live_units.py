@@ -12,6 +12,7 @@ from desched.executor.cluster import Cluster
 from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.live import Evictions
 from desched.executor.metrics import ExecutorMetrics, serve
+from desched.policy.model import decode
 from tests.executor.builders import build_node, build_pod, set_rs_owner
 
 
@@ -37,7 +38,7 @@ def _pod() -> dict[str, Any]:
 
 def test_an_eviction_has_no_api_version_and_carries_upstreams_annotations_and_grace_period() -> None:
     kube = RecordingKube(None)
-    backend = Evictions(kube, {"gracePeriodSeconds": 5})  # type: ignore[arg-type]
+    backend = Evictions(kube, decode({"gracePeriodSeconds": 5}))  # type: ignore[arg-type]
     assert backend.evict(_pod(), "prof", "RemovePodsViolatingNodeTaints") is None
     (method, path, body), (event_method, event_path, event) = kube.requests
     assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/web-1/eviction")
@@ -61,21 +62,21 @@ def test_an_eviction_has_no_api_version_and_carries_upstreams_annotations_and_gr
 
 def test_without_grace_period_the_pods_own_applies() -> None:
     kube = RecordingKube(None)
-    Evictions(kube, {}).evict(_pod(), "p", "x")  # type: ignore[arg-type]
+    Evictions(kube, decode({})).evict(_pod(), "p", "x")  # type: ignore[arg-type]
     assert "deleteOptions" not in kube.requests[0][2]
 
 
 def test_refusals_are_reported_per_pod_and_failure_events_only_when_asked() -> None:
     refused = KubeError("POST ...: 429 Cannot evict pod as it would violate the pod's disruption budget.", 429)
     kube = RecordingKube(refused, KubeError("POST ...: 404 not found", 404))
-    backend = Evictions(kube, {})  # type: ignore[arg-type]
+    backend = Evictions(kube, decode({}))  # type: ignore[arg-type]
     status, message = backend.evict(_pod(), "p", "x") or (None, "")
     assert status == 429 and message.endswith("(ignoring)")
     assert backend.evict(_pod(), "p", "x") == (404, "POST ...: 404 not found")
     assert [path for _, path, _ in kube.requests if "events" in path] == []
 
     kube = RecordingKube(refused)
-    Evictions(kube, {"evictionFailureEventNotification": True}).evict(_pod(), "p", "x")  # type: ignore[arg-type]
+    Evictions(kube, decode({"evictionFailureEventNotification": True})).evict(_pod(), "p", "x")  # type: ignore[arg-type]
     assert kube.requests[-1][2]["type"] == "Warning" and kube.requests[-1][2]["reason"] == "EvictionFailed"
 
 
@@ -83,7 +84,7 @@ def test_a_failed_eviction_counts_toward_no_limit() -> None:
     pods = [_pod(), set_rs_owner(build_pod("web-2", 100, 0, "n1"))]
     cluster = Cluster.from_objects([build_node("n1", 1000, 1000, 10), *pods])
     kube = RecordingKube(KubeError("429", 429), None)
-    evictor = PodEvictor(cluster, Limits(per_node=1), Evictions(kube, {}))  # type: ignore[arg-type]
+    evictor = PodEvictor(cluster, Limits(per_node=1), Evictions(kube, decode({})))  # type: ignore[arg-type]
     assert evictor.evict(pods[0], "p", "x") is Outcome.FAILED
     assert evictor.evict(pods[1], "p", "x") is Outcome.SUCCESS
     assert [failure.status for failure in evictor.failures] == [429]
