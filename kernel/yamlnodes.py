@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from yaml.resolver import Resolver
-
 __all__ = [
     "BOOLEANS",
     "CACHE_LIMIT",
@@ -95,7 +93,49 @@ BOOLEANS = {
     "off": False, "Off": False, "OFF": False,
 }  # fmt: skip
 _NULL = {"", "~", "null", "Null", "NULL"}
-_RESOLVERS = Resolver.yaml_implicit_resolvers
+
+
+# The YAML 1.1 implicit types (https://yaml.org/type/) a plain scalar resolves to, keyed by its first character, in
+# the order PyYAML's SafeLoader tries them (its ``Resolver.yaml_implicit_resolvers``, which
+# tests/linter/test_yamlsrc.py holds this table equal to). Written here so that the plain block YAML the fast scanner
+# reads never imports PyYAML, whose import is a third of a one-file lint.
+def _implicit_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    digits = "0123456789"
+    types = [
+        ("bool", "yYnNtTfFoO", r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"),
+        (
+            "float",
+            "-+" + digits + ".",
+            r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+            r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+        ),
+        (
+            "int",
+            "-+" + digits,
+            r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+            r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+        ),
+        ("merge", "<", r"<<"),
+        ("null", "~nN", r"~|null|Null|NULL|"),
+        (
+            "timestamp",
+            digits,
+            r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+            r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]"
+            r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?",
+        ),
+        ("value", "=", r"="),
+        ("yaml", "!&*", r"!|&|\*"),
+    ]
+    table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for kind, firsts, pattern in types:
+        compiled = re.compile(f"^(?:{pattern})$")
+        for first in [*firsts, *([""] if kind == "null" else [])]:
+            table.setdefault(first, []).append((_TAG + kind, compiled))
+    return table
+
+
+_RESOLVERS = _implicit_resolvers()
 # go-yaml (which upstream uses) also reads exponent forms without a dot, such as 1e3, as floats.
 GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 

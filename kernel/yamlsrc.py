@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import yaml
-
 from desched._yamlfast import compose_simple
 from desched.errors import InputError
 from desched.yamlnodes import (
@@ -34,11 +32,6 @@ from desched.yamlnodes import (
     to_float,
     to_int,
 )
-
-try:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 __all__ = [
     "BOOLEANS",
@@ -57,14 +50,6 @@ __all__ = [
 ]
 
 _TAG = "tag:yaml.org,2002:"
-_ScalarEvent = yaml.events.ScalarEvent
-_MappingStartEvent = yaml.events.MappingStartEvent
-_SequenceStartEvent = yaml.events.SequenceStartEvent
-_MappingEndEvent = yaml.events.MappingEndEvent
-_SequenceEndEvent = yaml.events.SequenceEndEvent
-_AliasEvent = yaml.events.AliasEvent
-_DocumentEndEvent = yaml.events.DocumentEndEvent
-_StreamEndEvent = yaml.events.StreamEndEvent
 
 
 class YamlError(InputError):
@@ -110,6 +95,17 @@ class _Frame:
 
 
 def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
+    from yaml.events import (
+        AliasEvent,
+        DocumentEndEvent,
+        MappingEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceEndEvent,
+        SequenceStartEvent,
+        StreamEndEvent,
+    )
+
     anchors: dict[str, tuple[Any, int]] = {}
     stack: list[_Frame] = []
     expanded = 0
@@ -156,22 +152,22 @@ def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
     while True:
         event = get()
         cls = event.__class__
-        if cls is _ScalarEvent:
+        if cls is ScalarEvent:
             value = _scalar(event)
             if event.anchor:
                 anchors[event.anchor] = (value, 1)
             mark = event.start_mark
             attach(value, (mark.line + 1, mark.column + 1), event.style or "", 1)
-        elif cls is _MappingStartEvent or cls is _SequenceStartEvent:
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
             if len(stack) >= max_depth:
                 raise YamlError(f"nesting deeper than {max_depth} levels", *_mark(event))
             line, column = _mark(event)
-            node: YMap | YSeq = YMap(line, column) if cls is _MappingStartEvent else YSeq(line, column)
+            node: YMap | YSeq = YMap(line, column) if cls is MappingStartEvent else YSeq(line, column)
             frame = _Frame(node)
             stack.append(frame)
             if event.anchor:
                 anchors[event.anchor] = (node, 0)  # weight filled in when the collection closes
-        elif cls is _MappingEndEvent or cls is _SequenceEndEvent:
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
             frame = stack.pop()
             if anchors:
                 for anchor, (anchored, _) in anchors.items():
@@ -179,19 +175,19 @@ def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
                         anchors[anchor] = (anchored, frame.weight)
             expanded -= frame.weight - 1  # children were counted as they attached
             attach(frame.node, (frame.node.line, frame.node.column), "", frame.weight)
-        elif cls is _AliasEvent:
+        elif cls is AliasEvent:
             if event.anchor not in anchors:
                 raise YamlError(f"found undefined alias {event.anchor!r}", *_mark(event))
             value, weight = anchors[event.anchor]
             attach(value, _mark(event), "", max(weight, 1))
-        elif cls is _DocumentEndEvent:
+        elif cls is DocumentEndEvent:
             if isinstance(document, YMap):
                 document.nested_duplicates = duplicates
             yield document
             document = None
             anchors.clear()
             expanded = duplicates = 0
-        elif cls is _StreamEndEvent:
+        elif cls is StreamEndEvent:
             return
 
 
@@ -215,8 +211,11 @@ def load_all(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_EXPA
         documents = compose_simple(text)
         if documents is not None:
             return documents
+    import yaml  # only what the fast scanner declines pays for PyYAML's import
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser, when PyYAML was built with it
     try:
-        parser = _Loader(text)
+        parser = loader(text)
         try:
             return list(_compose(parser, max_depth, max_nodes))
         finally:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
 
 import pytest
@@ -143,3 +145,38 @@ def test_document_root_counts_nested_duplicates():
     assert clean.nested_duplicates == 0
     assert dirty.nested_duplicates == 2
     assert dirty["a"].nested_duplicates == -1  # only roots know
+
+
+def test_the_implicit_type_table_is_pyyamls() -> None:
+    """desched.yamlnodes writes the YAML 1.1 implicit types out so the fast path never imports PyYAML; the table
+    must stay PyYAML's SafeLoader table: the same first characters, types, order and patterns."""
+    from yaml.resolver import Resolver
+
+    from desched.yamlnodes import _RESOLVERS
+
+    theirs = Resolver.yaml_implicit_resolvers
+    assert set(_RESOLVERS) == set(theirs)
+    for first, resolvers in theirs.items():
+        assert [tag for tag, _ in _RESOLVERS[first]] == [tag for tag, _ in resolvers], first
+
+
+@given(st.text(alphabet="0123456789+-._:eEbxoTtZ !&*<=~nulyYsNOfa", max_size=14))
+@settings(max_examples=3000, deadline=None)
+def test_plain_scalars_resolve_to_the_type_pyyaml_gives(text: str) -> None:
+    from yaml.resolver import Resolver
+
+    from desched.yamlnodes import _RESOLVERS
+
+    first = text[:1]
+    theirs = [tag for tag, pattern in Resolver.yaml_implicit_resolvers.get(first, ()) if pattern.match(text)]
+    assert [tag for tag, pattern in _RESOLVERS.get(first, ()) if pattern.match(text)] == theirs
+
+
+def test_a_policy_the_fast_scanner_reads_never_imports_pyyaml() -> None:
+    code = (
+        "import sys\nfrom desched.yamlsrc import load_all\n"
+        "load_all('apiVersion: descheduler/v1alpha2\\nkind: DeschedulerPolicy\\nprofiles:\\n- name: p\\n')\n"
+        "print(any(m == 'yaml' or m.startswith('yaml.') for m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
