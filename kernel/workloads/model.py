@@ -61,7 +61,8 @@ SYSTEM_PRIORITY_CLASSES: dict[str, int] = {"system-cluster-critical": 2000000000
 class Workload(NamedTuple):
     """One pod template (or bare pod) and what the descheduler would see on its pods.
 
-    ``replicas`` is the effective pod count (``spec.replicas``, default 1, raised to an HPA's ``minReplicas``); it
+    ``replicas`` is the smallest pod count it can run at (``spec.replicas``, default 1; with an HPA, the HPA's
+    ``minReplicas``, as the autoscaler may scale it down to that whatever ``spec.replicas`` says); it
     is ``None`` when a manifest cannot tell (DaemonSet, Job, CronJob). ``pod_path`` is the path of the pod
     template (``metadata``/``spec`` pair) inside ``document``; ``claim_templates`` maps a StatefulSet's
     ``volumeClaimTemplates`` names to their storage class (``None`` when unset).
@@ -336,22 +337,24 @@ def _read(file: str, doc: dict[str, Any], inventory: Inventory) -> None:
 
 
 def _apply_hpas(inventory: Inventory) -> None:
+    """A scalable workload an HPA targets is judged at the HPA's ``minReplicas`` (the smallest of several)."""
     minimums: dict[tuple[str, str, str], int] = {}
     for hpa in inventory.hpas:
         key = (hpa.namespace, hpa.target_kind, hpa.target_name)
-        minimums[key] = max(minimums.get(key, 1), hpa.min_replicas)
+        minimums[key] = min(minimums.get(key, hpa.min_replicas), hpa.min_replicas)
     if not minimums:
         return
     for index, workload in enumerate(inventory.workloads):
         minimum = minimums.get((workload.namespace, workload.kind, workload.name))
         if minimum is not None and workload.kind in _SCALABLE and workload.replicas is not None:
-            inventory.workloads[index] = workload._replace(replicas=max(workload.replicas, minimum))
+            inventory.workloads[index] = workload._replace(replicas=minimum)
 
 
 def collect(documents: Iterable[tuple[str, Any]]) -> Inventory:
     """Read ``(file, document)`` pairs into an :class:`Inventory`; never raises on malformed documents.
 
-    An HPA raises its target's effective ``replicas`` to ``max(spec.replicas (default 1), minReplicas (default 1))``.
+    A workload an HPA targets has the HPA's ``minReplicas`` (default 1) as its ``replicas``, below or above
+    ``spec.replicas``: the autoscaler may run it at that count.
 
     >>> inv = collect([("a.yaml", {"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 2}})])
     >>> inv.workloads[0].key, inv.workloads[0].replicas, inv.workloads[0].owner_kind

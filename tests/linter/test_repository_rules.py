@@ -71,3 +71,33 @@ def test_suppression_applies_in_the_workload_file(tmp_path, monkeypatch):
     assert main(["lint", "--no-config", "--format", "sarif", "."]) == 0
     [result] = [r for r in json.loads(out.getvalue())["runs"][0]["results"] if r["ruleId"] == "DS404"]
     assert result["suppressions"][0]["justification"] == "a cache, fine to restart"
+
+
+def test_a_workload_an_hpa_may_scale_to_one_replica_is_a_single_replica_risk(tmp_path, monkeypatch):
+    """``replicas: 4`` with an HPA at ``minReplicas: 1`` can run as one pod: DS404, not DS401."""
+    policy = (
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+        "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
+    )
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 4\n"
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec:\n      containers: [{name: web, image: web:1}]\n"
+    )
+    hpa = (
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: {minimum}\n"
+        "  maxReplicas: 10\n"
+    )
+    (tmp_path / "policy.yaml").write_text(policy)
+    (tmp_path / "web.yaml").write_text(deployment)
+
+    def rules(minimum: int) -> list[str]:
+        (tmp_path / "hpa.yaml").write_text(hpa.replace("{minimum}", str(minimum)))
+        out = io.StringIO()
+        monkeypatch.setattr(sys, "stdout", out)
+        main(["lint", "--no-config", "--format", "json", str(tmp_path)])
+        return sorted(f["rule"] for f in json.loads(out.getvalue())["findings"] if f["object"] == "Deployment shop/web")
+
+    assert rules(1) == ["DS404"]
+    assert rules(3) == ["DS401"]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any
+
+import pytest
 
 from desched.workloads.model import collect
 from desched.yamlsrc import load_all
@@ -141,8 +144,8 @@ def test_every_kind():
         None,
     ]
     replicas = [w.replicas for w in inv.workloads]
-    # web: max(2, HPA min 4); rs: max(3, HPA default min 1); Job/CronJob/DaemonSet unknown; bare pod 1
-    assert replicas == [4, 1, 3, 1, None, None, None, 1]
+    # web: HPA min 4 (spec 2); rs: HPA default min 1 (spec 3); Job/CronJob/DaemonSet unknown; bare pod 1
+    assert replicas == [4, 1, 1, 1, None, None, None, 1]
     web = by_key["Deployment/shop/web"]
     assert web.labels == {"app": "web"}
     assert web.annotations == {"descheduler.alpha.kubernetes.io/evict": "true"}
@@ -199,16 +202,28 @@ def test_hpa_only_affects_its_own_namespace_and_kind():
     assert [w.replicas for w in inv.workloads] == [1, 3]
 
 
-def test_hpa_never_lowers_replicas():
+def _hpa(name: str, minimum: int | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"scaleTargetRef": {"kind": "Deployment", "name": "web"}}
+    if minimum is not None:
+        spec["minReplicas"] = minimum
+    return {"kind": "HorizontalPodAutoscaler", "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("replicas", "minimums", "expected"),
+    [
+        (6, [2], 2),  # the autoscaler may scale it down to minReplicas
+        (4, [None], 1),  # minReplicas defaults to 1
+        (1, [5], 5),  # and it never runs below minReplicas
+        (4, [3, 2], 2),  # two HPAs fight over it: the smallest it can run at
+    ],
+)
+def test_a_workload_with_an_hpa_is_judged_at_min_replicas(replicas: int, minimums: list[int | None], expected: int):
     docs = [
-        {"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 6}},
-        {
-            "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": "h"},
-            "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 2},
-        },
+        {"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": replicas}},
+        *(_hpa(f"h{index}", minimum) for index, minimum in enumerate(minimums)),
     ]
-    assert collect(("f", d) for d in docs).workloads[0].replicas == 6
+    assert collect(("f", d) for d in docs).workloads[0].replicas == expected
 
 
 def test_kind_list_items():
