@@ -2,8 +2,10 @@
 
 :func:`extract` walks the documents of one file and returns a :class:`PolicyDoc` for every DeschedulerPolicy it
 finds: a raw policy document, a policy held in any ``data`` key of a ConfigMap (the chart's default key is
-``policy.yaml``), or the descheduler Helm chart's values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``),
-also inside ``kind: List``. OpenShift's ``KubeDescheduler`` (operator.openshift.io/v1) is returned as a
+``policy.yaml``), or the descheduler Helm chart's values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``):
+on their own, inside a GitOps wrapper (a Flux HelmRelease, an Argo CD Application or ApplicationSet, kustomize
+``helmCharts``; :mod:`desched.wrappers`), or as text in a ConfigMap key or Argo CD's ``helm.values``; also inside
+``kind: List``. OpenShift's ``KubeDescheduler`` (operator.openshift.io/v1) is returned as a
 :class:`PolicyDoc` of shape ``kubedescheduler`` whose ``root`` is the whole object. Everything else is returned as
 ``others`` untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a JSON-pointer path inside
 the policy to a line and column of the *outer* file, including inside a ConfigMap's block scalar.
@@ -15,6 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from desched.wrappers import chart_values, is_values_text
 from desched.yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
 
 __all__ = [
@@ -41,6 +44,8 @@ HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 CONFIGMAP_POLICY_KEY = "policy.yaml"  # the chart's data key
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
+Path = tuple[str | int, ...]
+
 
 class PolicyDoc:
     """One descheduler policy found in a file.
@@ -60,6 +65,7 @@ class PolicyDoc:
         "kind",
         "line_offset",
         "object",
+        "prefix",
         "root",
         "shape",
         "version_hint",
@@ -90,6 +96,7 @@ class PolicyDoc:
         self.fixed: Position | None = None
         self.version_hint = version_hint
         self.extra = extra or {}
+        self.prefix: Path = ()  # the policy's path in the object that holds it, for JSON pointers (wrappers only)
 
     def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
         """Outer-file (line, column) of the value at ``path`` (of its key when ``key``), nearest ancestor if absent."""
@@ -100,16 +107,18 @@ class PolicyDoc:
                 pos = locate(self.envelope, [HELM_VERSION_KEY], key=key)
             else:
                 pos = locate(self.envelope, [HELM_POLICY_KEY], key=True)
-            return pos or (1, 1)
-        pos = locate(self.root, path, key=key) or (self.root.line, self.root.column)
-        return pos[0] + self.line_offset, pos[1] + self.column_offset
+        else:
+            pos = locate(self.root, path, key=key)
+        line, column = pos or (self.root.line, self.root.column)
+        return line + self.line_offset, column + self.column_offset
 
     def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
         """The path of ``path`` in the document as written (the identity, except for converted documents)."""
         return tuple(path)
 
-
-Path = tuple[str | int, ...]
+    def object_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
+        """The path of ``path`` in the object as written: in a wrapper, from the wrapper's root."""
+        return (*self.prefix, *self.source_path(path))
 
 
 def origin_of(origins: Mapping[Path, Path], path: Path) -> Path:
@@ -138,6 +147,7 @@ class DerivedDoc(PolicyDoc):
         )  # fmt: skip
         self.source = source
         self.origins = origins
+        self.prefix = source.prefix
 
     def source_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
         return origin_of(self.origins, tuple(path))
@@ -202,14 +212,18 @@ class Location(NamedTuple):
 
     ``shape`` is ``policy`` (a raw DeschedulerPolicy), ``helm`` (the descheduler chart's values: ``node`` holds
     ``deschedulerPolicy``), ``configmap`` (``node`` is the ConfigMap; its data ``keys`` should hold a policy as
-    text), ``kubedescheduler`` (OpenShift's resource) or ``other``. ``path`` is the node's path in the stream: the
-    document's index, then keys and indexes (``kind: List`` items included).
+    text), ``values-text`` (``node`` is a mapping whose ``keys`` hold the chart's values as text: a ConfigMap's
+    ``data``, Argo CD's ``helm``), ``kubedescheduler`` (OpenShift's resource) or ``other``. ``path`` is the node's
+    path in the stream: the document's index, then keys and indexes (``kind: List`` items included). Chart values
+    found in a wrapper carry its name (``wrapper``) and the chart version it pins (``hint``).
     """
 
     shape: str
     path: Path
     node: Any
     keys: tuple[str, ...] = ()
+    wrapper: str = ""
+    hint: str | None = None
 
 
 def policy_key(key: Any, value: Any) -> bool:
@@ -222,7 +236,7 @@ def policy_key(key: Any, value: Any) -> bool:
 def _container(doc: YMap) -> str:
     """The shape of a mapping document that is not a ``kind: List``."""
     kind = doc.get("kind")
-    if HELM_POLICY_KEY in doc and "apiVersion" not in doc and isinstance(doc[HELM_POLICY_KEY], YMap):
+    if "apiVersion" not in doc and _holds_policy(doc):
         return "helm"
     if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
         return "configmap"
@@ -252,11 +266,41 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
             yield from _locate(item, (*path, "items", index), raw_only)
         return
     shape = _container(doc)
+    if shape == "other":
+        found = False
+        for values in chart_values(doc):
+            node = _at(doc, values.path)
+            if values.key is not None:
+                found = True
+                yield Location(
+                    "values-text", (*path, *values.path), node, (values.key,), values.wrapper, values.version
+                )
+            elif _holds_policy(node):
+                found = True
+                yield Location("helm", (*path, *values.path), node, (), values.wrapper, values.version)
+        if not found:
+            yield Location("other", path, doc)
+        return
     if shape != "configmap":
         yield Location(shape, path, doc)
         return
-    keys = tuple(key for key, value in doc["data"].items() if policy_key(key, value))
-    yield Location("configmap" if keys else "other", path, doc, keys)
+    data = doc["data"]
+    values_keys = tuple(key for key, value in data.items() if is_values_text(value))
+    keys = tuple(key for key, value in data.items() if policy_key(key, value) and key not in values_keys)
+    if keys or not values_keys:
+        yield Location("configmap" if keys else "other", path, doc, keys)
+    if values_keys:
+        yield Location("values-text", (*path, "data"), data, values_keys, _object_name(doc, "ConfigMap"))
+
+
+def _at(doc: Any, path: Path) -> Any:
+    for part in path:
+        doc = doc[part]
+    return doc
+
+
+def _holds_policy(values: Any) -> bool:
+    return isinstance(values, YMap) and isinstance(values.get(HELM_POLICY_KEY), YMap)
 
 
 def extract(file: str, text: str, documents: list[Any] | None = None) -> Extraction:
@@ -270,7 +314,13 @@ def extract(file: str, text: str, documents: list[Any] | None = None) -> Extract
             if not any(found):
                 result.others.append(node)
         elif location.shape == "helm":
-            result.policies.append(_helm_doc(file, node))
+            policy = _helm_doc(file, node, location)
+            if location.wrapper:
+                policy.prefix = (*location.path[1:], HELM_POLICY_KEY)
+            result.policies.append(policy)
+        elif location.shape == "values-text":
+            for key in location.keys:
+                _embedded_policies(file, text, node, key, location, result)
         elif location.shape == "kubedescheduler":
             label = _object_name(node, KUBEDESCHEDULER)
             result.policies.append(
@@ -286,9 +336,13 @@ def extract(file: str, text: str, documents: list[Any] | None = None) -> Extract
     return result
 
 
-def _helm_doc(file: str, values: YMap) -> PolicyDoc:
+def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
+    """The policy of chart values ``values``; its release hint is the image tag they set, else the chart version
+    the wrapper pins."""
     image = values.get("image")
-    hint = image.get("tag") if isinstance(image, dict) else None
+    tag = image.get("tag") if isinstance(image, dict) else None
+    hint = tag if isinstance(tag, str) and tag else location.hint
+    label = f"{location.wrapper}: values deschedulerPolicy" if location.wrapper else "Helm values deschedulerPolicy"
     policy = values[HELM_POLICY_KEY]
     # Charts before v0.30 defaulted deschedulerPolicyAPIVersion to v1alpha1, later ones to v1alpha2.
     default = f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"
@@ -298,7 +352,7 @@ def _helm_doc(file: str, values: YMap) -> PolicyDoc:
         values.get(HELM_VERSION_KEY, default),
         "DeschedulerPolicy",
         "helm",
-        "Helm values deschedulerPolicy",
+        label,
         values,
         version_hint=hint if isinstance(hint, str) else None,
     )
@@ -306,17 +360,46 @@ def _helm_doc(file: str, values: YMap) -> PolicyDoc:
 
 def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extraction) -> bool:
     """Read the policies of one ConfigMap data key; True when it held one, or should have and does not parse."""
-    data: YMap = cm["data"]
     owner = _object_name(cm, "ConfigMap")
-    line, column = data.value_pos[key]
-    offsets = _block_offsets(text, line, column) if data.styles.get(key, "") == "|" else None
+    parsed = _parse_embedded(file, text, cm["data"], key, owner, result)
+    if parsed is None:
+        return True
+    docs, value_at, offsets = parsed
+    return _key_policies(file, owner, key, docs, result, value_at, offsets)
+
+
+def _parse_embedded(
+    file: str, text: str, holder: YMap, key: str, owner: str, result: Extraction
+) -> tuple[list[Any], Position, tuple[int, int] | None] | None:
+    """The documents of the YAML text at ``holder[key]``, where the value starts, and the offsets that place a
+    position inside a literal block in the file (``None`` otherwise); ``None`` (recorded as an
+    :class:`EmbeddedError`) when the text is not YAML."""
+    line, column = holder.value_pos[key]
+    offsets = _block_offsets(text, line, column) if holder.styles.get(key, "") == "|" else None
     try:
-        docs = load_all(data[key])
+        return load_all(holder[key]), (line, column), offsets
     except YamlError as exc:
         at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
         result.errors.append(EmbeddedError(file, f"{owner} (key {key})", exc.message, *at))
-        return True
-    return _key_policies(file, owner, key, docs, result, (line, column), offsets)
+        return None
+
+
+def _embedded_policies(file: str, text: str, holder: YMap, key: str, location: Location, result: Extraction) -> None:
+    """The policies of chart values written as YAML text at ``holder[key]``."""
+    parsed = _parse_embedded(file, text, holder, key, location.wrapper or "values", result)
+    if parsed is None:
+        return
+    docs, value_at, offsets = parsed
+    wrapper = f"{location.wrapper} (key {key})" if location.wrapper else f"key {key}"
+    for inner in locate_policies(docs):
+        if inner.shape != "helm":
+            continue
+        policy = _helm_doc(file, inner.node, location._replace(wrapper=wrapper))
+        if offsets:
+            policy.line_offset, policy.column_offset = offsets
+        else:
+            policy.fixed = value_at
+        result.policies.append(policy)
 
 
 def extract_configmap_key(file: str, text: str, key: str, owner: str) -> Extraction:

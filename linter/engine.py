@@ -167,7 +167,7 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
         for hit in module.check(ctx):
             line, column = doc.position(hit.path, key=hit.key)
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
-            path = pointer(doc.source_path(hit.path))
+            path = pointer(doc.object_path(hit.path))
             result.findings.append(
                 Finding(module.ID, level, result.file, line, column, prefix + hit.message, doc.object, path)
             )

@@ -4,8 +4,10 @@ Contract:
 * :func:`parse_review` turns a request body into an ``admission.k8s.io/v1`` ``AdmissionReview``'s ``request`` or
   raises :class:`BadReview` with a message for a 400 answer.
 * :func:`decide` runs the same rules as ``desched lint`` on the object the API server sends:
-  - a ConfigMap holding a DeschedulerPolicy (any data key), a ``KubeDescheduler``: every finding of severity error
-    denies in ``enforce`` mode, the others come back as ``warnings``; ConfigMaps without a policy are allowed at once;
+  - a ConfigMap holding a DeschedulerPolicy or the chart's values (any data key), a ``KubeDescheduler``, a Flux
+    ``HelmRelease`` or an Argo CD ``Application``/``ApplicationSet`` of the descheduler chart: every finding of
+    severity error denies in ``enforce`` mode, the others come back as ``warnings``; other ConfigMaps and wrappers
+    of other charts are allowed at once;
   - Deployments, StatefulSets, ReplicaSets, ReplicationControllers, Jobs and PDBs: the workload checks
     (:mod:`desched.webhook.workloads`) against the active policy and the cached cluster objects; an update of the
     active policy ConfigMap is checked against the cached workloads too (warnings only);
@@ -13,8 +15,8 @@ Contract:
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
 * Nothing is made into text that was not text: of a ConfigMap only the data keys that hold a policy are parsed (the
   policy locator's rule, :func:`desched.documents.policy_key`), each on its own, and a location is
-  ``data[<key>]:<line>:<column>`` inside that key's text; a KubeDescheduler is linted as the object received, and a
-  location is the JSON pointer of the field (``/spec/profiles/1``).
+  ``data[<key>]:<line>:<column>`` inside that key's text; a KubeDescheduler or a wrapper is linted as the object
+  received, and a location is the JSON pointer of the field (``/spec/profiles/1``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ import json
 from typing import Any
 
 from desched.documents import policy_key
-from desched.linter.engine import FileResult, Settings, lint_configmap_key, lint_documents, lint_repository
+from desched.linter.engine import (
+    FileResult,
+    Settings,
+    lint_configmap_key,
+    lint_documents,
+    lint_repository,
+    lint_text,
+)
 from desched.linter.finding import Finding
 from desched.webhook.decision import (
     ClusterView,
@@ -37,11 +46,14 @@ from desched.webhook.decision import (
     verdict,
 )
 from desched.webhook.workloads import WORKLOAD_KINDS, pdb_decision, policy_warnings, workload_decision
+from desched.wrappers import is_values_text
 from desched.yamlnodes import from_json
 
 __all__ = ["POLICY_KINDS", "BadReview", "configmap_policies", "decide", "parse_review"]
 
-POLICY_KINDS = ("ConfigMap", "KubeDescheduler")
+#: The GitOps wrappers of the descheduler chart's values the webhook is sent (docs/architecture.md#policy-locator).
+WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")
+POLICY_KINDS = ("ConfigMap", "KubeDescheduler", *WRAPPER_KINDS)
 
 
 class BadReview(Exception):
@@ -87,25 +99,30 @@ def decide(request: Json, options: Options, cluster: ClusterView | None = None) 
         return skipped
     if kind == "ConfigMap":
         return _configmap(uid, kind, obj, options, cluster)
-    if kind == "KubeDescheduler":
-        return _kube_descheduler(uid, kind, obj, options)
+    if kind == "KubeDescheduler" or kind in WRAPPER_KINDS:
+        return _policy_object(uid, kind, obj, options)
     if kind in WORKLOAD_KINDS:
         return workload_decision(uid, kind, obj, options, cluster)
     return Decision(uid, True, "", [], [], kind)
 
 
 def configmap_policies(obj: Json, settings: Settings) -> FileResult | None:
-    """Lint every data key of the ConfigMap ``obj`` that holds a policy, each as its own text named ``data[<key>]``;
-    one result with all their policies and findings, or None when no key holds a policy."""
+    """Lint every data key of the ConfigMap ``obj`` that holds a policy, or the chart's values with a policy (a Flux
+    HelmRelease's ``valuesFrom``), each as its own text named ``data[<key>]``; one result with all their policies
+    and findings, or None when no key holds one."""
     data = mapping(obj.get("data"))
-    keys = [key for key, value in data.items() if policy_key(key, value)]
-    if not keys:
+    values = [key for key, value in data.items() if is_values_text(value)]
+    keys = [key for key, value in data.items() if policy_key(key, value) and key not in values]
+    if not keys and not values:
         return None
     namespace, name = namespaced_name(obj)
     owner = f"ConfigMap {namespace}/{name}"
     combined = FileResult(owner)
-    for key in keys:
-        result = lint_configmap_key(f"data[{key}]", data[key], key, owner, settings)
+    for key in keys + values:
+        if key in values:
+            result = lint_text(f"data[{key}]", data[key], settings)
+        else:
+            result = lint_configmap_key(f"data[{key}]", data[key], key, owner, settings)
         combined.policies.extend(result.policies)
         combined.findings.extend(result.findings)
     return combined if combined.policies or combined.findings else None
@@ -131,7 +148,9 @@ def _configmap(uid: str, kind: str, obj: Json, options: Options, cluster: Cluste
     return verdict(uid, kind, findings, _in_key, options, warnings, deny=lambda f: f.severity == "error")
 
 
-def _kube_descheduler(uid: str, kind: str, obj: Any, options: Options) -> Decision:
+def _policy_object(uid: str, kind: str, obj: Any, options: Options) -> Decision:
+    """A KubeDescheduler, or a wrapper of the chart's values (nothing to check unless it installs the descheduler
+    chart), linted as received and located by JSON pointer."""
     namespace, name = namespaced_name(obj)
     result = lint_documents(f"{kind} {namespace}/{name}", [from_json(obj)], settings_for(options))
     findings = _active(result.findings)

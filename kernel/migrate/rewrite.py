@@ -110,7 +110,8 @@ def migrate_text(
     """Migrate every v1alpha1 policy in ``text`` (the contents of file ``name``).
 
     ``target`` is the descheduler release (minor number) the output is for; ``None`` takes a Helm values file's
-    ``image.tag``, else ``chart_version`` (a ``Chart.yaml`` ``appVersion`` the caller found), else the newest.
+    ``image.tag``, else the chart version a GitOps wrapper pins, else ``chart_version`` (a ``Chart.yaml``
+    ``appVersion`` the caller found), else the newest.
     Never raises for bad input: what cannot be migrated comes back in ``errors``, with the text unchanged. Text
     that mentions neither ``v1alpha1`` nor ``strategies`` is returned at once, unparsed: it cannot hold a v1alpha1
     policy, and need not be YAML (a Helm template is not).
@@ -215,19 +216,24 @@ def _apply(lines: Lines, edits: list[_Edit]) -> str:
 
 
 class _Candidate(NamedTuple):
-    shape: str  # policy, helm or configmap
+    shape: str  # policy, helm, configmap or values-text (the two last: YAML text in data[key], migrated on its own)
     path: Path  # in the stream: document index, then keys and indexes
     data: Any
-    key: str | None = None  # the ConfigMap data key
+    key: str | None = None  # the key holding the text
+    hint: str | None = None  # the chart version a wrapper pins
+
+
+_TEXT_SHAPES = ("configmap", "values-text")
 
 
 class _Stream:
     """One YAML stream: a file, or the text of a ConfigMap key (``inner``: raw policies only)."""
 
-    def __init__(self, text: str, options: _Options, inner: bool) -> None:
+    def __init__(self, text: str, options: _Options, inner: bool, hint: str | None = None) -> None:
         self.text = text
         self.options = options
         self.inner = inner
+        self.hint = hint
 
     def migrate(self) -> tuple[str, list[tuple[Note, int]]]:
         try:
@@ -240,7 +246,7 @@ class _Stream:
         inner_results: dict[Path, tuple[str, list[tuple[Note, int]]]] = {}
         problems: list[MigrationProblem] = []
         for candidate in candidates:
-            if candidate.shape == "configmap":
+            if candidate.shape in _TEXT_SHAPES:
                 try:
                     inner_results[candidate.path] = self._inner(candidate)
                 except _Refused as exc:
@@ -250,7 +256,7 @@ class _Stream:
         candidates = [
             candidate
             for candidate in candidates
-            if candidate.shape != "configmap" or inner_results[candidate.path][0] != candidate.data[candidate.key]
+            if candidate.shape not in _TEXT_SHAPES or inner_results[candidate.path][0] != candidate.data[candidate.key]
         ]
         if not candidates:
             return self.text, []
@@ -294,10 +300,14 @@ class _Stream:
         for location in locate_policies(docs, raw_only=self.inner):
             node = location.node
             if location.shape == "helm" and is_v1alpha1(_helm_source(node)):
-                found.append(_Candidate("helm", location.path, node))
+                found.append(_Candidate("helm", location.path, node, hint=location.hint or self.hint))
             elif location.shape == "configmap":
                 found.extend(
                     _Candidate("configmap", (*location.path, "data", key), node["data"], key) for key in location.keys
+                )
+            elif location.shape == "values-text":
+                found.extend(
+                    _Candidate("values-text", (*location.path, key), node, key, location.hint) for key in location.keys
                 )
             elif location.shape == "policy" and is_v1alpha1(node):
                 found.append(_Candidate("policy", location.path, node))
@@ -307,7 +317,7 @@ class _Stream:
         assert candidate.key is not None
         text = candidate.data[candidate.key]
         try:
-            return _Stream(text, self.options, inner=True).migrate()
+            return _Stream(text, self.options, candidate.shape == "configmap", candidate.hint).migrate()
         except _Refused as exc:
             raise _Refused(*(self._outer_problem(candidate, problem) for problem in exc.problems)) from None
 
@@ -317,7 +327,8 @@ class _Stream:
         data: YMap = candidate.data
         line, column = data.value_pos[candidate.key]
         style = data.styles.get(candidate.key, "")
-        message = f"ConfigMap key {candidate.key}: {problem.message}"
+        what = "ConfigMap key" if candidate.shape == "configmap" else "key"
+        message = f"{what} {candidate.key}: {problem.message}"
         if style == "|":
             indent = _block_indent(Lines(self.text).lines, line - 1, column - 1)
             if indent is not None:
@@ -339,7 +350,7 @@ class _Stream:
     ) -> None:
         node = self._node(nodes, candidate.path)
         document = nodes[int(candidate.path[0])]
-        if candidate.shape == "configmap":
+        if candidate.shape in _TEXT_SHAPES:
             assert candidate.key is not None
             new, inner_notes = inner_results[candidate.path]
             key_node, value_node = self._key_value(nodes, candidate.path)
@@ -356,7 +367,7 @@ class _Stream:
             source = _helm_source(values)
             image = values.get("image")
             tag = image.get("tag") if isinstance(image, dict) else None
-            target = self.options.target or _version_hint(tag, self.options.chart_version)
+            target = self.options.target or _version_hint(tag, candidate.hint, self.options.chart_version)
             conversion = self._convert(source, target, nodes, candidate)
             out = {key: value for key, value in conversion.policy.items() if key not in ("apiVersion", "kind")}
             _, policy_node = _child(node, HELM_POLICY_KEY)

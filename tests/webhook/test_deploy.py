@@ -64,8 +64,20 @@ RULES = {
             for op in ("CREATE", "UPDATE", "DELETE")
         },
     },
+    "wrappers.desched.io": {
+        *{
+            ("helm.toolkit.fluxcd.io", version, "helmreleases", op)
+            for version in ("v2", "v2beta2", "v2beta1")
+            for op in CREATE_UPDATE
+        },
+        *{
+            ("argoproj.io", "v1alpha1", resource, op)
+            for resource in ("applications", "applicationsets")
+            for op in CREATE_UPDATE
+        },
+    },
 }
-POLICY_WEBHOOKS = ("policies.desched.io", "kubedeschedulers.desched.io")
+POLICY_WEBHOOKS = ("policies.desched.io", "kubedeschedulers.desched.io", "wrappers.desched.io")
 # The contract: read-only, on exactly these (group, resource).
 READS = {
     ("", "configmaps"),
@@ -454,6 +466,7 @@ def test_selectors_send_labelled_policies_and_spare_the_webhooks_namespace(built
     webhooks = _webhooks(objects)
     policy_namespace = _flags(_container(objects)["args"])["--policy-configmap"].split("/")[0]
     assert webhooks["policies.desched.io"]["objectSelector"] == {"matchLabels": POLICY_LABEL}
+    assert webhooks["wrappers.desched.io"]["objectSelector"] == {"matchLabels": POLICY_LABEL}
     assert "objectSelector" not in webhooks["kubedeschedulers.desched.io"]
     assert "objectSelector" not in webhooks["workloads.desched.io"]
     for name in POLICY_WEBHOOKS:
