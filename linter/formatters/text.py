@@ -3,9 +3,10 @@
 Contract: findings are grouped by file, in report order, under a header line naming the file. Each active finding
 is one line ``  LINE:COL  severity  message  (RULE) [object]`` followed, when ``report.sources`` has the file, by
 the offending source line and a caret under the column. Suppressed findings are not shown (only counted). The
-output ends with a summary line (``3 errors, 1 warning, 0 infos in 2 files`` or ``no problems found in 2 files``)
-and a newline. ANSI colours are used only when ``report.color`` is true. Control and bidi characters coming from
-files or messages are shown escaped, so a hostile file cannot drive the terminal.
+output ends with a summary line (``3 errors, 1 warning, 0 infos in 2 files``, ``no problems found in 2 files``, or
+``no YAML files to lint: nothing was checked`` when the paths held no file to lint) and a newline. ANSI colours
+are used only when ``report.color`` is true. Control and bidi characters coming from files or messages are shown
+escaped, so a hostile file cannot drive the terminal.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ def _summary(report: Report) -> str:
     files = _plural(report.files, "file")
     suppressed = len(report.findings) - len(report.active)
     tail = f" ({suppressed} suppressed)" if suppressed else ""
+    if report.files == 0 and not report.findings:
+        return "no YAML files to lint: nothing was checked"
     if not any(counts.values()):
         return f"no problems found in {files}{tail}"
     severities = ", ".join(_plural(counts[key + "s"], key) for key in ("error", "warning", "info"))

@@ -29,7 +29,7 @@ def error(line: int = 1, column: int = 1, message: str = "bad", file: str = "a.y
 @pytest.mark.parametrize(
     ("severities", "files", "summary"),
     [
-        ((), 0, "no problems found in 0 files"),
+        ((), 0, "no YAML files to lint: nothing was checked"),  # an empty directory is not a clean one
         ((), 1, "no problems found in 1 file"),
         (("error",), 1, "1 error, 0 warnings, 0 infos in 1 file"),
         (("error", "error", "warning", "info"), 2, "2 errors, 1 warning, 1 info in 2 files"),
