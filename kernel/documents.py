@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from desched.wrappers import chart_values, is_values_text
+from desched.wrappers import chart_values, is_values_text, object_label
 from desched.yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "Extraction",
     "Location",
     "PolicyDoc",
+    "configmap_keys",
     "extract",
     "extract_configmap_key",
     "locate_policies",
@@ -197,16 +198,6 @@ def looks_like_policy(doc: Any) -> bool:
     return False
 
 
-def _object_name(doc: YMap, kind: str) -> str:
-    meta = doc.get("metadata")
-    if not isinstance(meta, dict):
-        return kind
-    name, namespace = meta.get("name"), meta.get("namespace")
-    if name is None:
-        return kind
-    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
-
-
 class Location(NamedTuple):
     """Where a document stream holds a policy, or a document that holds none.
 
@@ -224,6 +215,14 @@ class Location(NamedTuple):
     keys: tuple[str, ...] = ()
     wrapper: str = ""
     hint: str | None = None
+
+
+def configmap_keys(data: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The data keys of a ConfigMap that hold a policy as text, and those that hold the chart's values with a policy
+    (a Flux HelmRelease's ``valuesFrom``); a key is one or the other."""
+    values = tuple(key for key, value in data.items() if is_values_text(value))
+    policies = tuple(key for key, value in data.items() if policy_key(key, value) and key not in values)
+    return policies, values
 
 
 def policy_key(key: Any, value: Any) -> bool:
@@ -285,12 +284,11 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
         yield Location(shape, path, doc)
         return
     data = doc["data"]
-    values_keys = tuple(key for key, value in data.items() if is_values_text(value))
-    keys = tuple(key for key, value in data.items() if policy_key(key, value) and key not in values_keys)
+    keys, values_keys = configmap_keys(data)
     if keys or not values_keys:
         yield Location("configmap" if keys else "other", path, doc, keys)
     if values_keys:
-        yield Location("values-text", (*path, "data"), data, values_keys, _object_name(doc, "ConfigMap"))
+        yield Location("values-text", (*path, "data"), data, values_keys, object_label(doc, "ConfigMap"))
 
 
 def _at(doc: Any, path: Path) -> Any:
@@ -322,12 +320,12 @@ def extract(file: str, text: str, documents: list[Any] | None = None) -> Extract
             for key in location.keys:
                 _embedded_policies(file, text, node, key, location, result)
         elif location.shape == "kubedescheduler":
-            label = _object_name(node, KUBEDESCHEDULER)
+            label = object_label(node, KUBEDESCHEDULER)
             result.policies.append(
                 PolicyDoc(file, node, node.get("apiVersion"), KUBEDESCHEDULER, "kubedescheduler", label, node)
             )
         elif location.shape == "policy":
-            label = _object_name(node, "DeschedulerPolicy")
+            label = object_label(node, "DeschedulerPolicy")
             result.policies.append(
                 PolicyDoc(file, node, node.get("apiVersion"), node.get("kind"), "policy", label, node)
             )
@@ -354,13 +352,13 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
         "helm",
         label,
         values,
-        version_hint=hint if isinstance(hint, str) else None,
+        version_hint=hint,
     )
 
 
 def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extraction) -> bool:
     """Read the policies of one ConfigMap data key; True when it held one, or should have and does not parse."""
-    owner = _object_name(cm, "ConfigMap")
+    owner = object_label(cm, "ConfigMap")
     parsed = _parse_embedded(file, text, cm["data"], key, owner, result)
     if parsed is None:
         return True
@@ -395,11 +393,17 @@ def _embedded_policies(file: str, text: str, holder: YMap, key: str, location: L
         if inner.shape != "helm":
             continue
         policy = _helm_doc(file, inner.node, location._replace(wrapper=wrapper))
-        if offsets:
-            policy.line_offset, policy.column_offset = offsets
-        else:
-            policy.fixed = value_at
-        result.policies.append(policy)
+        result.policies.append(_placed(policy, value_at, offsets))
+
+
+def _placed(policy: PolicyDoc, value_at: Position, offsets: tuple[int, int] | None) -> PolicyDoc:
+    """``policy``, read from YAML text inside a value, placed in the file: by ``offsets`` inside a literal block,
+    else every position at ``value_at``, where the value starts."""
+    if offsets:
+        policy.line_offset, policy.column_offset = offsets
+    else:
+        policy.fixed = value_at
+    return policy
 
 
 def extract_configmap_key(file: str, text: str, key: str, owner: str) -> Extraction:
@@ -435,11 +439,7 @@ def _key_policies(
         policy = PolicyDoc(
             file, inner, inner.get("apiVersion"), inner.get("kind"), "configmap", owner, inner, extra={"data_key": key}
         )
-        if offsets:
-            policy.line_offset, policy.column_offset = offsets
-        else:
-            policy.fixed = value_at
-        result.policies.append(policy)
+        result.policies.append(_placed(policy, value_at, offsets))
     return found
 
 

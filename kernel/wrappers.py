@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-__all__ = ["CHART_NAME", "ChartValues", "chart_values", "is_descheduler_chart", "is_values_text"]
+__all__ = ["CHART_NAME", "ChartValues", "chart_values", "is_descheduler_chart", "is_values_text", "object_label"]
 
 Path = tuple[str | int, ...]
 
@@ -72,12 +72,13 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _label(kind: str, doc: dict[str, Any]) -> str:
+def object_label(doc: dict[str, Any], kind: str) -> str:
+    """How messages name a Kubernetes object: ``<kind> <namespace>/<name>``, ``<kind> <name>``, or the kind alone."""
     metadata = _mapping(doc.get("metadata"))
     name, namespace = metadata.get("name"), metadata.get("namespace")
-    if not isinstance(name, str):
+    if name is None:
         return kind
-    return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
 def chart_values(doc: dict[str, Any]) -> Iterator[ChartValues]:
@@ -99,7 +100,7 @@ def _flux(doc: dict[str, Any]) -> Iterator[ChartValues]:
     if not is_descheduler_chart(chart.get("chart")) and not is_descheduler_chart(reference.get("name")):
         return
     if isinstance(spec.get("values"), dict):
-        yield ChartValues(("spec", "values"), _label("HelmRelease", doc), _text(chart.get("version")))
+        yield ChartValues(("spec", "values"), object_label(doc, "HelmRelease"), _text(chart.get("version")))
 
 
 def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
@@ -113,7 +114,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
     sources += [
         ((*base, "sources", index), item) for index, item in enumerate(listed if isinstance(listed, list) else [])
     ]
-    label = _label(kind, doc)
+    label = object_label(doc, kind)
     for path, source in sources:
         source = _mapping(source)
         if not is_descheduler_chart(source.get("chart"), source.get("repoURL")):

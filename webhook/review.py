@@ -14,7 +14,7 @@ Contract:
   - ``warn`` mode never denies; the annotation ``desched.io/skip-validation: <reason>`` skips validation (with a
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
 * Nothing is made into text that was not text: of a ConfigMap only the data keys that hold a policy are parsed (the
-  policy locator's rule, :func:`desched.documents.policy_key`), each on its own, and a location is
+  policy locator's rule, :func:`desched.documents.configmap_keys`), each on its own, and a location is
   ``data[<key>]:<line>:<column>`` inside that key's text; a KubeDescheduler or a wrapper is linted as the object
   received, and a location is the JSON pointer of the field (``/spec/profiles/1``).
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desched.documents import policy_key
+from desched.documents import configmap_keys
 from desched.linter.engine import (
     FileResult,
     Settings,
@@ -46,7 +46,6 @@ from desched.webhook.decision import (
     verdict,
 )
 from desched.webhook.workloads import WORKLOAD_KINDS, pdb_decision, policy_warnings, workload_decision
-from desched.wrappers import is_values_text
 from desched.yamlnodes import from_json
 
 __all__ = ["POLICY_KINDS", "BadReview", "configmap_policies", "decide", "parse_review"]
@@ -111,18 +110,15 @@ def configmap_policies(obj: Json, settings: Settings) -> FileResult | None:
     HelmRelease's ``valuesFrom``), each as its own text named ``data[<key>]``; one result with all their policies
     and findings, or None when no key holds one."""
     data = mapping(obj.get("data"))
-    values = [key for key, value in data.items() if is_values_text(value)]
-    keys = [key for key, value in data.items() if policy_key(key, value) and key not in values]
+    keys, values = configmap_keys(data)
     if not keys and not values:
         return None
     namespace, name = namespaced_name(obj)
     owner = f"ConfigMap {namespace}/{name}"
     combined = FileResult(owner)
-    for key in keys + values:
-        if key in values:
-            result = lint_text(f"data[{key}]", data[key], settings)
-        else:
-            result = lint_configmap_key(f"data[{key}]", data[key], key, owner, settings)
+    results = [lint_configmap_key(f"data[{key}]", data[key], key, owner, settings) for key in keys]
+    results += [lint_text(f"data[{key}]", data[key], settings) for key in values]
+    for result in results:
         combined.policies.extend(result.policies)
         combined.findings.extend(result.findings)
     return combined if combined.policies or combined.findings else None

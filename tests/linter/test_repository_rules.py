@@ -17,6 +17,10 @@ from desched.cli import main
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 REPOSITORY = "tests/linter/golden/repository"
 GOLDEN = os.path.join(ROOT, "tests", "linter", "golden")
+POLICY = (
+    "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
+    "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
+)
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, fmt: str) -> tuple[int, str]:
@@ -54,16 +58,12 @@ def test_every_workload_rule_fires_once_per_workload(monkeypatch):
 
 
 def test_suppression_applies_in_the_workload_file(tmp_path, monkeypatch):
-    policy = (
-        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
-        "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
-    )
     workload = (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  # desched: disable=DS404 a cache, fine to restart\n"
         "  name: cache\n  namespace: a\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: cache}}\n"
         "  template:\n    metadata: {labels: {app: cache}}\n    spec: {containers: [{name: c, image: i}]}\n"
     )
-    (tmp_path / "policy.yaml").write_text(policy)
+    (tmp_path / "policy.yaml").write_text(POLICY)
     (tmp_path / "cache.yaml").write_text(workload)
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
@@ -75,10 +75,6 @@ def test_suppression_applies_in_the_workload_file(tmp_path, monkeypatch):
 
 def test_a_workload_an_hpa_may_scale_to_one_replica_is_a_single_replica_risk(tmp_path, monkeypatch):
     """``replicas: 4`` with an HPA at ``minReplicas: 1`` can run as one pod: DS404, not DS401."""
-    policy = (
-        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  pluginConfig:\n"
-        "  - name: RemoveDuplicates\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"
-    )
     deployment = (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 4\n"
         "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
@@ -89,7 +85,7 @@ def test_a_workload_an_hpa_may_scale_to_one_replica_is_a_single_replica_risk(tmp
         "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: {minimum}\n"
         "  maxReplicas: 10\n"
     )
-    (tmp_path / "policy.yaml").write_text(policy)
+    (tmp_path / "policy.yaml").write_text(POLICY)
     (tmp_path / "web.yaml").write_text(deployment)
 
     def rules(minimum: int) -> list[str]:
