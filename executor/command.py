@@ -33,15 +33,17 @@ EXIT_OK, EXIT_ERROR = 0, 2
 def load_policy(path: str, target_text: str | None) -> Json:
     """The v1alpha2 policy ``path`` stands for, after the lint gate (see the module docstring)."""
     from desched import versions
-    from desched.linter.engine import Settings, lint_file, target_for
+    from desched.linter.engine import Settings, lint_file
     from desched.linter.formatters import findings_report, get
+    from desched.plugins import OPENSHIFT
     from desched.policy.effective import effective_policy
 
     try:
         target = versions.parse(target_text) if target_text else None
     except ValueError as error:
         raise UsageError(str(error)) from None
-    settings = Settings(target=target)
+    # OpenShift's build registers every upstream plugin and more: prepare_policy names the ones desched cannot run
+    settings = Settings(target=target, distribution=OPENSHIFT)
     try:
         result = lint_file(path, settings)
     except OSError as error:
@@ -50,12 +52,16 @@ def load_policy(path: str, target_text: str | None) -> Json:
     if errors:
         sys.stderr.write(get("text")(findings_report(errors, 1, {result.file: result.text}, "never")))
         raise UsageError(f"{path}: the policy has lint errors ({len(errors)}); fix them before running it")
+    for finding in result.findings:  # what upstream runs all the same, but the reader should know
+        if finding.severity == "warning" and not finding.suppressed:
+            where = f"{finding.file}:{finding.line}:{finding.column}"
+            sys.stderr.write(f"desched: warning: {where}: {finding.message} ({finding.rule})\n")
     if not result.policies:
         raise UsageError(f"no descheduler policy in {path}")
     if len(result.policies) > 1:
         raise UsageError(f"{path} holds {len(result.policies)} policies; give a file with exactly one")
     doc = result.policies[0]
-    policy, _ = effective_policy(doc, target if target is not None else target_for(doc, settings))
+    policy, _ = effective_policy(doc, result.releases[0].target)
     return dict(policy)
 
 

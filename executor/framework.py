@@ -5,7 +5,8 @@ Contract:
 * :func:`prepare_policy` applies what upstream does at load time (the implicit DefaultEvictor: a default
   ``pluginConfig`` entry when missing; each plugin's argument defaults; the check that every enabled plugin has a
   ``pluginConfig`` entry, :class:`~desched.executor.defaultevictor.UnrunnablePolicy` otherwise) and returns the typed
-  model (:mod:`desched.policy.model`) the cycle runs. Validation is the linter's job and happens before.
+  model (:mod:`desched.policy.model`) the cycle runs. Validation is the linter's job and happens before. A plugin only
+  another descheduler build registers (OpenShift's ``KubevirtMigrationAware``) is refused: desched runs upstream's.
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
   is recorded in :attr:`CycleResult.errors` and the cycle goes on.
@@ -27,9 +28,9 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
-from desched.plugins import REGISTRY
+from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
-from desched.policy.model import EVICTING_POINTS, Policy, decode
+from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, Policy, Profile, decode
 from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
@@ -120,7 +121,7 @@ def prepare_policy(policy: Json) -> Policy:
     """The model of ``policy`` as upstream holds it after loading (see the module contract); the input is not modified.
 
     Raises :class:`~desched.executor.defaultevictor.UnrunnablePolicy` when an enabled Deschedule or Balance plugin has
-    no ``pluginConfig`` entry or no implementation.
+    no ``pluginConfig`` entry or no implementation, or when the policy names a plugin only another build registers.
     """
     prepared = copy.deepcopy(policy)
     for profile in prepared.get("profiles") or []:
@@ -134,12 +135,23 @@ def prepare_policy(policy: Json) -> Policy:
         profile["pluginConfig"] = configs
     model = decode(prepared)
     for profile in model.profiles:
+        _refuse_other_builds(profile)
         for ref in profile.enabled(*EVICTING_POINTS):
             if profile.config(ref.name) is None:
                 raise UnrunnablePolicy(f'unable to find "{ref.name}" plugin config in profile "{profile.name}"')
             if module_for(ref.name) is None:
                 raise UnrunnablePolicy(f'"{ref.name}" plugin not found in profile "{profile.name}"')
     return model
+
+
+def _refuse_other_builds(profile: Profile) -> None:
+    """:class:`UnrunnablePolicy` for the first plugin of ``profile`` (configured or enabled at a point upstream runs)
+    that only another descheduler build registers."""
+    names = [config.name for config in profile.configs] + [ref.name for ref in profile.enabled(*ACTIVE_POINTS)]
+    for name in names:
+        build = elsewhere(name)
+        if build is not None:
+            raise UnrunnablePolicy(f"{name} exists only in {build.title}; desched cannot execute it")
 
 
 class CycleResult(NamedTuple):

@@ -21,6 +21,7 @@ from desched.wrappers import chart_values, is_values_text, object_label
 from desched.yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
 
 __all__ = [
+    "CHART_VALUES",
     "CONFIGMAP_POLICY_KEY",
     "HELM_POLICY_KEY",
     "HELM_VERSION_KEY",
@@ -33,6 +34,7 @@ __all__ = [
     "configmap_keys",
     "extract",
     "extract_configmap_key",
+    "is_misdeclared_v1alpha1",
     "locate_policies",
     "looks_like_policy",
     "policy_key",
@@ -43,6 +45,8 @@ KUBEDESCHEDULER = "KubeDescheduler"
 HELM_POLICY_KEY = "deschedulerPolicy"
 HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 CONFIGMAP_POLICY_KEY = "policy.yaml"  # the chart's data key
+#: First element of a path that leaves the policy for the chart values around it (``(CHART_VALUES, "image")``).
+CHART_VALUES = ".."
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
 Path = tuple[str | int, ...]
@@ -69,7 +73,6 @@ class PolicyDoc:
         "prefix",
         "root",
         "shape",
-        "version_hint",
     )  # fmt: skip
 
     def __init__(
@@ -82,7 +85,6 @@ class PolicyDoc:
         object: str,
         envelope: YMap,
         *,
-        version_hint: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         self.file = file
@@ -95,7 +97,6 @@ class PolicyDoc:
         self.line_offset = 0
         self.column_offset = 0
         self.fixed: Position | None = None
-        self.version_hint = version_hint
         self.extra = extra or {}
         self.prefix: Path = ()  # the policy's path in the object that holds it, for JSON pointers (wrappers only)
 
@@ -103,7 +104,9 @@ class PolicyDoc:
         """Outer-file (line, column) of the value at ``path`` (of its key when ``key``), nearest ancestor if absent."""
         if self.fixed is not None:
             return self.fixed
-        if self.shape == "helm" and path and path[0] in ("apiVersion", "kind"):
+        if self.shape == "helm" and path and path[0] == CHART_VALUES:
+            pos = locate(self.envelope, path[1:], key=key)
+        elif self.shape == "helm" and path and path[0] in ("apiVersion", "kind"):
             if HELM_VERSION_KEY in self.envelope and path[0] == "apiVersion":
                 pos = locate(self.envelope, [HELM_VERSION_KEY], key=key)
             else:
@@ -119,6 +122,8 @@ class PolicyDoc:
 
     def object_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
         """The path of ``path`` in the object as written: in a wrapper, from the wrapper's root."""
+        if path and path[0] == CHART_VALUES:
+            return (*self.prefix[:-1], *path[1:])
         return (*self.prefix, *self.source_path(path))
 
 
@@ -144,7 +149,7 @@ class DerivedDoc(PolicyDoc):
     def __init__(self, source: PolicyDoc, derived: Any, origins: dict[Path, Path], shape: str) -> None:
         super().__init__(
             source.file, derived, "descheduler/v1alpha2", "DeschedulerPolicy", shape, source.object,
-            source.envelope, version_hint=source.version_hint, extra=source.extra,
+            source.envelope, extra=source.extra,
         )  # fmt: skip
         self.source = source
         self.origins = origins
@@ -196,6 +201,18 @@ def looks_like_policy(doc: Any) -> bool:
     if isinstance(strategies, dict) and strategies:
         return all(isinstance(v, dict) for v in strategies.values())
     return False
+
+
+def is_misdeclared_v1alpha1(doc: Any) -> bool:
+    """True for v1alpha1 content declared ``descheduler/v1alpha2``: ``strategies`` and no ``profiles``. Upstream
+    decodes it as v1alpha2 and drops every strategy silently (DS102); read as v1alpha1, it means what it says, which
+    is how ``desched migrate`` reads it."""
+    return (
+        isinstance(doc, Mapping)
+        and doc.get("apiVersion") == f"{POLICY_GROUP}/v1alpha2"
+        and isinstance(doc.get("strategies"), Mapping)
+        and "profiles" not in doc
+    )
 
 
 class Location(NamedTuple):
@@ -335,11 +352,10 @@ def extract(file: str, text: str, documents: list[Any] | None = None) -> Extract
 
 
 def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
-    """The policy of chart values ``values``; its release hint is the image tag they set, else the chart version
-    the wrapper pins."""
+    """The policy of chart values ``values``; ``extra`` keeps what names its release (desched.releases): the image
+    tag they set, the chart version and name of the wrapper that pins it."""
     image = values.get("image")
     tag = image.get("tag") if isinstance(image, dict) else None
-    hint = tag if isinstance(tag, str) and tag else location.hint
     label = f"{location.wrapper}: values deschedulerPolicy" if location.wrapper else "Helm values deschedulerPolicy"
     policy = values[HELM_POLICY_KEY]
     # Charts before v0.30 defaulted deschedulerPolicyAPIVersion to v1alpha1, later ones to v1alpha2.
@@ -352,7 +368,7 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
         "helm",
         label,
         values,
-        version_hint=hint,
+        extra={"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper},
     )
 
 
@@ -363,7 +379,11 @@ def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extrac
     if parsed is None:
         return True
     docs, value_at, offsets = parsed
-    return _key_policies(file, owner, key, docs, result, value_at, offsets)
+    metadata = cm.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    identity = (namespace if isinstance(namespace, str) else None, name, key) if isinstance(name, str) else None
+    return _key_policies(file, owner, key, docs, result, value_at, offsets, identity)
 
 
 def _parse_embedded(
@@ -422,10 +442,12 @@ def _key_policies(
     result: Extraction,
     value_at: Position,
     offsets: tuple[int, int] | None,
+    identity: tuple[str | None, str, str] | None = None,
 ) -> bool:
     """The policies among the documents of a ConfigMap data key (raw ones only); ``offsets`` place a position inside
-    the text in the outer file (None: every position is the value's, ``value_at``). True when the key held a policy,
-    or is the chart's key and holds something that is not a mapping."""
+    the text in the outer file (None: every position is the value's, ``value_at``); ``identity`` is the ConfigMap's
+    (namespace, name, key), kept as ``extra["configmap"]``. True when the key held a policy, or is the chart's key
+    and holds something that is not a mapping."""
     found = False
     for location in locate_policies(docs, raw_only=True):
         inner = location.node
@@ -437,7 +459,14 @@ def _key_policies(
             continue
         found = True
         policy = PolicyDoc(
-            file, inner, inner.get("apiVersion"), inner.get("kind"), "configmap", owner, inner, extra={"data_key": key}
+            file,
+            inner,
+            inner.get("apiVersion"),
+            inner.get("kind"),
+            "configmap",
+            owner,
+            inner,
+            extra={"data_key": key, "configmap": identity},
         )
         result.policies.append(_placed(policy, value_at, offsets))
     return found

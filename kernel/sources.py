@@ -14,10 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 from desched.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "SourceError", "is_ignored", "iter_paths", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "TEMPLATE_SUFFIXES", "SourceError", "is_ignored", "is_template", "iter_paths", "read_text"]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
+# Go templates of YAML (Helm, helmfile): linted once their template actions are neutralised (desched.linter.templates)
+TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".yaml.gotmpl")
+_WALKED = YAML_SUFFIXES + TEMPLATE_SUFFIXES  # what a directory walk yields
 _SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache"}
 
 
@@ -40,8 +43,14 @@ def is_ignored(path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
+def is_template(path: str) -> bool:
+    """True when ``path`` names a Go template of YAML (one of :data:`TEMPLATE_SUFFIXES`)."""
+    return path.endswith(TEMPLATE_SUFFIXES)
+
+
 def iter_paths(paths: Iterable[str], ignore: Iterable[str], on_error: Callable[[str, str], None]) -> Iterator[str]:
-    """Yield the files to lint: named files as given, YAML files found under named directories, ``-`` for stdin.
+    """Yield the files to lint: named files as given, YAML files and YAML templates (:func:`is_template`) found under
+    named directories, ``-`` for stdin.
 
     Directories are walked recursively in sorted order, skipping VCS and tool folders and anything matching
     ``ignore``. A missing path or an unreadable directory is passed to ``on_error(path, reason)``.
@@ -76,7 +85,7 @@ def _walk(top: str, patterns: list[str], on_error: Callable[[str, str], None]) -
         if is_dir:
             if entry.name not in _SKIP_DIRS:
                 yield from _walk(path, patterns, on_error)
-        elif entry.name.endswith(YAML_SUFFIXES):
+        elif entry.name.endswith(_WALKED):
             yield path
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from desched.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from desched.linter.engine import Settings
 from desched.linter.formatters import FORMATTERS, Report, findings_report
+from desched.plugins import DISTRIBUTIONS
 
 __all__ = ["EXPLAIN", "LINT", "RULES", "ExplainCommand", "LintCommand", "RulesCommand"]
 
@@ -71,6 +72,12 @@ class LintCommand:
             help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)",
         )
         parser.add_argument(
+            "--distribution",
+            choices=list(DISTRIBUTIONS),
+            help="descheduler build that runs the policies (default: openshift for the OpenShift operator's ConfigMap "
+            "and KubeDescheduler, else upstream)",
+        )
+        parser.add_argument(
             "-c", "--config", metavar="FILE", help="configuration file (default: discovered .desched.yaml)"
         )
         parser.add_argument("--no-config", action="store_true", help="ignore configuration files")
@@ -99,7 +106,7 @@ class LintCommand:
             if name is None:
                 raise UsageError(f"--output {output} must follow a --format")
         run = lint_paths(args.paths or ["."], settings, ignore, args.stdin_filename)
-        report = findings_report(run.findings, run.files, run.sources, args.color)
+        report = findings_report(run.findings, run.files, run.sources, args.color, run.skipped)
         _write(report, formats)
         for line in run.unreadable:
             print(f"desched: {line}", file=sys.stderr)
@@ -167,7 +174,9 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, list[str], bool]:
     settings = settings_from(config)
     target = versions.from_option(args.target_version)
     if target is not None:
-        settings.target = target
+        settings.target, settings.target_source = target, "--target-version"
+    if args.distribution is not None:
+        settings.distribution = args.distribution
     settings.disabled |= set(_split(args.disable))
     settings.disabled -= set(_split(args.enable))
     return settings, config.ignore + args.ignore, config.strict or args.strict

@@ -5,6 +5,7 @@ holds ``.git``). The first ``.desched.yaml``/``.desched.yml`` wins; otherwise a 
 ``[tool.desched]`` table. Keys::
 
     target-version: v0.33            # descheduler release the policies run on
+    distribution: openshift          # descheduler build that runs them: upstream or openshift (default: inferred)
     ignore: ["charts/*/templates"]   # globs of paths not to lint
     strict: false                    # warnings fail the run too
     rules:
@@ -22,6 +23,7 @@ from typing import Any
 from desched import versions
 from desched.errors import ConfigError
 from desched.linter.finding import SEVERITIES
+from desched.plugins import DISTRIBUTIONS
 
 __all__ = ["Config", "ConfigError", "discover", "load"]
 
@@ -31,10 +33,11 @@ _NAMES = (".desched.yaml", ".desched.yml")
 class Config:
     """A validated configuration; empty when no file applies."""
 
-    __slots__ = ("disabled", "ignore", "options", "severities", "source", "strict", "target")
+    __slots__ = ("disabled", "distribution", "ignore", "options", "severities", "source", "strict", "target")
 
     def __init__(self, source: str | None = None) -> None:
         self.target: int | None = None
+        self.distribution: str | None = None
         self.ignore: list[str] = []
         self.strict = False
         self.disabled: set[str] = set()
@@ -95,6 +98,10 @@ def load(path: str) -> Config:
                 config.target = versions.parse(str(value))
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+        elif key == "distribution":
+            if not isinstance(value, str) or value not in DISTRIBUTIONS:
+                raise ConfigError(f"{where}: expected one of {', '.join(DISTRIBUTIONS)}")
+            config.distribution = value
         elif key == "ignore":
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
                 raise ConfigError(f"{where}: expected a list of glob strings")
@@ -113,7 +120,7 @@ def load(path: str) -> Config:
                     raise ConfigError(f"{where}: {exc.args[0]}") from None
                 _apply_rule(config, rule_id, setting, f"{where}.{name}", rules.get(rule_id))
         else:
-            raise ConfigError(f"{where}: unknown key (expected target-version, ignore, strict or rules)")
+            raise ConfigError(f"{where}: unknown key (expected target-version, distribution, ignore, strict or rules)")
     return config
 
 

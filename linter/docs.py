@@ -23,6 +23,12 @@ def _examples(module: ModuleType) -> dict[str, list[tuple[str, str | None]]]:
     return result
 
 
+_RELEASE_NOTE = (
+    " Depends on the release that runs the policy: each finding names the release it assumed and why "
+    "(README, Release inference)."
+)
+
+
 def _row(module: ModuleType) -> dict[str, Any]:
     return {
         "id": module.ID,
@@ -33,6 +39,7 @@ def _row(module: ModuleType) -> dict[str, Any]:
         "rationale": module.RATIONALE,
         "remediation": module.REMEDIATION,
         "options": dict(getattr(module, "OPTIONS", {})),
+        "release_dependent": bool(getattr(module, "RELEASE_DEPENDENT", False)),
     }
 
 
@@ -93,7 +100,8 @@ def render_markdown() -> str:
             "",
             f"## {module.ID}",
             "",
-            f"**{module.NAME}**: {module.SUMMARY}. Default severity: {module.SEVERITY}. Scope: {module.SCOPE}.",
+            f"**{module.NAME}**: {module.SUMMARY}. Default severity: {module.SEVERITY}. Scope: {module.SCOPE}."
+            + (_RELEASE_NOTE if getattr(module, "RELEASE_DEPENDENT", False) else ""),
             "",
             "### Why is this bad?",
             "",

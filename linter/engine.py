@@ -4,12 +4,14 @@
 DS001 findings. The webhook lints what an admission request carries without making text of it: the text of each
 ConfigMap data key that holds a policy (:func:`lint_configmap_key`), or the decoded object itself
 (:func:`lint_documents`, findings placed by JSON pointer). File-level problems (bytes, YAML syntax, a ConfigMap key
-that does not parse) are DS001 findings emitted here; everything else comes from rule modules.
+that does not parse) are DS001 findings emitted here; everything else comes from rule modules. A template
+(``*.yaml.tpl``, ``*.yml.tpl``, ``*.yaml.gotmpl``) is read with its actions neutralised
+(:mod:`desched.linter.templates`), findings on their placeholders dropped, or is ``skipped`` (with the reason) when
+it is not YAML that way.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
@@ -20,27 +22,33 @@ from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
 from desched.linter.suppress import parse as parse_suppressions
-from desched.sources import SourceError, read_text
-from desched.yamlsrc import YamlError
+from desched.linter.templates import Neutralized, TemplateError, neutralize
+from desched.releases import Deployments, Release, configured, release_of
+from desched.sources import SourceError, is_template, read_text
+from desched.yamlsrc import YamlError, load_all
 
 __all__ = [
     "FileResult",
     "Settings",
+    "check",
     "lint_configmap_key",
     "lint_documents",
     "lint_file",
     "lint_repository",
     "lint_text",
-    "target_for",
+    "read_file",
+    "release_for",
 ]
 
 _SYNTAX = "DS001"
 
 
 class Settings:
-    """What to check: ``target`` is the release (``None``: from the chart, else the newest)."""
+    """What to check: ``target`` is the release (``None``: inferred per policy, :func:`release_for`), set by
+    ``target_source`` (how findings name it); ``distribution`` the descheduler build that runs the policies
+    (``None``: inferred per policy, see :class:`~desched.linter.rules._base.Context`)."""
 
-    __slots__ = ("_enabled", "disabled", "options", "severities", "target")
+    __slots__ = ("_enabled", "disabled", "distribution", "options", "severities", "target", "target_source")
 
     def __init__(
         self,
@@ -48,8 +56,12 @@ class Settings:
         disabled: set[str] | None = None,
         severities: dict[str, str] | None = None,
         options: dict[str, dict[str, Any]] | None = None,
+        target_source: str = "--target-version",
+        distribution: str | None = None,
     ) -> None:
         self.target = target
+        self.target_source = target_source
+        self.distribution = distribution
         self.disabled = disabled if disabled is not None else set()
         self.severities = severities if severities is not None else {}
         self.options = options if options is not None else {}
@@ -69,69 +81,52 @@ class Settings:
 
 
 class FileResult:
-    """The findings of one file, its text, the policies found and the other documents (workloads, ...)."""
+    """The findings of one file, its text, the policies found and the other documents (workloads, ...). For a
+    template (:func:`desched.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says why it
+    was not linted."""
 
-    __slots__ = ("file", "findings", "others", "policies", "text")
+    __slots__ = ("file", "findings", "others", "policies", "releases", "skipped", "template", "text")
 
     def __init__(self, file: str, text: str = "") -> None:
         self.file = file
         self.text = text
         self.findings: list[Finding] = []
         self.policies: list[PolicyDoc] = []
+        self.releases: list[Release] = []  # the release each policy was checked against, once checked
         self.others: list[Any] = []
+        self.template: Neutralized | None = None
+        self.skipped: str | None = None
 
 
-def target_for(doc: PolicyDoc, settings: Settings) -> int:
-    """The release a document is checked against: configured, else the chart's image tag or appVersion, else newest."""
+def release_for(doc: PolicyDoc, settings: Settings, deployments: Deployments | None = None) -> Release:
+    """The release ``doc`` is checked against, and why: configured, else what ``deployments`` (default: none) and
+    the chart say (:func:`desched.releases.release_of`)."""
     if settings.target is not None:
-        return settings.target
-    hints = [doc.version_hint]
-    if doc.shape == "helm" and doc.file != "-":
-        hints.append(_chart_app_version(os.path.dirname(os.path.abspath(doc.file))))
-    for hint in hints:
-        if hint:
-            try:
-                return versions.parse(hint)
-            except ValueError:
-                continue
-    return versions.DEFAULT
-
-
-def _chart_app_version(directory: str) -> str | None:
-    chart = os.path.join(directory, "Chart.yaml")
-    try:
-        with open(chart, encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("appVersion:"):
-                    return line.split(":", 1)[1].strip().strip("\"'")
-    except OSError:
-        return None
-    return None
+        return configured(settings.target, settings.target_source)
+    return release_of(doc, deployments if deployments is not None else Deployments())
 
 
 def lint_text(file: str, text: str, settings: Settings, modules: Iterable[ModuleType] | None = None) -> FileResult:
-    """Lint one file's text; never raises for bad input."""
-    return _lint(FileResult(file, text), lambda: extract(file, text), settings, modules)
+    """Lint one file's text on its own (the release of its policies from what the file itself deploys), as a
+    template when ``file`` names one; never raises for bad input."""
+    return check(_parsed(FileResult(file, text), settings), settings, None, modules)
 
 
 def lint_configmap_key(file: str, text: str, key: str, owner: str, settings: Settings) -> FileResult:
     """Lint the text of ConfigMap data key ``key`` on its own, as ``file`` (positions inside that text): what the
     webhook reads of a ConfigMap it is sent. ``owner`` names the ConfigMap."""
-    return _lint(FileResult(file, text), lambda: extract_configmap_key(file, text, key, owner), settings, None)
+    result = _extracted(FileResult(file, text), lambda: extract_configmap_key(file, text, key, owner), settings)
+    return check(result, settings)
 
 
 def lint_documents(file: str, documents: list[Any], settings: Settings) -> FileResult:
     """Lint documents already decoded (an object an admission request carries, as :func:`desched.yamlnodes.from_json`
     builds it): they have no text, so findings are placed by their JSON pointer (``Finding.path``)."""
-    return _lint(FileResult(file), lambda: extract(file, "", documents), settings, None)
+    return check(_extracted(FileResult(file), lambda: extract(file, "", documents), settings), settings)
 
 
-def _lint(
-    result: FileResult,
-    extraction_of: Callable[[], Extraction],
-    settings: Settings,
-    modules: Iterable[ModuleType] | None,
-) -> FileResult:
+def _extracted(result: FileResult, extraction_of: Callable[[], Extraction], settings: Settings) -> FileResult:
+    """``result`` with the policies and other documents ``extraction_of`` finds, and DS001 for what cannot be read."""
     try:
         extraction = extraction_of()
     except YamlError as exc:
@@ -140,6 +135,19 @@ def _lint(
     result.policies, result.others = extraction.policies, extraction.others
     for error in extraction.errors:
         _unreadable(result, settings, error.message, error.line, error.column, error.object)
+    return result
+
+
+def check(
+    result: FileResult,
+    settings: Settings,
+    deployments: Deployments | None = None,
+    modules: Iterable[ModuleType] | None = None,
+) -> FileResult:
+    """Run the rules on the policies of an extracted ``result``, each against its release (from ``deployments``:
+    by default, those of the file itself), and apply suppression; fills ``result.releases``."""
+    if deployments is None:
+        deployments = Deployments((result.file, doc) for doc in result.others) if result.policies else Deployments()
     chosen = list(modules) if modules is not None else None
 
     def running_on(kind: str) -> list[ModuleType]:
@@ -147,8 +155,9 @@ def _lint(
             return settings.enabled_rules(kind)
         return [module for module in chosen if kind in module.RUNS_ON]
 
-    for doc in extraction.policies:
-        ctx = Context(doc, target_for(doc, settings), settings.options)
+    result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
+    for doc, release in zip(result.policies, result.releases, strict=True):
+        ctx = Context(doc, release, settings.options, settings.distribution)
         if ctx.is_kubedescheduler:
             _run(ctx, running_on(DocumentKind.KUBEDESCHEDULER), settings, result)
             _run_rendered(ctx, running_on(DocumentKind.RENDERED), settings, result)
@@ -157,20 +166,30 @@ def _lint(
         if ctx.is_v1alpha1:
             _run_converted(ctx, running_on(DocumentKind.CONVERTED), settings, result)
     if result.findings:
-        result.findings = _suppress(result.text, sorted(set(result.findings), key=Finding.sort_key))
+        found = sorted(set(_known(result.findings, result.template)), key=Finding.sort_key)
+        result.findings = _suppress(result.text, found)
     return result
+
+
+def _known(findings: list[Finding], template: Neutralized | None) -> list[Finding]:
+    """``findings`` but those placed on a template's placeholder: that value is known only once rendered. (The
+    repository rules place findings on workloads and PDBs, which templates do not contribute.)"""
+    if template is None:
+        return findings
+    return [finding for finding in findings if not template.covers(finding.line, finding.column)]
 
 
 def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str = "") -> None:
     doc = ctx.doc
     for module in modules:
+        # a finding that depends on the release says which one was assumed and why
+        suffix = f" ({ctx.release.note()})" if getattr(module, "RELEASE_DEPENDENT", False) else ""
         for hit in module.check(ctx):
             line, column = doc.position(hit.path, key=hit.key)
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             path = pointer(doc.object_path(hit.path))
-            result.findings.append(
-                Finding(module.ID, level, result.file, line, column, prefix + hit.message, doc.object, path)
-            )
+            message = prefix + hit.message + suffix
+            result.findings.append(Finding(module.ID, level, result.file, line, column, message, doc.object, path))
 
 
 def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
@@ -199,7 +218,7 @@ def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, r
 def _run_derived(
     ctx: Context, derived: DerivedDoc, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str
 ) -> None:
-    _run(Context(derived, ctx.target, settings.options), modules, settings, result, prefix)
+    _run(Context(derived, ctx.release, settings.options, settings.distribution), modules, settings, result, prefix)
 
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
@@ -212,7 +231,11 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
         return []
     from desched.linter.rules._repository import Repository
 
-    policies = [(doc, target_for(doc, settings)) for result in results for doc in result.policies]
+    policies = [
+        (doc, release.target)
+        for result in results
+        for doc, release in zip(result.policies, result.releases, strict=True)
+    ]
     repo = Repository(policies, ((result.file, doc) for result in results for doc in result.others))
     found: list[Finding] = []
     for module in modules:
@@ -233,8 +256,14 @@ def _suppress(text: str, findings: list[Finding]) -> list[Finding]:
 
 
 def lint_file(path: str, settings: Settings, display: str | None = None) -> FileResult:
-    """Read and lint ``path`` (``-`` for stdin), reported as ``display`` (default: ``path``); raises ``OSError`` only
-    when the file cannot be read at all."""
+    """Read and lint ``path`` (``-`` for stdin) on its own, reported as ``display`` (default: ``path``); raises
+    ``OSError`` only when the file cannot be read at all."""
+    return check(read_file(path, settings, display), settings)
+
+
+def read_file(path: str, settings: Settings, display: str | None = None) -> FileResult:
+    """Read ``path`` (``-`` for stdin) and find its policies and other documents, without running rules
+    (:func:`check` does); raises ``OSError`` only when the file cannot be read at all."""
     display = display or path
     try:
         text = read_text(path)
@@ -242,7 +271,35 @@ def lint_file(path: str, settings: Settings, display: str | None = None) -> File
         result = FileResult(display)
         _unreadable(result, settings, exc.message, exc.line, exc.column)
         return result
-    return lint_text(display, text, settings)
+    return _parsed(FileResult(display, text), settings)
+
+
+def _parsed(result: FileResult, settings: Settings) -> FileResult:
+    """``result`` with what its text holds: read as a template when its file name says it is one."""
+    if is_template(result.file):
+        return _read_template(result, settings)
+    return _extracted(result, lambda: extract(result.file, result.text), settings)
+
+
+def _read_template(result: FileResult, settings: Settings) -> FileResult:
+    """A template read as the YAML it is with its actions neutralised (:mod:`desched.linter.templates`), or
+    ``skipped`` with the reason when that is not YAML. Its other documents are dropped: their values may be template
+    expressions, so they take no part in the rules that need every file, nor in finding the deployed release."""
+    try:
+        template = neutralize(result.text)
+        documents = load_all(template.text)
+    except TemplateError as exc:
+        result.skipped = f"{exc.message} (line {exc.line}, column {exc.column})"
+        return result
+    except YamlError as exc:
+        problem = exc.message.removeprefix("invalid YAML: ")
+        where = f"line {exc.line}, column {exc.column}"
+        result.skipped = f"not YAML once its template actions are neutralised ({where}: {problem})"
+        return result
+    result.template = template
+    _extracted(result, lambda: extract(result.file, template.text, documents), settings)
+    result.others = []
+    return result
 
 
 def _unreadable(result: FileResult, settings: Settings, message: str, line: int, column: int, object: str = "") -> None:

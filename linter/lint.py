@@ -1,8 +1,9 @@
 """Linting as a library: paths in, findings out, exactly as ``desched lint`` computes them.
 
-:func:`lint_paths` reads every YAML file under the given paths (``-`` is stdin), lints each, runs the repository
-rules over all of them, and returns a :class:`LintRun`. It never raises for bad input: unreadable bytes and YAML are
-DS001 findings, and paths that cannot be read at all are listed in ``unreadable``. :func:`load_config` reads a
+:func:`lint_paths` reads every YAML file (and YAML template) under the given paths (``-`` is stdin), lints each,
+runs the repository rules over all of them, and returns a :class:`LintRun`. It never raises for bad input: unreadable
+bytes and YAML are DS001 findings, paths that cannot be read at all are listed in ``unreadable``, and templates that
+are not YAML once their template actions are neutralised in ``skipped``. :func:`load_config` reads a
 ``.desched.yaml`` (found from the current directory when no path is given) and :func:`settings_from` turns it into
 the :class:`~desched.linter.engine.Settings` the engine takes.
 """
@@ -13,8 +14,9 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from desched.linter.config import Config, discover, load
-from desched.linter.engine import FileResult, Settings, lint_file, lint_repository
+from desched.linter.engine import FileResult, Settings, check, lint_repository, read_file
 from desched.linter.finding import Finding
+from desched.releases import Deployments
 from desched.sources import iter_paths
 
 __all__ = ["LintRun", "lint_paths", "load_config", "settings_from"]
@@ -22,13 +24,15 @@ __all__ = ["LintRun", "lint_paths", "load_config", "settings_from"]
 
 class LintRun(NamedTuple):
     """What one lint run found: ``findings`` sorted (suppressed ones included, with ``Finding.suppressed`` set),
-    the number of ``files`` linted, the ``unreadable`` paths as ``cannot read PATH: reason`` lines, and the text of
-    every file a finding points at (``sources``, for showing the offending lines)."""
+    the number of ``files`` linted, the ``unreadable`` paths as ``cannot read PATH: reason`` lines, the text of
+    every file a finding points at (``sources``, for showing the offending lines), and the templates not linted as
+    (file, reason) pairs (``skipped``; they are not counted in ``files``)."""
 
     findings: list[Finding]
     files: int
     unreadable: list[str]
     sources: dict[str, str]
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 def load_config(path: str | None = None) -> Config:
@@ -39,8 +43,16 @@ def load_config(path: str | None = None) -> Config:
 
 
 def settings_from(config: Config) -> Settings:
-    """The engine settings a configuration asks for (target release, disabled rules, severities, rule options)."""
-    return Settings(config.target, set(config.disabled), dict(config.severities), dict(config.options))
+    """The engine settings a configuration asks for (target release, distribution, disabled rules, severities, rule
+    options)."""
+    return Settings(
+        config.target,
+        set(config.disabled),
+        dict(config.severities),
+        dict(config.options),
+        target_source=f"target-version in {config.source or '.desched.yaml'}",
+        distribution=config.distribution,
+    )
 
 
 def lint_paths(
@@ -49,8 +61,9 @@ def lint_paths(
     ignore: Iterable[str] = (),
     stdin_name: str | None = None,
 ) -> LintRun:
-    """Lint ``paths`` (files, directories walked for ``*.yaml``/``*.yml``, ``-`` for stdin reported as
-    ``stdin_name``) with ``settings`` (default: every rule, target from the chart or the newest release)."""
+    """Lint ``paths`` (files, directories walked for ``*.yaml``/``*.yml`` and the templates of
+    :data:`~desched.sources.TEMPLATE_SUFFIXES`, ``-`` for stdin reported as ``stdin_name``) with ``settings``
+    (default: every rule, target from the chart or the newest release)."""
     chosen = settings if settings is not None else Settings()
     unreadable: list[str] = []
 
@@ -59,22 +72,35 @@ def lint_paths(
 
     findings: list[Finding] = []
     sources: dict[str, str] = {}
-    kept: list[FileResult] = []  # files with policies or other documents, for the repository rules
+    kept: list[FileResult] = []  # files with policies or other documents: checked once every file is read
+    skipped: list[tuple[str, str]] = []
     files = 0
     for path in iter_paths(paths, ignore, on_error):
         try:
-            result = lint_file(path, chosen, display=stdin_name if path == "-" else None)
+            result = read_file(path, chosen, display=stdin_name if path == "-" else None)
         except OSError as exc:
             on_error(path, exc.strerror or str(exc))
             continue
+        if result.skipped is not None:
+            skipped.append((result.file, result.skipped))
+            continue
         files += 1
-        if result.findings:
-            findings.extend(result.findings)
-            sources[result.file] = result.text
         if result.policies or result.others:
             kept.append(result)
+        else:
+            _collect(check(result, chosen), findings, sources)
+    # a policy is checked against the release deployed with it, which another file may say
+    deployments = Deployments((result.file, doc) for result in kept for doc in result.others)
+    for result in kept:
+        _collect(check(result, chosen, deployments), findings, sources)
     texts = {result.file: result.text for result in kept}
     for finding in lint_repository(kept, chosen):
         findings.append(finding)
         sources.setdefault(finding.file, texts.get(finding.file, ""))
-    return LintRun(sorted(findings, key=Finding.sort_key), files, unreadable, sources)
+    return LintRun(sorted(findings, key=Finding.sort_key), files, unreadable, sources, tuple(skipped))
+
+
+def _collect(result: FileResult, findings: list[Finding], sources: dict[str, str]) -> None:
+    if result.findings:
+        findings.extend(result.findings)
+        sources[result.file] = result.text

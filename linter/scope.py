@@ -16,7 +16,7 @@ Inputs:
 
 A file named several times is read once. v1alpha1 policies are converted first (``convert(strict=False)``, with
 upstream semantics below v0.31, as the linter does). The release is ``--target-version``, else the linter's choice
-per document (:func:`~desched.linter.engine.target_for`: Helm ``image.tag`` or Chart ``appVersion``, else the newest).
+per document (:func:`~desched.linter.engine.release_for`: the release deployed with it, else the newest).
 
 Output (``--format text`` or ``json``), deterministic: policies sorted by file, line and object; workloads by
 namespace, kind, name, file and line. Per workload: evictable or not, the ``profile/plugin`` pairs that may evict
@@ -43,8 +43,9 @@ from typing import Any
 from desched import versions
 from desched.documents import PolicyDoc
 from desched.errors import EXIT_ERROR, EXIT_OK, DeschedError, KubeError, UsageError
-from desched.linter.engine import FileResult, Settings, lint_file, target_for
+from desched.linter.engine import FileResult, Settings, lint_file, release_for
 from desched.policy.effective import effective_policy
+from desched.releases import Deployments, Release
 from desched.sources import iter_paths
 from desched.workloads.model import PDB, Inventory, Workload, collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
@@ -207,17 +208,21 @@ def _analyse(
     inventory = collect(documents)
     index = PDBIndex(inventory.pdbs)
     evictable: set[int] = set()
-    reports = [_policy_report(doc, inventory, index, reader.settings, full, evictable) for doc in policies]
+    deployments = Deployments(documents)
+    reports = [
+        _policy_report(doc, release_for(doc, reader.settings, deployments), inventory, index, full, evictable)
+        for doc in policies
+    ]
     reports.sort(key=lambda entry: (entry["file"], entry["line"], entry["object"]))
     summary = {"policies": len(reports), "workloads": len(inventory.workloads), "evictable": len(evictable)}
     return {"policies": reports, "summary": summary}
 
 
 def _policy_report(
-    doc: PolicyDoc, inventory: Inventory, index: PDBIndex, settings: Settings, full: bool, evictable: set[int]
+    doc: PolicyDoc, release: Release, inventory: Inventory, index: PDBIndex, full: bool, evictable: set[int]
 ) -> dict[str, Any]:
-    """The report of one policy; adds the ``id`` of each workload it may evict to ``evictable``."""
-    target = target_for(doc, settings)
+    """The report of one policy run by ``release``; adds the ``id`` of each workload it may evict to ``evictable``."""
+    target = release.target
     root, converted = effective_policy(doc, target)
     by_workload: dict[int, list[Verdict]] = {}
     for verdict in evaluate(root, inventory, target, index):
@@ -238,6 +243,7 @@ def _policy_report(
         "api_version": api_version,
         "converted": converted,
         "target": versions.render(target),
+        "release": release.note(),
         "workloads": entries,
     }
 

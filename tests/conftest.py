@@ -12,8 +12,9 @@ pytest_plugins = ["tests.kcp.fixtures"]
 
 
 def lint(text: str, target: str | None = None, file: str = "policy.yaml", **settings: object) -> list[Finding]:
-    """Findings of ``text`` linted as ``file`` for ``target`` (default: newest release)."""
-    chosen = Settings(target=versions.parse(target) if target else versions.DEFAULT)
+    """Findings of ``text`` linted as ``file`` for ``target`` (default: the release the text deploys, else the
+    newest)."""
+    chosen = Settings(target=versions.parse(target) if target else None)
     for key, value in settings.items():
         setattr(chosen, key, value)
     result = lint_text(file, text, chosen)

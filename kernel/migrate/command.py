@@ -13,6 +13,8 @@ processed; a refused file is never written). Output contract:
 * ``diff``: a unified diff per changed file (``--- FILE`` / ``+++ FILE``, so ``patch -p0`` applies it).
 * every conversion note on stderr as ``FILE:LINE: note: MESSAGE`` (lines of the input), unless ``quiet``;
   every error as ``desched: FILE:LINE:COL: MESSAGE``.
+* templates (:func:`~desched.sources.is_template`, found in directories or named) are never read nor written, in
+  any mode: ``FILE: note: template not migrated ...`` on stderr, unless ``quiet``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from typing import Any, TextIO
 
 from desched import versions
 from desched.migrate.rewrite import Result, migrate_text
-from desched.sources import SourceError, iter_paths, read_text
+from desched.releases import Deployments, chart_yaml_app_version
+from desched.sources import SourceError, is_template, iter_paths, read_text
+from desched.yamlsrc import YamlError, load_all
 
 __all__ = ["MIGRATE", "MODES", "AtomicWriter", "MigrateCommand", "run", "write_atomic"]
 
@@ -162,22 +166,20 @@ def _create_beside(path: str) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=f".{base}.", suffix=".desched-tmp", dir=directory or ".")
 
 
-def _chart_version(path: str, cache: dict[str, str | None]) -> str | None:
-    """``appVersion`` of a ``Chart.yaml`` beside ``path`` (Helm values take the target release from it)."""
-    if path == "-":
-        return None
-    directory = os.path.dirname(os.path.abspath(path))
-    if directory not in cache:
-        cache[directory] = None
+def _deployments(files: list[str]) -> Deployments:
+    """The descheduler workloads and ConfigMap generators among ``files``: what names the release each policy runs
+    on. Only files that mention a policy file or a generator are parsed; unreadable ones are left to the run."""
+    documents: list[tuple[str, Any]] = []
+    for path in files:
+        if path == "-" or is_template(path):
+            continue
         try:
-            with open(os.path.join(directory, "Chart.yaml"), encoding="utf-8") as handle:
-                for line in handle:
-                    if line.startswith("appVersion:"):
-                        cache[directory] = line.split(":", 1)[1].split("#", 1)[0].strip().strip("\"'")
-                        break
-        except (OSError, UnicodeDecodeError):
-            pass
-    return cache[directory]
+            text = read_text(path)
+            if "policy-config-file" in text or "configMapGenerator" in text:
+                documents.extend((path, doc) for doc in load_all(text))
+        except (OSError, SourceError, YamlError):
+            continue
+    return Deployments(documents)
 
 
 class _Session:
@@ -188,7 +190,6 @@ class _Session:
         self.out, self.err = out, err
         self.errors = 0
         self.changed = 0
-        self.charts: dict[str, str | None] = {}
 
     def fail(self, message: str) -> None:
         self.errors += 1
@@ -202,7 +203,12 @@ class _Session:
             self.err.write(f"migrated {path}\n")
 
     def migrate(self, path: str, options: dict[str, Any]) -> tuple[str, Result] | None:
-        """Read and migrate one file; None (after reporting why) when it cannot be read or migrated."""
+        """Read and migrate one file; None (after reporting why) when it cannot be read or migrated, or is a
+        template: its template actions could not be kept safely through a rewrite."""
+        if is_template(path):
+            if not self.quiet:
+                self.err.write(f"{path}: note: template not migrated (desched migrate cannot rewrite templates)\n")
+            return None
         try:
             text = read_text(path)
         except SourceError as exc:
@@ -212,7 +218,7 @@ class _Session:
             self.fail(f"{path}: cannot read: {exc.strerror or exc}")
             return None
         try:
-            result: Result = migrate_text(path, text, chart_version=_chart_version(path, self.charts), **options)
+            result: Result = migrate_text(path, text, chart_version=chart_yaml_app_version(path), **options)
         except Exception as exc:  # a bug must not stop the other files; the file is left as it is
             if os.environ.get("DESCHED_DEBUG"):
                 raise
@@ -259,13 +265,18 @@ def run(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Migrate ``paths`` (files, directories walked for ``*.yaml``/``*.yml``, ``-`` for stdin); returns the exit
-    code."""
+    """Migrate ``paths`` (files, directories walked for ``*.yaml``/``*.yml``, ``-`` for stdin; templates are
+    skipped with a note); returns the exit code."""
     single = len(paths) == 1 and (paths[0] == "-" or not os.path.isdir(paths[0]))
     session = _Session(mode, quiet, single, stdout or sys.stdout, stderr or sys.stderr)
     files = list(iter_paths(paths, [], lambda path, reason: session.fail(f"{path}: cannot read: {reason}")))
     session.single = single and len(files) == 1
-    options = {"target": target, "upstream_compatible": upstream_compatible, "merge_profiles": merge_profiles}
+    options: dict[str, Any] = {
+        "target": target,
+        "upstream_compatible": upstream_compatible,
+        "merge_profiles": merge_profiles,
+        "deployments": _deployments(files) if target is None else None,
+    }
     with AtomicWriter(session.written) as writer:
         for path in files:
             migrated = session.migrate(path, options)

@@ -75,7 +75,16 @@ from desched.validation import aggregate
 from desched.validation.core import go_key, path_key
 from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS, SYSTEM_CRITICAL_PRIORITY
 
-__all__ = ["V1ALPHA1", "V1ALPHA2", "Conversion", "ConversionError", "Note", "convert", "is_v1alpha1", "locate"]
+__all__ = [
+    "V1ALPHA1",
+    "V1ALPHA2",
+    "Conversion",
+    "ConversionError",
+    "Note",
+    "convert",
+    "is_v1alpha1",
+    "locate",
+]
 
 Path = tuple[str | int, ...]
 

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
-from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, locate_policies
+from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, is_misdeclared_v1alpha1, locate_policies
 from desched.migrate._emit import (
     Comments,
     Copy,
@@ -48,7 +48,15 @@ from desched.migrate._emit import (
 )
 from desched.migrate._splice import Comment, Lines, Tree, collect, compose_all, content_end
 from desched.migrate._verify import matches
-from desched.migrate.convert import V1ALPHA1, V1ALPHA2, ConversionError, Note, convert, is_v1alpha1
+from desched.migrate.convert import (
+    V1ALPHA1,
+    V1ALPHA2,
+    ConversionError,
+    Note,
+    convert,
+    is_v1alpha1,
+)
+from desched.releases import Deployments, Release, chart_release, configured
 from desched.yamlsrc import YamlError, YMap, load_all
 
 __all__ = ["COMMENT_PREFIX", "MigrationProblem", "Result", "migrate_text"]
@@ -86,6 +94,8 @@ class _Options(NamedTuple):
     upstream_compatible: bool
     merge_profiles: bool
     chart_version: str | None
+    name: str
+    deployments: Deployments
 
 
 class _Refused(Exception):
@@ -106,20 +116,22 @@ def migrate_text(
     upstream_compatible: bool = False,
     merge_profiles: bool = False,
     chart_version: str | None = None,
+    deployments: Deployments | None = None,
 ) -> Result:
     """Migrate every v1alpha1 policy in ``text`` (the contents of file ``name``).
 
-    ``target`` is the descheduler release (minor number) the output is for; ``None`` takes a Helm values file's
-    ``image.tag``, else the chart version a GitOps wrapper pins, else ``chart_version`` (a ``Chart.yaml``
-    ``appVersion`` the caller found), else the newest.
+    ``target`` is the descheduler release (minor number) the output is for. ``None`` takes, per policy, the release
+    deployed with it (:mod:`desched.releases`: the descheduler in ``text`` or in ``deployments`` that reads it; for
+    Helm values their ``image.tag``, the chart version a GitOps wrapper pins, or ``chart_version``, a
+    ``Chart.yaml`` ``appVersion`` the caller found); else output every release from v0.31 to v0.36 accepts
+    (:data:`PORTABLE`). A note says which release each policy was written for.
     Never raises for bad input: what cannot be migrated comes back in ``errors``, with the text unchanged. Text
     that mentions neither ``v1alpha1`` nor ``strategies`` is returned at once, unparsed: it cannot hold a v1alpha1
     policy, and need not be YAML (a Helm template is not).
     """
-    del name  # positions are returned; the caller names the file
     if "v1alpha1" not in text and "strategies" not in text:
         return Result(text, False, [], [])  # cannot hold a v1alpha1 policy; need not even be YAML (Helm templates)
-    options = _Options(target, upstream_compatible, merge_profiles, chart_version)
+    options = _Options(target, upstream_compatible, merge_profiles, chart_version, name, deployments or Deployments())
     try:
         new, notes = _Stream(text, options, inner=False).migrate()
     except _Refused as exc:
@@ -168,14 +180,29 @@ def _child(node: Any, part: str | int) -> tuple[Any, Any]:
     return None, None
 
 
-def _version_hint(*hints: Any) -> int:
-    for hint in hints:
-        if isinstance(hint, str) and hint:
-            try:
-                return versions.parse(hint)
-            except ValueError:
-                continue
-    return versions.DEFAULT
+#: What migrate writes when nothing names the release that runs a policy: output every release from v0.31 (the first
+#: without v1alpha1) to the newest accepts, so DefaultEvictor keeps its booleans rather than v0.34's podProtections.
+PORTABLE = Release(
+    versions.V1ALPHA1_REMOVED,
+    f"{versions.render(versions.V1ALPHA1_REMOVED)}-{versions.render(versions.NEWEST)}",
+    "no release is deployed with this policy, so the output is what every release from "
+    f"{versions.render(versions.V1ALPHA1_REMOVED)} to {versions.render(versions.NEWEST)} accepts "
+    "(DefaultEvictor's booleans, not podProtections); --target-version writes for one release",
+)
+
+
+def _migrates(policy: Mapping[str, Any]) -> bool:
+    """Whether migrate rewrites ``policy``: v1alpha1, or v1alpha1 content declared v1alpha2 (read as v1alpha1)."""
+    return is_v1alpha1(policy) or is_misdeclared_v1alpha1(policy)
+
+
+def _as_declared(policy: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the converter reads: misdeclared v1alpha1 content as the v1alpha1 it is."""
+    return {**policy, "apiVersion": V1ALPHA1} if is_misdeclared_v1alpha1(policy) else policy
+
+
+def _written_for(release: Release) -> Note:
+    return Note("info", f"written for descheduler {release.version}: {release.reason}", ())
 
 
 def _helm_source(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,6 +248,8 @@ class _Candidate(NamedTuple):
     data: Any
     key: str | None = None  # the key holding the text
     hint: str | None = None  # the chart version a wrapper pins
+    wrapper: str = ""  # the wrapper that pins it
+    release: Release | None = None  # the release deployed with the policy, when known
 
 
 _TEXT_SHAPES = ("configmap", "values-text")
@@ -229,17 +258,24 @@ _TEXT_SHAPES = ("configmap", "values-text")
 class _Stream:
     """One YAML stream: a file, or the text of a ConfigMap key (``inner``: raw policies only)."""
 
-    def __init__(self, text: str, options: _Options, inner: bool, hint: str | None = None) -> None:
+    def __init__(self, text: str, options: _Options, inner: bool, outer: _Candidate | None = None) -> None:
         self.text = text
         self.options = options
         self.inner = inner
-        self.hint = hint
+        # of the text of a ConfigMap key or a values string: the chart version and wrapper around it, and the
+        # release of the descheduler that reads the key
+        self.hint, self.wrapper = (outer.hint, outer.wrapper) if outer else (None, "")
+        self.release = outer.release if outer else None
 
     def migrate(self) -> tuple[str, list[tuple[Note, int]]]:
         try:
             docs = load_all(self.text)
         except YamlError as exc:
             raise _Refused(MigrationProblem(exc.message, exc.line, exc.column)) from None
+        if not self.inner:
+            self.options = self.options._replace(
+                deployments=self.options.deployments.extended((self.options.name, doc) for doc in docs)
+            )
         candidates = self._candidates(docs)
         if not candidates:
             return self.text, []
@@ -299,25 +335,51 @@ class _Stream:
         found: list[_Candidate] = []
         for location in locate_policies(docs, raw_only=self.inner):
             node = location.node
-            if location.shape == "helm" and is_v1alpha1(_helm_source(node)):
-                found.append(_Candidate("helm", location.path, node, hint=location.hint or self.hint))
+            if location.shape == "helm" and _migrates(_helm_source(node)):
+                hint, wrapper = location.hint or self.hint, location.wrapper or self.wrapper
+                found.append(_Candidate("helm", location.path, node, hint=hint, wrapper=wrapper))
             elif location.shape == "configmap":
                 found.extend(
-                    _Candidate("configmap", (*location.path, "data", key), node["data"], key) for key in location.keys
+                    _Candidate(
+                        "configmap", (*location.path, "data", key), node["data"], key, release=self._reader(node, key)
+                    )
+                    for key in location.keys
                 )
             elif location.shape == "values-text":
                 found.extend(
-                    _Candidate("values-text", (*location.path, key), node, key, location.hint) for key in location.keys
+                    _Candidate("values-text", (*location.path, key), node, key, location.hint, location.wrapper)
+                    for key in location.keys
                 )
-            elif location.shape == "policy" and is_v1alpha1(node):
-                found.append(_Candidate("policy", location.path, node))
+            elif location.shape == "policy" and _migrates(node):
+                release = self.release if self.inner else self.options.deployments.reader_of_file(self.options.name)
+                found.append(_Candidate("policy", location.path, node, release=release))
         return found
+
+    def _reader(self, configmap: Any, key: str) -> Release | None:
+        """The release of the descheduler that reads key ``key`` of the ConfigMap ``configmap``."""
+        metadata = configmap.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if not isinstance(name, str):
+            return None
+        return self.options.deployments.reader(namespace if isinstance(namespace, str) else None, name, key)
+
+    def _release(self, candidate: _Candidate) -> Release:
+        """The release the output of ``candidate`` is written for (see :func:`migrate_text`)."""
+        if self.options.target is not None:
+            return configured(self.options.target, "--target-version")
+        found = candidate.release
+        if found is None and candidate.shape == "helm":
+            image = candidate.data.get("image")
+            tag = image.get("tag") if isinstance(image, dict) else None
+            found = chart_release(tag, candidate.hint, candidate.wrapper, self.options.chart_version)
+        return found if found is not None else PORTABLE
 
     def _inner(self, candidate: _Candidate) -> tuple[str, list[tuple[Note, int]]]:
         assert candidate.key is not None
         text = candidate.data[candidate.key]
         try:
-            return _Stream(text, self.options, candidate.shape == "configmap", candidate.hint).migrate()
+            return _Stream(text, self.options, candidate.shape == "configmap", candidate).migrate()
         except _Refused as exc:
             raise _Refused(*(self._outer_problem(candidate, problem) for problem in exc.problems)) from None
 
@@ -365,10 +427,8 @@ class _Stream:
         if candidate.shape == "helm":
             values = candidate.data
             source = _helm_source(values)
-            image = values.get("image")
-            tag = image.get("tag") if isinstance(image, dict) else None
-            target = self.options.target or _version_hint(tag, candidate.hint, self.options.chart_version)
-            conversion = self._convert(source, target, nodes, candidate)
+            release = self._release(candidate)
+            conversion = self._convert(_as_declared(source), release.target, nodes, candidate)
             out = {key: value for key, value in conversion.policy.items() if key not in ("apiVersion", "kind")}
             _, policy_node = _child(node, HELM_POLICY_KEY)
             tree = Tree(policy_node)
@@ -378,16 +438,18 @@ class _Stream:
             edits.append(self._helm_version(lines, node))
             subs[(*candidate.path, HELM_POLICY_KEY)] = out
             subs[(*candidate.path, HELM_VERSION_KEY)] = V1ALPHA2
+            notes.append((_written_for(release), node.start_mark.line + 1))
             for note in conversion.notes:
                 notes.append((note, self._helm_line(node, tree, note.path)))
             return
-        target = self.options.target or versions.DEFAULT
-        conversion = self._convert(candidate.data, target, nodes, candidate)
+        release = self._release(candidate)
+        conversion = self._convert(_as_declared(candidate.data), release.target, nodes, candidate)
         tree = Tree(node)
         own = self._style(node, document, lines)
         rewrite = _PolicyRewrite(lines, tree, node, candidate.data, conversion.policy, conversion.origins, own)
         edits.extend(rewrite.edits(conversion.notes, careful))
         subs[candidate.path] = conversion.policy
+        notes.append((_written_for(release), node.start_mark.line + 1))
         for note in conversion.notes:
             position = tree.key_position(note.path)
             notes.append((note, position[0] + 1 if position else node.start_mark.line + 1))

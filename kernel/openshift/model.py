@@ -23,6 +23,7 @@ __all__ = [
     "MODES",
     "MODIFIERS",
     "OPERATOR_NAMESPACE",
+    "POLICY_KEY",
     "PROFILES",
     "PROMETHEUS_PROFILES",
     "Forbidden",
@@ -35,6 +36,8 @@ API_VERSION = "operator.openshift.io/v1"
 KIND = "KubeDescheduler"
 OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
 SINGLETON = "cluster"
+#: The data key of the ConfigMap the operator writes the rendered policy into (ConfigMap SINGLETON, its namespace).
+POLICY_KEY = "policy.yaml"
 
 PROFILES = (
     "AffinityAndTaints",

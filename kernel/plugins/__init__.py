@@ -6,17 +6,32 @@ declares two, as upstream's folder does): name, extension points, args type, def
 constructor checks. :data:`REGISTRY` lists them in upstream's registration order; everything else that needs the
 plugins (the structural checker, the JSON Schemas, validation dispatch, the rules, the scope model, the migrator and
 the executor's implementations) reads it, and ``tests/test_plugin_registry.py`` checks they agree.
+
+:data:`DISTRIBUTIONS` names the descheduler builds a policy may be checked against: ``upstream`` (:data:`REGISTRY`)
+and ``openshift``, upstream's plugins plus those OpenShift's build registers beyond them (:mod:`.openshift`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import import_module
-from typing import Any
+from typing import Any, NamedTuple
 
+from desched.plugins import openshift
 from desched.plugins.base import Plugin
 from desched.validation.core import ArgError, mapping
 
-__all__ = ["REGISTRY", "Plugin", "construct_args", "validate_args"]
+__all__ = [
+    "DISTRIBUTIONS",
+    "OPENSHIFT",
+    "REGISTRY",
+    "UPSTREAM",
+    "Distribution",
+    "Plugin",
+    "construct_args",
+    "elsewhere",
+    "validate_args",
+]
 
 # Upstream's registration order (pkg/descheduler/setupplugins.go): several messages list plugins in it.
 _MODULES = (
@@ -33,18 +48,47 @@ _MODULES = (
 )
 
 
-def _registry() -> dict[str, Plugin]:
-    found: dict[str, Plugin] = {}
-    for module in _MODULES:
-        for plugin in import_module(f"{__name__}.{module}").PLUGINS:
-            if plugin.name in found:
+def _registry(package: str, modules: tuple[str, ...], found: Mapping[str, Plugin]) -> dict[str, Plugin]:
+    """``found`` followed by the plugins of ``package``'s ``modules``, in order."""
+    registry = dict(found)
+    for module in modules:
+        for plugin in import_module(f"{package}.{module}").PLUGINS:
+            if plugin.name in registry:
                 raise RuntimeError(f"plugin {plugin.name} is declared twice")
-            found[plugin.name] = plugin
-    return found
+            registry[plugin.name] = plugin
+    return registry
 
 
 #: Every registered plugin by name, in registration order.
-REGISTRY: dict[str, Plugin] = _registry()
+REGISTRY: dict[str, Plugin] = _registry(__name__, _MODULES, {})
+
+UPSTREAM, OPENSHIFT = "upstream", "openshift"
+
+
+class Distribution(NamedTuple):
+    """A descheduler build: its ``name`` (``--distribution``), how messages name it (``title``), and every plugin
+    it registers by name, in its registration order."""
+
+    name: str
+    title: str
+    plugins: Mapping[str, Plugin]
+
+
+#: The descheduler builds by name: upstream's and OpenShift's.
+DISTRIBUTIONS: dict[str, Distribution] = {
+    UPSTREAM: Distribution(UPSTREAM, "upstream's descheduler", REGISTRY),
+    OPENSHIFT: Distribution(
+        OPENSHIFT, "OpenShift's descheduler build", _registry(openshift.__name__, openshift.MODULES, REGISTRY)
+    ),
+}
+
+
+def elsewhere(plugin: str) -> Distribution | None:
+    """The build beyond upstream's that registers ``plugin`` when upstream's does not; ``None`` for upstream's
+    plugins and for names no build registers."""
+    if plugin in REGISTRY:
+        return None
+    return next((build for build in DISTRIBUTIONS.values() if plugin in build.plugins), None)
 
 
 def _args(args: Any) -> dict[Any, Any]:
@@ -52,23 +96,25 @@ def _args(args: Any) -> dict[Any, Any]:
     return mapping(args) or {}
 
 
-def validate_args(plugin: str, args: Any, target: int) -> list[ArgError]:
-    """Upstream's ``Validate<Plugin>Args`` for ``plugin`` at release ``v0.<target>``.
+def validate_args(plugin: str, args: Any, target: int, distribution: str = UPSTREAM) -> list[ArgError]:
+    """``Validate<Plugin>Args`` of ``plugin`` as ``distribution`` registers it (upstream's by default), at release
+    ``v0.<target>``.
 
     Errors come in upstream's order; validators that stop at their first error (both nodeutilization ones, and most
-    before v0.34) return at most one. Unknown plugins give ``[]`` (another rule reports them).
+    before v0.34) return at most one. Plugins the distribution does not register give ``[]`` (another rule reports
+    them).
 
     >>> [e.message for e in validate_args("RemoveDuplicates", {"namespaces": {"include": ["a"], "exclude": ["b"]}}, 36)]
     ['only one of Include/Exclude namespaces can be set']
     """
-    found = REGISTRY.get(plugin)
+    found = DISTRIBUTIONS[distribution].plugins.get(plugin)
     return found.validate(_args(args), target) if found is not None else []
 
 
-def construct_args(plugin: str, args: Any, target: int) -> list[ArgError]:
-    """The failures ``plugin``'s constructor hits at start-up that depend on the args alone (selectors, Prometheus
-    thresholds); ``[]`` for plugins whose constructor cannot fail that way."""
-    found = REGISTRY.get(plugin)
+def construct_args(plugin: str, args: Any, target: int, distribution: str = UPSTREAM) -> list[ArgError]:
+    """The failures ``plugin``'s constructor (as ``distribution`` registers it) hits at start-up that depend on the
+    args alone (selectors, Prometheus thresholds); ``[]`` for plugins whose constructor cannot fail that way."""
+    found = DISTRIBUTIONS[distribution].plugins.get(plugin)
     if found is None or found.construct is None:
         return []
     return found.construct(_args(args), target)

@@ -4,7 +4,8 @@ Rules that judge what was *written* (unknown keys, wrong types, release gating, 
 positions; everything that judges what the policy *means* reads this model. :func:`decode` never raises: a value of
 the wrong type reads as absent, as upstream's decoding would have failed on it and another rule reports that. Every
 node carries ``path``, its JSON path in the tree it was decoded from, so findings point at the lines the user wrote.
-Plugin args are decoded by their plugin (:attr:`desched.plugins.base.Plugin.decode`) into that plugin's ``Args``.
+Plugin args are decoded by their plugin (:attr:`desched.plugins.base.Plugin.decode`) into that plugin's ``Args``;
+which plugins exist is the registry :func:`decode` is given (upstream's by default, :data:`desched.plugins.REGISTRY`).
 
 The records are typed ``NamedTuple`` classes rather than dataclasses: as immutable and as checked by mypy, and about
 a tenth of the cost to define, which counts on the lint path that pre-commit starts on every commit.
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins import REGISTRY
+from desched.plugins import REGISTRY, Plugin
 from desched.policy.spec import EXTENSION_POINTS
 
 __all__ = [
@@ -47,21 +48,22 @@ def _count(value: Any) -> int | None:
 
 
 class PluginRef(NamedTuple):
-    """One name listed under ``plugins.<point>.enabled`` of a profile."""
+    """One name listed under ``plugins.<point>.enabled`` of a profile, with the plugin registered under it (``None``
+    when the registry the policy was decoded with has none)."""
 
     name: str
     point: str
     path: Path
+    plugin: Plugin | None
 
     @property
     def registered(self) -> bool:
-        return self.name in REGISTRY
+        return self.plugin is not None
 
     @property
     def implements_point(self) -> bool:
         """True when the plugin is registered and implements the point it is listed under."""
-        plugin = REGISTRY.get(self.name)
-        return plugin is not None and self.point in plugin.extension_points
+        return self.plugin is not None and self.point in self.plugin.extension_points
 
 
 class PluginSet(NamedTuple):
@@ -123,47 +125,48 @@ class Policy(NamedTuple):
         return next((profile for profile in self.profiles if profile.name == name), None)
 
 
-def _plugin_set(point: str, value: Any, path: Path) -> PluginSet:
+def _plugin_set(point: str, value: Any, path: Path, registry: Mapping[str, Plugin]) -> PluginSet:
     enabled = _mapping(value).get("enabled")
     refs = tuple(
-        PluginRef(name, point, (*path, "enabled", index))
+        PluginRef(name, point, (*path, "enabled", index), registry.get(name))
         for index, name in enumerate(enabled if isinstance(enabled, list) else [])
         if isinstance(name, str)
     )
     return PluginSet(point, refs, path)
 
 
-def _config(value: Mapping[str, Any], path: Path) -> PluginConfig:
+def _config(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin]) -> PluginConfig:
     name = value["name"]
     raw = _mapping(value.get("args"))
-    plugin = REGISTRY.get(name)
+    plugin = registry.get(name)
     return PluginConfig(name, raw, plugin.decode(raw) if plugin is not None else None, path)
 
 
-def _profile(value: Mapping[str, Any], path: Path) -> Profile:
+def _profile(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin]) -> Profile:
     name = value.get("name")
     entries = value.get("pluginConfig")
     configs = tuple(
-        _config(entry, (*path, "pluginConfig", index))
+        _config(entry, (*path, "pluginConfig", index), registry)
         for index, entry in enumerate(entries if isinstance(entries, list) else [])
         if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
     )
     plugins = _mapping(value.get("plugins"))
     sets = {
-        point: _plugin_set(point, plugins[point], (*path, "plugins", point))
+        point: _plugin_set(point, plugins[point], (*path, "plugins", point), registry)
         for point in EXTENSION_POINTS
         if point in plugins
     }
     return Profile(name if isinstance(name, str) else "", configs, sets, path)
 
 
-def decode(tree: Mapping[str, Any], path: Path = ()) -> Policy:
-    """The model of the v1alpha2 policy ``tree`` (decoded YAML, with or without positions); never raises."""
+def decode(tree: Mapping[str, Any], path: Path = (), registry: Mapping[str, Plugin] = REGISTRY) -> Policy:
+    """The model of the v1alpha2 policy ``tree`` (decoded YAML, with or without positions) for a descheduler build
+    that registers ``registry``'s plugins; never raises."""
     profiles = tree.get("profiles")
     selector = tree.get("nodeSelector")
     return Policy(
         tuple(
-            _profile(profile, (*path, "profiles", index))
+            _profile(profile, (*path, "profiles", index), registry)
             for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
             if isinstance(profile, Mapping)
         ),

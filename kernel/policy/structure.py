@@ -2,19 +2,19 @@
 
 :func:`check_structure` returns every :class:`StructureProblem` of a document in source order. Each problem has a
 ``code``: ``unknown-key`` (DS003), ``wrong-type`` (DS004) or ``version`` (DS006). Plugin args are checked against
-their plugin's args type, strictly, as upstream decodes them; args of unregistered plugins are left alone (DS005
-reports the name).
+their plugin's args type, strictly, as upstream decodes them; args of plugins the registry checked against (upstream's
+by default) does not hold are left alone (DS005 reports the name).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched import versions
-from desched.plugins import REGISTRY
+from desched.plugins import REGISTRY, Plugin
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 from desched.policy.types import Kind, Type
 
@@ -83,8 +83,9 @@ def _all_versions_fields(type_: Type) -> list[str]:
 
 
 class _Checker:
-    def __init__(self, target: int) -> None:
+    def __init__(self, target: int, registry: Mapping[str, Plugin]) -> None:
         self.target = target
+        self.registry = registry
         self.problems: list[StructureProblem] = []
 
     def add(self, code: str, path: Path, message: str, at_key: bool = False) -> None:
@@ -202,10 +203,9 @@ class _Checker:
                     continue
                 name = entry.get("name")
                 args = entry.get("args")
-                if isinstance(name, str) and name in REGISTRY and args is not None:
-                    self.value(
-                        args, REGISTRY[name].args, (*path, "pluginConfig", entry_index, "args"), f"{name} args: ", True
-                    )
+                plugin = self.registry.get(name) if isinstance(name, str) else None
+                if plugin is not None and args is not None:
+                    self.value(args, plugin.args, (*path, "pluginConfig", entry_index, "args"), f"{name} args: ", True)
 
 
 def _is(kind: type) -> Callable[..., bool]:
@@ -244,9 +244,12 @@ def _dotted(path: Path, where: str) -> str:
     return ".".join(str(part) for part in tail if isinstance(part, str))
 
 
-def check_structure(policy: dict[str, Any], target: int, v1alpha1: bool = False) -> list[StructureProblem]:
-    """Every structural problem of ``policy`` for the ``target`` release (a minor number)."""
-    checker = _Checker(target)
+def check_structure(
+    policy: dict[str, Any], target: int, v1alpha1: bool = False, registry: Mapping[str, Plugin] = REGISTRY
+) -> list[StructureProblem]:
+    """Every structural problem of ``policy`` for the ``target`` release (a minor number), the args of the plugins
+    of ``registry`` checked against their types."""
+    checker = _Checker(target, registry)
     if v1alpha1:
         checker.struct(policy, POLICY_V1ALPHA1, (), "", False)
     else:

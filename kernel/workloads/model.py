@@ -22,9 +22,11 @@ __all__ = [
     "OWNER_KINDS",
     "PDB",
     "SYSTEM_PRIORITY_CLASSES",
+    "TEMPLATE_PATHS",
     "Inventory",
     "Workload",
     "collect",
+    "objects",
 ]
 
 Path = tuple[str | int, ...]
@@ -42,7 +44,7 @@ OWNER_KINDS: dict[str, str | None] = {
 }
 
 #: Where each workload kind keeps its pod template (the ``metadata``/``spec`` pair).
-_TEMPLATE_PATHS: dict[str, Path] = {
+TEMPLATE_PATHS: dict[str, Path] = {
     "Deployment": ("spec", "template"),
     "StatefulSet": ("spec", "template"),
     "ReplicaSet": ("spec", "template"),
@@ -219,7 +221,7 @@ def objects(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[st
 
 
 def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: str) -> Workload:
-    template_path = _TEMPLATE_PATHS[kind]
+    template_path = TEMPLATE_PATHS[kind]
     template = _map(_get(doc, template_path)) if template_path else doc
     meta = _map(template.get("metadata"))
     spec = _map(template.get("spec"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from desched.linter.finding import Finding, RuleInfo
 
@@ -18,10 +18,11 @@ class Report:
     """Everything a formatter may show.
 
     ``findings`` are sorted and include suppressed ones (``Finding.suppressed`` set); ``sources`` maps a file as
-    given to its text, for showing the offending line; ``base_dir`` anchors relative SARIF URIs.
+    given to its text, for showing the offending line; ``base_dir`` anchors relative SARIF URIs; ``skipped`` lists
+    the templates not linted as (file, reason) pairs.
     """
 
-    __slots__ = ("base_dir", "color", "files", "findings", "rules", "sources", "version")
+    __slots__ = ("base_dir", "color", "files", "findings", "rules", "skipped", "sources", "version")
 
     def __init__(
         self,
@@ -32,6 +33,7 @@ class Report:
         version: str = "0",
         color: bool = False,
         base_dir: str | None = None,
+        skipped: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.findings = findings
         self.files = files
@@ -40,6 +42,7 @@ class Report:
         self.version = version
         self.color = color
         self.base_dir = base_dir if base_dir is not None else os.getcwd()
+        self.skipped = list(skipped)
 
     @property
     def active(self) -> list[Finding]:
@@ -67,8 +70,15 @@ def get(name: str) -> Formatter:
 FORMATTERS = {"text": "text", "json": "json_", "sarif": "sarif", "junit": "junit", "github": "github"}
 
 
-def findings_report(findings: list[Finding], files: int, sources: dict[str, str], color: str = "never") -> Report:
-    """A :class:`Report` of ``findings`` with every rule's metadata (``color``: auto, always or never)."""
+def findings_report(
+    findings: list[Finding],
+    files: int,
+    sources: dict[str, str],
+    color: str = "never",
+    skipped: Sequence[tuple[str, str]] = (),
+) -> Report:
+    """A :class:`Report` of ``findings`` with every rule's metadata (``color``: auto, always or never) and the
+    templates ``skipped``."""
     from desched import __version__
     from desched.linter import rules
 
@@ -79,4 +89,5 @@ def findings_report(findings: list[Finding], files: int, sources: dict[str, str]
         for module in rules.all_rules()
     }
     use_color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    return Report(sorted(findings, key=Finding.sort_key), files, infos, sources, __version__, use_color)
+    findings = sorted(findings, key=Finding.sort_key)
+    return Report(findings, files, infos, sources, __version__, use_color, skipped=skipped)

@@ -7,7 +7,9 @@ Contract::
                    "path": "/profiles/0/pluginConfig/1/args/thresholds/cpu"}],
      "summary": {"files": 3, "errors": 1, "warnings": 0, "infos": 0}}
 
-Only active findings are listed, in report order, and only they are counted. The document is pretty-printed with
+Only active findings are listed, in report order, and only they are counted. When templates were skipped (not YAML
+once their template actions are neutralised), the summary also has ``"skipped": [{"file": "...", "reason":
+"..."}]``, in the order they were met; ``files`` does not count them. The document is pretty-printed with
 an indent of 2, keeps non-ASCII characters as they are and ends with a newline. Lone surrogates (from undecodable
 file names) are written as ``\\udcxx`` escapes, so the text is always valid UTF-8 and parses back to the same data.
 """
@@ -40,7 +42,10 @@ def render(report: Report) -> str:
         }
         for finding in report.active
     ]
-    return dumps({"findings": findings, "summary": {"files": report.files, **report.counts()}})
+    summary: dict[str, Any] = {"files": report.files, **report.counts()}
+    if report.skipped:
+        summary["skipped"] = [{"file": file, "reason": reason} for file, reason in report.skipped]
+    return dumps({"findings": findings, "summary": summary})
 
 
 def dumps(document: Any) -> str:

@@ -2,9 +2,11 @@
 
 Contract: findings are grouped by file, in report order, under a header line naming the file. Each active finding
 is one line ``  LINE:COL  severity  message  (RULE) [object]`` followed, when ``report.sources`` has the file, by
-the offending source line and a caret under the column. Suppressed findings are not shown (only counted). The
-output ends with a summary line (``3 errors, 1 warning, 0 infos in 2 files``, ``no problems found in 2 files``, or
-``no YAML files to lint: nothing was checked`` when the paths held no file to lint) and a newline. ANSI colours
+the offending source line and a caret under the column. Suppressed findings are not shown (only counted). Each
+template not linted (``report.skipped``) follows as ``skipped FILE: reason``. The output ends with a summary line
+(``3 errors, 1 warning, 0 infos in 2 files``, ``no problems found in 2 files``, or ``no YAML files to lint: nothing
+was checked`` when the paths held no file to lint; with templates skipped, ``; 1 template skipped`` is added, or it
+reads ``nothing was checked: 1 template skipped`` when nothing else was linted) and a newline. ANSI colours
 are used only when ``report.color`` is true. Control and bidi characters coming from files or messages are shown
 escaped, so a hostile file cannot drive the terminal.
 """
@@ -59,6 +61,7 @@ def render(report: Report) -> str:
                 out.extend(_source_excerpt(lines[finding.line - 1], finding, paint))
     if out:
         out.append("")
+    out.extend(f"skipped {_display_name(file)}: {_safe(reason)}" for file, reason in report.skipped)
     out.append(paint("summary", _summary(report)))
     return "\n".join(out) + "\n"
 
@@ -129,6 +132,15 @@ def _plural(count: int, word: str) -> str:
 
 
 def _summary(report: Report) -> str:
+    if not report.skipped:
+        return _checked(report)
+    skipped = _plural(len(report.skipped), "template") + " skipped"
+    if report.files == 0 and not report.findings:
+        return f"nothing was checked: {skipped}"
+    return f"{_checked(report)}; {skipped}"
+
+
+def _checked(report: Report) -> str:
     counts = report.counts()
     files = _plural(report.files, "file")
     suppressed = len(report.findings) - len(report.active)

@@ -19,6 +19,8 @@ _MODULES = (
     "ds004_wrong_type",
     "ds005_unknown_plugin",
     "ds006_release_gated",
+    "ds007_policy_newer_than_release",
+    "ds008_chart_value_ignored",
     "ds101_v1alpha1_policy",
     "ds102_mixed_shapes",
     "ds103_deprecated_evictor_flags",

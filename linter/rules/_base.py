@@ -8,13 +8,17 @@ ID, severity, file, line, column and object, then applies suppression. Rules nev
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.documents import PolicyDoc
+from desched.openshift.model import OPERATOR_NAMESPACE, POLICY_KEY, SINGLETON
 from desched.openshift.validate import Problem, problems
+from desched.plugins import DISTRIBUTIONS, OPENSHIFT, UPSTREAM, Plugin
 from desched.policy.structure import StructureProblem, check_structure
+from desched.releases import Release
+from desched.wrappers import object_label
 
 if TYPE_CHECKING:
     from desched.linter.rules._thresholds import UtilizationArgs
@@ -62,13 +66,37 @@ class RepoHit(NamedTuple):
     severity: str | None = None
 
 
+_OPERATOR_CONFIGMAP = object_label({"metadata": {"namespace": OPERATOR_NAMESPACE, "name": SINGLETON}}, "ConfigMap")
+
+
+def _distribution_of(doc: PolicyDoc, chosen: str | None) -> str:
+    """The descheduler build that runs ``doc``: OpenShift's for a KubeDescheduler and what the operator renders from
+    it; else ``chosen`` (``--distribution``); else OpenShift's for the policy of the operator's ConfigMap (``cluster``
+    in its namespace, key ``policy.yaml``) and upstream's for every other."""
+    if doc.shape in ("kubedescheduler", "rendered"):
+        return OPENSHIFT
+    if chosen is not None:
+        return chosen
+    written = doc.shape == "configmap" and doc.object == _OPERATOR_CONFIGMAP and doc.extra.get("data_key") == POLICY_KEY
+    return OPENSHIFT if written else UPSTREAM
+
+
 class Context:
     """One policy document as rules see it: the tree as written (with positions), the typed model, and the views
-    several rules share, each computed once (cached properties)."""
+    several rules share, each computed once (cached properties). ``distribution`` names the descheduler build the
+    settings choose (``None``: inferred from the document)."""
 
-    def __init__(self, doc: PolicyDoc, target: int, options: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        doc: PolicyDoc,
+        release: Release,
+        options: dict[str, dict[str, Any]] | None = None,
+        distribution: str | None = None,
+    ) -> None:
         self.doc = doc
-        self.target = target
+        self.distribution = _distribution_of(doc, distribution)  # the descheduler build that runs the policy
+        self.release = release  # the release that runs the policy, as deployed, and why desched believes so
+        self.target = release.target  # the supported release checks run against
         self._options = options or {}
 
     def options(self, rule_id: str, defaults: dict[str, Any]) -> dict[str, Any]:
@@ -77,6 +105,11 @@ class Context:
     @property
     def policy(self) -> dict[str, Any]:
         return self.doc.root
+
+    @cached_property
+    def declared(self) -> dict[str, Any]:
+        """The policy with the apiVersion it is decoded with (Helm values keep theirs beside the policy)."""
+        return {**self.policy, "apiVersion": self.doc.api_version}
 
     @property
     def api_version(self) -> Any:
@@ -100,16 +133,21 @@ class Context:
             return True
         return self.doc.api_version is None and "strategies" not in self.doc.root
 
+    @property
+    def plugins(self) -> Mapping[str, Plugin]:
+        """The plugins the distribution that runs the policy registers, by name."""
+        return DISTRIBUTIONS[self.distribution].plugins
+
     @cached_property
     def structure(self) -> list[StructureProblem]:
-        return check_structure(self.policy, self.target, v1alpha1=self.is_v1alpha1)
+        return check_structure(self.policy, self.target, v1alpha1=self.is_v1alpha1, registry=self.plugins)
 
     @cached_property
     def model(self) -> Policy:
         """The typed policy (:mod:`desched.policy.model`); meaningful for v1alpha2 documents."""
         from desched.policy.model import decode  # only rules that read the model pay for it
 
-        return decode(self.policy)
+        return decode(self.policy, registry=self.plugins)
 
     @cached_property
     def _profiles(self) -> list[tuple[int, dict[str, Any]]]:

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from desched import validation
 from desched.linter.rules._base import Context, Path
-from desched.plugins import REGISTRY, construct_args, validate_args
+from desched.plugins import construct_args, validate_args
 
 __all__ = ["LocatedError", "arg_errors", "located_errors"]
 
@@ -37,13 +37,13 @@ def located_errors(ctx: Context) -> list[LocatedError]:
             label = profile.name
             for config in profile.configs:
                 name, plain, base = config.name, config.raw_args, config.args_path
-                if name not in REGISTRY:
+                if name not in ctx.plugins:
                     continue
-                for error in validate_args(name, plain, ctx.target):
+                for error in validate_args(name, plain, ctx.target, ctx.distribution):
                     found.append(
                         LocatedError(f"in profile {label}: {error.message}", base + error.path, error.code, name)
                     )
-                for error in construct_args(name, plain, ctx.target):
+                for error in construct_args(name, plain, ctx.target, ctx.distribution):
                     found.append(
                         LocatedError(
                             f'profile "{label}": unable to initialize "{name}" plugin: {error.message}',

@@ -12,6 +12,7 @@ NAME = "release-gated"
 SEVERITY = "error"
 SCOPE = "policy"
 RUNS_ON = frozenset({DocumentKind.POLICY})
+RELEASE_DEPENDENT = True
 VALIDATION_CODES = frozenset({"version"})  # the upstream validation errors this rule reports
 SUMMARY = "Field or value not available in the target descheduler release"
 RATIONALE = (

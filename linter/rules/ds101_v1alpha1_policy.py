@@ -12,6 +12,7 @@ NAME = "v1alpha1-policy"
 SEVERITY = "error"
 SCOPE = "policy"
 RUNS_ON = frozenset({DocumentKind.POLICY})
+RELEASE_DEPENDENT = True
 SUMMARY = "v1alpha1 policy (removed in descheduler v0.31)"
 RATIONALE = (
     "Descheduler v0.31.0 removed `descheduler/v1alpha1`: from that release on, a v1alpha1 policy fails to decode "
@@ -19,7 +20,11 @@ RATIONALE = (
     "(upstream issues #1124, #1402, #1411). v0.30 still reads it with a deprecation warning. This is an error "
     "when the target release is v0.31 or later and a warning before."
 )
-REMEDIATION = "Run `desched migrate --in-place FILE` to rewrite the policy as descheduler/v1alpha2."
+REMEDIATION = (
+    "Run `desched migrate --in-place FILE` to rewrite the policy as descheduler/v1alpha2. It writes for the "
+    "release deployed with the policy (the image of the workload that mounts it, the chart's version), else output "
+    "that every release from v0.31 to the newest accepts; `--target-version v0.NN` chooses the release."
+)
 EXAMPLES = {
     "pass": ["apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"],
     "fail": [
@@ -34,10 +39,27 @@ EXAMPLES = {
 }
 
 
+def _fix(ctx: Context) -> str:
+    """How to convert this policy: ``desched migrate`` when it can, else what stops it."""
+    if "profiles" in ctx.policy:
+        return "it already has profiles, the v1alpha2 shape: set apiVersion: descheduler/v1alpha2 by hand"
+    from desched.migrate.convert import ConversionError, convert  # only v1alpha1 policies pay for the converter
+
+    try:
+        convert(ctx.declared, target=ctx.target, strict=True)
+    except ConversionError as exc:
+        return f"`desched migrate` converts it to descheduler/v1alpha2 once this is fixed: {exc.message}"
+    return (
+        f"run `desched migrate --in-place {ctx.doc.file}` to convert it to descheduler/v1alpha2, written for the "
+        "release deployed with it, else in a form every release from v0.31 on accepts; "
+        "`--target-version v0.NN` writes for the release you choose"
+    )
+
+
 def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha1:
         return
-    fix = f"run `desched migrate --in-place {ctx.doc.file}` to convert it to descheduler/v1alpha2"
+    fix = _fix(ctx)
     removed = versions.render(versions.V1ALPHA1_REMOVED)
     if ctx.target >= versions.V1ALPHA1_REMOVED:
         yield Hit(

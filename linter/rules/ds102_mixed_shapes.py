@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from desched.documents import is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import foreign_key
 
@@ -20,8 +21,10 @@ RATIONALE = (
     "without the strategies or settings it appears to have."
 )
 REMEDIATION = (
-    "Write the policy in one shape: run `desched migrate` for v1alpha1 content, and move evictor flags into "
-    "DefaultEvictor args."
+    "Write the policy in one shape. `strategies` without `profiles` under v1alpha2: `desched migrate --in-place "
+    "FILE` reads them as the v1alpha1 they are and writes them as profiles. `strategies` beside `profiles`: move "
+    "each strategy into a profile by hand (or into a v1alpha1 file of its own that `desched migrate` converts), "
+    "then delete `strategies`. Evictor flags: move them into the DefaultEvictor args of each profile."
 )
 EXAMPLES = {
     "pass": ["apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"],
@@ -45,9 +48,19 @@ def check(ctx: Context) -> Iterator[Hit]:
                 key=True,
             )
         elif key == "strategies":
+            if is_misdeclared_v1alpha1(ctx.declared):
+                fix = (
+                    f"run `desched migrate --in-place {ctx.doc.file}`: it reads them as v1alpha1 and writes them as "
+                    "profiles"
+                )
+            else:
+                fix = (
+                    "move each strategy into a profile's plugins and pluginConfig by hand (or into a v1alpha1 file "
+                    "of its own, which `desched migrate` converts), then delete strategies"
+                )
             yield Hit(
                 '"strategies" is the v1alpha1 shape: a v1alpha2 policy ignores it silently, so none of these '
-                "strategies runs; convert them to profiles with `desched migrate`",
+                f"strategies runs; {fix}",
                 (key,),
                 key=True,
             )

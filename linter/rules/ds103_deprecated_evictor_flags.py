@@ -12,11 +12,14 @@ NAME = "deprecated-evictor-flags"
 SEVERITY = "warning"
 SCOPE = "pluginConfig"
 RUNS_ON = frozenset({DocumentKind.POLICY})
+RELEASE_DEPENDENT = True
 SUMMARY = "Deprecated DefaultEvictor booleans (use podProtections)"
 RATIONALE = (
     "From descheduler v0.34 DefaultEvictor's protections are configured with `podProtections` "
     "(`defaultDisabled`, `extraEnabled`); the six booleans (`evictLocalStoragePods`, `ignorePvcPods`, ...) are "
-    "deprecated. Mixing both forms is rejected at load time, so new settings cannot be added next to old ones."
+    "deprecated. Mixing both forms is rejected at load time, so new settings cannot be added next to old ones. "
+    "Every release still reads the booleans, so when nothing says which release runs the policy the finding is "
+    "an info: the booleans are what v0.31 to v0.33 need."
 )
 REMEDIATION = "Replace each boolean with its podProtections entry, as the message says."
 EXAMPLES = {
@@ -54,8 +57,11 @@ def check(ctx: Context) -> Iterator[Hit]:
                     advice = f"use podProtections.{where}: [{protection}]"
                 else:
                     advice = "remove it (false is the default)"
+                if ctx.release.guessed:  # every release up to the newest still reads it: a note, not a warning
+                    advice += "; keep it while a descheduler before v0.34 may read this policy"
                 yield Hit(
                     f"{flag} is deprecated since descheduler v0.34; {advice}",
                     (*config.args_path, flag),
                     key=True,
+                    severity="info" if ctx.release.guessed else None,
                 )

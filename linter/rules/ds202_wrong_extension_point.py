@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.plugins import REGISTRY
 from desched.policy.model import ACTIVE_POINTS
 
 ID = "DS202"
@@ -38,10 +37,9 @@ _SPELLING = {"preevictionfilter": "preEvictionFilter"}
 def check(ctx: Context) -> Iterator[Hit]:
     for profile in ctx.model.profiles:
         for ref in profile.enabled(*ACTIVE_POINTS):
-            info = REGISTRY.get(ref.name)
-            if info is None or ref.implements_point:
+            if ref.plugin is None or ref.implements_point:
                 continue
-            belongs = " and ".join(info.extension_points)
+            belongs = " and ".join(ref.plugin.extension_points)
             yield Hit(
                 f'profile "{profile.name}" configures {_SPELLING.get(ref.point, ref.point)} extension '
                 f"point of non-existing plugins: [{ref.name}]; {ref.name} is a {belongs} plugin",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.plugins import REGISTRY
 from desched.policy.model import ACTIVE_POINTS
 
 ID = "DS204"
@@ -50,7 +49,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                 )
                 continue
             first[name] = entry
-            if name != "DefaultEvictor" and name in REGISTRY and name not in enabled:
+            if name != "DefaultEvictor" and name in ctx.plugins and name not in enabled:
                 yield Hit(
                     f'pluginConfig for {name}, which is enabled nowhere in profile "{profile.name}": it has no effect',
                     path,

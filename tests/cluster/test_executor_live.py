@@ -402,3 +402,32 @@ def test_interval_mode_repeats_cycles_serves_metrics_and_stops_on_sigterm(
         metrics,
     ), metrics
     assert 'descheduler_strategy_duration_seconds_count{strategy="RemoveDuplicates",profile="live"}' in metrics
+
+
+@pytest.mark.parametrize(
+    ("enabled", "runs"),
+    [("[DefaultEvictor]", True), ("[DefaultEvictor, RemoveDuplicates]", False)],
+    ids=["only-default-evictor-warns-and-runs", "another-plugin-is-refused"],
+)
+def test_a_camel_case_pre_eviction_filter_runs_only_when_upstream_would_run_it_identically(
+    control_plane: ControlPlane,
+    loaded: tuple[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    enabled: str,
+    runs: bool,
+) -> None:
+    namespace, run = loaded
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(_policy(namespace, run) + f"    preEvictionFilter:\n      enabled: {enabled}\n")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(_policy(namespace, run))
+    args = ("run", "--dry-run", "--kubeconfig", control_plane.kubeconfig, "--format", "json")
+    code, done, err = _desched(capsys, *args, "--policy", str(policy))
+    if not runs:
+        assert code == 2 and "DS003" in err and "lint errors" in err
+        return
+    assert code == 0, err
+    assert 'unknown field "preEvictionFilter"' in err and "(DS003)" in err
+    _, expected, _ = _desched(capsys, *args, "--policy", str(plain))
+    assert sorted(_evicted(done)) == sorted(_evicted(expected))

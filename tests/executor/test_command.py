@@ -205,3 +205,41 @@ def test_the_progress_line_counts_plugins_and_ends_with_a_newline(capsys) -> Non
     observe("default", "LowNodeUtilization", 1.5)
     err = capsys.readouterr().err
     assert err == ("\r[1/2] default/PodLifeTime (0.2 s)\033[K\r[2/2] default/LowNodeUtilization (1.5 s)\033[K\n")
+
+
+@pytest.mark.parametrize(
+    ("spelling", "enabled", "code"),
+    [
+        ("preevictionfilter", "[DefaultEvictor]", 0),
+        ("preEvictionFilter", "[DefaultEvictor]", 0),
+        ("preEvictionFilter", "[DefaultEvictor, RemoveDuplicates]", 2),
+    ],
+)
+def test_pre_eviction_filter_spellings_run_as_upstream_would(
+    capsys, tmp_path: Path, spelling: str, enabled: str, code: int
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(POLICY + f"    {spelling}:\n      enabled: {enabled}\n")
+    args = ("--cluster", str(SMALL), "--now", "2026-11-22T00:00:00Z", "--format", "json")
+    got, out, err = simulate(capsys, "--policy", str(path), *args)
+    assert got == code, err
+    if code:
+        assert "(DS003)" in err and "lint errors" in err
+        return
+    assert ("DS003" in err) is (spelling == "preEvictionFilter")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(POLICY)
+    assert out == simulate(capsys, "--policy", str(plain), *args)[1]
+
+
+def test_lint_grades_pre_eviction_filter_by_what_dropping_it_changes(tmp_path: Path) -> None:
+    from desched.linter.lint import lint_paths
+
+    for enabled, severity in (("[DefaultEvictor]", "warning"), ("[RemoveDuplicates]", "error"), ("[]", "warning")):
+        path = tmp_path / "policy.yaml"
+        path.write_text(POLICY + f"    preEvictionFilter:\n      enabled: {enabled}\n")
+        (finding,) = [f for f in lint_paths([str(path)]).findings if f.rule == "DS003"]
+        assert (finding.severity, finding.line, finding.column) == (severity, 16, 5)
+    path.write_text(POLICY + "    preEvictionFilter:\n      disabled: [DefaultEvictor]\n")
+    (finding,) = [f for f in lint_paths([str(path)]).findings if f.rule == "DS003"]
+    assert finding.severity == "error"  # upstream keeps DefaultEvictor: the writer meant otherwise

@@ -64,7 +64,7 @@ def test_helm_values_are_detected_by_content():
     )
     found = extract("values.yaml", text)
     assert [p.shape for p in found.policies] == ["helm"]
-    assert found.policies[0].version_hint == "v0.32.0"
+    assert found.policies[0].extra["image_tag"] == "v0.32.0"
 
 
 def test_helm_chart_image_tag_sets_the_target_version():

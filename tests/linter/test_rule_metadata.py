@@ -29,7 +29,7 @@ EXPECTED = {
     DocumentKind.FILE: {"DS001"},
     DocumentKind.POLICY: _ids((2, 399)),
     DocumentKind.CONVERTED: _ids((200, 399)),
-    DocumentKind.RENDERED: _ids((200, 399)),
+    DocumentKind.RENDERED: _ids((200, 399)) | {"DS005"},  # plugin names, checked against OpenShift's build
     DocumentKind.KUBEDESCHEDULER: {"DS210", "DS501", "DS502", "DS503", "DS504"},
     DocumentKind.REPOSITORY: _ids((400, 499)) | {"DS505"},
 }

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from desched.cli import main
+from desched.linter.lint import lint_paths
 from desched.migrate import command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,9 @@ def test_prints_one_file_as_is_and_notes_on_stderr(tree, capsys):
     out, err = capsys.readouterr()
     assert out == _migrated()
     note = "strategies.RemoveDuplicates.weight (1) was dropped: the descheduler never used it"
-    assert err == f"old.yaml:7: note: {note}\n"
+    written, dropped = err.splitlines()
+    assert written.startswith("old.yaml:2: note: written for descheduler v0.31-v0.36: no release is deployed")
+    assert dropped == f"old.yaml:7: note: {note}"
     assert (tree / "old.yaml").read_text() == V1ALPHA1
     assert main(["migrate", "new.yaml"]) == 0
     assert capsys.readouterr().out == V1ALPHA2
@@ -198,10 +201,13 @@ def test_chart_app_version_beside_values_sets_the_target(tree, capsys):
     values = "deschedulerPolicy:\n  evictLocalStoragePods: true\n  strategies:\n    RemoveDuplicates: {enabled: true}\n"
     (tree / "values.yaml").write_text(values)
     assert main(["migrate", "-q", "values.yaml"]) == 0
-    assert "podProtections" in capsys.readouterr().out
-    (tree / "Chart.yaml").write_text("apiVersion: v2\nname: descheduler\nappVersion: 0.33.0\n")
-    assert main(["migrate", "-q", "values.yaml"]) == 0
-    assert "evictLocalStoragePods: true" in capsys.readouterr().out
+    portable = capsys.readouterr().out  # no release named: what v0.31 to v0.36 all accept
+    assert "evictLocalStoragePods: true" in portable and "podProtections" not in portable
+    (tree / "Chart.yaml").write_text("apiVersion: v2\nname: descheduler\nappVersion: 0.36.0\n")
+    assert main(["migrate", "values.yaml"]) == 0
+    out, err = capsys.readouterr()
+    assert "podProtections" in out
+    assert "note: written for descheduler v0.36.0: appVersion 0.36.0 of the Chart.yaml beside the values" in err
 
 
 def _cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -221,7 +227,7 @@ def test_stdin_is_migrated_to_stdout():
     proc = _cli("-", stdin=V1ALPHA1.encode())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == _migrated()
-    assert proc.stderr.decode().startswith("-:7: note: ")
+    assert proc.stderr.decode().startswith("-:2: note: written for descheduler v0.31-v0.36")
     assert _cli("--check", "-", stdin=V1ALPHA1.encode()).stdout == b"would migrate -\n"
 
 
@@ -296,3 +302,67 @@ def test_pre_commit_try_repo_runs_the_migrate_hook(tmp_path):
     assert (tmp_path / "old.yaml").read_text() == V1ALPHA1
     passed = run("new.yaml")
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+CONFIGMAP_V1ALPHA1 = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: descheduler-policy-configmap
+  namespace: kube-system
+data:
+  policy.yaml: |
+    apiVersion: "descheduler/v1alpha1"
+    kind: "DeschedulerPolicy"
+    evictLocalStoragePods: true
+    strategies:
+      "RemoveDuplicates":
+         enabled: true
+"""
+CRONJOB = """\
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: descheduler-cronjob
+  namespace: kube-system
+spec:
+  schedule: "*/2 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: descheduler
+            image: registry.k8s.io/descheduler/descheduler:TAG
+            volumeMounts:
+            - mountPath: /policy-dir
+              name: policy-volume
+            command: ["/bin/descheduler"]
+            args: ["--policy-config-file", "/policy-dir/policy.yaml", "--v", "3"]
+          restartPolicy: "Never"
+          volumes:
+          - name: policy-volume
+            configMap:
+              name: descheduler-policy-configmap
+"""
+
+
+@pytest.mark.parametrize(
+    ("tag", "protections", "written_for"),
+    [
+        ("v0.35.0", True, "v0.35.0: the image registry.k8s.io/descheduler/descheduler:v0.35.0 of CronJob"),
+        ("v0.33.0", False, "v0.33.0: the image registry.k8s.io/descheduler/descheduler:v0.33.0 of CronJob"),
+        (None, False, "v0.31-v0.36: no release is deployed with this policy"),
+    ],
+)
+def test_the_default_target_is_the_release_deployed_with_the_policy(tmp_path, capsys, tag, protections, written_for):
+    (tmp_path / "configmap.yaml").write_text(CONFIGMAP_V1ALPHA1)
+    if tag is not None:
+        (tmp_path / "cronjob.yaml").write_text(CRONJOB.replace("TAG", tag))
+    assert main(["migrate", "--in-place", str(tmp_path)]) == 0
+    migrated = (tmp_path / "configmap.yaml").read_text()
+    assert ("podProtections" in migrated) is protections
+    assert ("evictLocalStoragePods: true" in migrated) is not protections
+    assert f"configmap.yaml:8: note: written for descheduler {written_for}" in capsys.readouterr().err
+    result = lint_paths([str(tmp_path)])
+    assert [f.rule for f in result.findings if f.severity == "error"] == []

@@ -84,7 +84,8 @@ def test_comment_carried_to_the_profile_and_weight_note_written():
         "  # on every node",
         f"  {COMMENT_PREFIX}strategies.RemoveDuplicates.weight (7) was dropped: the descheduler never used it",
     ]
-    [(note, line)] = result.notes
+    [(written, first), (note, line)] = result.notes
+    assert written.kind == "info" and first == 1
     assert note.kind == "dropped" and line == 7
 
 
@@ -170,12 +171,13 @@ def test_helm_values_get_the_api_version_key_after_the_policy():
     assert doc["deschedulerPolicyAPIVersion"] == "descheduler/v1alpha2"
 
 
-def test_helm_target_follows_image_tag_then_chart_version_then_newest():
+def test_helm_target_follows_image_tag_then_chart_version_then_every_release_from_v0_31():
     body = "deschedulerPolicy:\n  evictLocalStoragePods: true\n  strategies:\n    RemoveDuplicates: {enabled: true}\n"
-    newest = migrate_text("v.yaml", "deschedulerPolicyAPIVersion: descheduler/v1alpha1\n" + body).text
-    assert "podProtections" in newest
-    chart = migrate_text("v.yaml", "deschedulerPolicyAPIVersion: descheduler/v1alpha1\n" + body, chart_version="0.33.0")
-    assert "evictLocalStoragePods: true" in chart.text and "podProtections" not in chart.text
+    portable = migrate_text("v.yaml", "deschedulerPolicyAPIVersion: descheduler/v1alpha1\n" + body)
+    assert "evictLocalStoragePods: true" in portable.text and "podProtections" not in portable.text
+    assert portable.notes[0][0].message.startswith("written for descheduler v0.31-v0.36: no release is deployed")
+    chart = migrate_text("v.yaml", "deschedulerPolicyAPIVersion: descheduler/v1alpha1\n" + body, chart_version="0.36.0")
+    assert "podProtections" in chart.text
     tagged = migrate_text("v.yaml", "image: {tag: v0.32.1}\n" + body, chart_version="0.36.0").text
     assert "evictLocalStoragePods: true" in tagged
     forced = migrate_text("v.yaml", "image: {tag: v0.32.1}\n" + body, target=36).text

@@ -201,8 +201,6 @@ FLAGGED = [
      (*C, "namespaces", "included"), "no evictableNamespaces"),
     ("sub-second-lifetime", spec(["LifecycleAndUtilization"], profileCustomizations={"podLifetime": "500ms"}),
      (*C, "podLifetime"), "becomes 0"),
-    ("cooldown-order", spec(["KubeVirtRelieveAndMigrate"], profileCustomizations={
-        "devMigrationCooldown": "1h", "devMaxMigrationCooldown": "10m"}), (*C, "devMaxMigrationCooldown"), "shorter"),
 ]  # fmt: skip
 
 

@@ -1,0 +1,299 @@
+"""The descheduler release that runs a policy, and why desched believes so (docs/architecture.md#release-inference).
+
+A policy is checked against one release. In order of precedence it is: ``--target-version`` or the configuration;
+the image tag of a Deployment, CronJob or Job whose descheduler container reads the policy's ConfigMap key through
+``--policy-config-file``; for the chart's values, their ``image.tag``, else the chart version a wrapper pins
+(through :data:`desched.chart.APP_VERSIONS`), else the ``appVersion`` of a ``Chart.yaml`` beside them; else the
+newest release desched knows. :class:`Release` carries the answer with its reason, which every release-dependent
+finding repeats.
+
+A release outside the supported range keeps its real minor (``minor``): a v0.21 deployment is a v0.21 deployment,
+whatever desched can check. :attr:`Release.target` is the supported release checks run against.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from desched.chart import APP_VERSIONS
+from desched.documents import PolicyDoc
+from desched.versions import NEWEST, OLDEST, render
+from desched.workloads.model import TEMPLATE_PATHS, objects
+from desched.wrappers import object_label
+
+__all__ = [
+    "Deployments",
+    "Release",
+    "chart_app_version",
+    "chart_release",
+    "chart_yaml_app_version",
+    "configured",
+    "newest",
+    "release_of",
+]
+
+
+_VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+_POLICY_FLAG = "--policy-config-file"
+_WORKLOAD_KINDS = ("Deployment", "CronJob", "Job")
+
+
+class Release(NamedTuple):
+    """A release as deployed (``minor``, may lie outside the supported range; ``version`` as written) and why."""
+
+    minor: int
+    version: str
+    reason: str
+    guessed: bool = False  # nothing named it: the newest release, assumed
+
+    @property
+    def target(self) -> int:
+        """The supported release checks run against: ``minor`` brought into desched's range."""
+        return min(max(self.minor, OLDEST), NEWEST)
+
+    def note(self) -> str:
+        """``release v0.28.1 assumed: <reason>``, and the release checked when desched does not know this one."""
+        text = f"release {self.version} assumed: {self.reason}"
+        if self.minor != self.target:
+            edge = "oldest" if self.minor < self.target else "newest"
+            text += f"; desched checks it as {render(self.target)}, the {edge} release it knows"
+        return text
+
+
+def _minor(text: Any) -> tuple[int, str] | None:
+    """The minor and ``v0.NN[.P]`` form of a version string; ``None`` for anything else."""
+    if not isinstance(text, str):
+        return None
+    match = _VERSION.match(text.strip())
+    if not match:
+        return None
+    patch = f".{match.group(2)}" if match.group(2) is not None else ""
+    return int(match.group(1)), f"v0.{match.group(1)}{patch}"
+
+
+def newest() -> Release:
+    """The release assumed when nothing says which one runs a policy."""
+    return Release(
+        NEWEST,
+        render(NEWEST),
+        "the newest desched knows, since nothing deployed with this policy names a release; "
+        "set --target-version to choose",
+        guessed=True,
+    )
+
+
+def configured(minor: int, source: str) -> Release:
+    """The release ``--target-version`` or the configuration (``source`` says which) sets."""
+    return Release(minor, render(minor), f"set by {source}")
+
+
+def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
+    """The release a descheduler chart version deploys: from :data:`desched.chart.APP_VERSIONS`, else (a chart
+    newer than the table) the chart version itself, which has matched the release since chart 0.24."""
+    if not isinstance(chart_version, str):
+        return None
+    text = chart_version.strip().removeprefix("v")
+    return _minor(APP_VERSIONS.get(text, text))
+
+
+def chart_yaml_app_version(file: str) -> str | None:
+    """``appVersion`` of the ``Chart.yaml`` beside ``file`` (``None`` for stdin, ``-``)."""
+    if file == "-":
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(file)), "Chart.yaml"), encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("appVersion:"):
+                    return line.split(":", 1)[1].split("#", 1)[0].strip().strip("\"'") or None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def chart_release(image_tag: Any, chart_version: Any, wrapper: str, app_version: str | None) -> Release | None:
+    """The release the descheduler chart's values run on: their ``image.tag``, else the chart version ``wrapper``
+    pins, else the ``appVersion`` of the chart beside them; ``None`` when none names a release."""
+    parsed = _minor(image_tag)
+    if parsed is not None:
+        return Release(*parsed, f"image.tag {image_tag} in the chart's values")
+    parsed = chart_app_version(chart_version)
+    if parsed is not None:
+        return Release(*parsed, f"descheduler chart {chart_version}, pinned by {wrapper}")
+    parsed = _minor(app_version)
+    if parsed is not None:
+        return Release(*parsed, f"appVersion {app_version} of the Chart.yaml beside the values")
+    return None
+
+
+class _Reader(NamedTuple):
+    """A descheduler container that reads its policy from ConfigMap key ``key`` of ``configmap``."""
+
+    namespace: str | None
+    configmap: str
+    key: str
+    release: Release
+
+
+class Deployments:
+    """The descheduler containers of a set of documents, and the ConfigMaps kustomize generates from policy files:
+    what ties a policy to the release that reads it."""
+
+    def __init__(self, documents: Iterable[tuple[str, Any]] = ()) -> None:
+        self._readers: list[_Reader] = []
+        self._generated: dict[str, tuple[str | None, str, str]] = {}  # policy file -> (namespace, ConfigMap, key)
+        self._add(documents)
+
+    def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
+        """These deployments and those of ``documents``."""
+        both = Deployments()
+        both._readers, both._generated = list(self._readers), dict(self._generated)
+        both._add(documents)
+        return both
+
+    def _add(self, documents: Iterable[tuple[str, Any]]) -> None:
+        for file, doc in objects(documents):
+            kind = doc.get("kind")
+            if kind in _WORKLOAD_KINDS:
+                self._readers.extend(_readers(file, doc, kind))
+            elif isinstance(doc.get("configMapGenerator"), list) and kind in (None, "Kustomization"):
+                self._generated.update(_generated(file, doc))
+
+    def __bool__(self) -> bool:
+        return bool(self._readers)
+
+    def reader_of(self, doc: PolicyDoc) -> Release | None:
+        """The release of the descheduler that reads ``doc`` (a ConfigMap key, or a file kustomize turns into
+        one); ``None`` when no container in these documents does."""
+        identity = doc.extra.get("configmap")
+        if identity is not None:
+            return self.reader(*identity)
+        return self.reader_of_file(doc.file) if doc.shape == "policy" else None
+
+    def reader_of_file(self, file: str) -> Release | None:
+        """The release of the descheduler that reads the ConfigMap kustomize generates from ``file``."""
+        identity = self._generated.get(os.path.normpath(file))
+        return self.reader(*identity) if identity is not None else None
+
+    def reader(self, namespace: str | None, name: str, key: str) -> Release | None:
+        """The release of the descheduler that reads key ``key`` of ConfigMap ``namespace/name``."""
+        for reader in self._readers:
+            if reader.configmap == name and reader.key == key and _same_namespace(namespace, reader.namespace):
+                return reader.release
+        return None
+
+
+def _same_namespace(left: str | None, right: str | None) -> bool:
+    # A manifest without a namespace gets one when applied (kubectl -n, kustomize's namespace:): it may be any.
+    return left is None or right is None or left == right
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
+    metadata = _map(doc.get("metadata"))
+    label = object_label(doc, kind)
+    pod: dict[str, Any] = doc
+    for part in (*TEMPLATE_PATHS[kind], "spec"):
+        pod = _map(pod.get(str(part)))
+    volumes = {v.get("name"): v for v in map(_map, _list(pod.get("volumes"))) if v.get("name")}
+    for container in map(_map, _list(pod.get("containers"))):
+        image = _text(container.get("image"))
+        words = [word for word in _list(container.get("command")) + _list(container.get("args")) if _text(word)]
+        if image is None or not ("descheduler" in image or any("descheduler" in word for word in words)):
+            continue
+        path = _policy_path(words)
+        found = _minor(_image_tag(image))
+        if path is None or found is None:
+            continue
+        line = getattr(container, "value_pos", {}).get("image", (0, 0))[0]
+        where = f"{file}:{line}" if line else file
+        release = Release(*found, f"the image {image} of {label} ({where}), which reads this policy")
+        for configmap, key in _sources(path, container, volumes):
+            yield _Reader(_text(metadata.get("namespace")), configmap, key, release)
+
+
+def _image_tag(image: str) -> str | None:
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return name.split(":", 1)[1] if ":" in name else None
+
+
+def _policy_path(words: list[str]) -> str | None:
+    """The ``--policy-config-file`` a descheduler command line names."""
+    for index, word in enumerate(words):
+        flag, _, value = word.partition("=")
+        if flag.lstrip("-") != _POLICY_FLAG.lstrip("-"):
+            continue
+        if value:
+            return value
+        if index + 1 < len(words):
+            return str(words[index + 1])
+    return None
+
+
+def _sources(path: str, container: dict[str, Any], volumes: dict[Any, dict[str, Any]]) -> Iterator[tuple[str, str]]:
+    """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
+    for mount in map(_map, _list(container.get("volumeMounts"))):
+        mount_path = _text(mount.get("mountPath"))
+        if mount_path is None:
+            continue
+        sub_path = _text(mount.get("subPath"))
+        if sub_path is not None:
+            if os.path.normpath(mount_path) != os.path.normpath(path):
+                continue
+            relative = sub_path
+        else:
+            prefix = mount_path.rstrip("/") + "/"
+            if not path.startswith(prefix):
+                continue
+            relative = path[len(prefix) :]
+        volume = volumes.get(mount.get("name"), {})
+        sources = [_map(volume.get("configMap"))]
+        sources += [
+            _map(_map(source).get("configMap")) for source in _list(_map(volume.get("projected")).get("sources"))
+        ]
+        for source in sources:
+            name = _text(source.get("name"))
+            if name is None:
+                continue
+            items = [_map(item) for item in _list(source.get("items"))]
+            keys = [item.get("key") for item in items if item.get("path") == relative] if items else [relative]
+            yield from ((name, key) for key in keys if isinstance(key, str))
+
+
+def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, tuple[str | None, str, str]]]:
+    """Each file a ``configMapGenerator`` turns into a ConfigMap key: (its path, (namespace, name, key))."""
+    base = os.path.dirname(file)
+    namespace = _text(kustomization.get("namespace"))
+    for generator in map(_map, _list(kustomization.get("configMapGenerator"))):
+        name = _text(generator.get("name"))
+        if name is None:
+            continue
+        for entry in _list(generator.get("files")):
+            if not isinstance(entry, str):
+                continue
+            key, _, source = entry.partition("=") if "=" in entry else (os.path.basename(entry), "", entry)
+            target = os.path.normpath(os.path.join(base, source))
+            yield target, (_text(generator.get("namespace")) or namespace, name, key)
+
+
+def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:
+    """The release that runs ``doc``, when nothing is configured: see the module's docstring for the order."""
+    found = deployments.reader_of(doc)
+    if found is None and doc.shape == "helm":
+        extra = doc.extra
+        app_version = chart_yaml_app_version(doc.file)
+        found = chart_release(extra.get("image_tag"), extra.get("chart_version"), extra.get("wrapper", ""), app_version)
+    return found if found is not None else newest()
