@@ -223,7 +223,8 @@ class Location(NamedTuple):
     text), ``values-text`` (``node`` is a mapping whose ``keys`` hold the chart's values as text: a ConfigMap's
     ``data``, Argo CD's ``helm``), ``kubedescheduler`` (OpenShift's resource) or ``other``. ``path`` is the node's
     path in the stream: the document's index, then keys and indexes (``kind: List`` items included). Chart values
-    found in a wrapper carry its name (``wrapper``) and the chart version it pins (``hint``).
+    found in a wrapper carry its name (``wrapper``) and the chart version it pins (``hint``); values a ConfigMap
+    holds as text carry its (namespace, name) (``configmap``), which a HelmRelease's ``valuesFrom`` may name.
     """
 
     shape: str
@@ -232,6 +233,7 @@ class Location(NamedTuple):
     keys: tuple[str, ...] = ()
     wrapper: str = ""
     hint: str | None = None
+    configmap: tuple[str | None, str] | None = None  # (namespace, name) of a ConfigMap holding values as text
 
 
 def configmap_keys(data: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -305,7 +307,18 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
     if keys or not values_keys:
         yield Location("configmap" if keys else "other", path, doc, keys)
     if values_keys:
-        yield Location("values-text", (*path, "data"), data, values_keys, object_label(doc, "ConfigMap"))
+        label = object_label(doc, "ConfigMap")
+        yield Location("values-text", (*path, "data"), data, values_keys, label, configmap=_identity(doc))
+
+
+def _identity(doc: YMap) -> tuple[str | None, str] | None:
+    """A Kubernetes object's (namespace, name); ``None`` without a name."""
+    metadata = doc.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str):
+        return None
+    return namespace if isinstance(namespace, str) else None, name
 
 
 def _at(doc: Any, path: Path) -> Any:
@@ -379,11 +392,8 @@ def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extrac
     if parsed is None:
         return True
     docs, value_at, offsets = parsed
-    metadata = cm.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
-    name, namespace = metadata.get("name"), metadata.get("namespace")
-    identity = (namespace if isinstance(namespace, str) else None, name, key) if isinstance(name, str) else None
-    return _key_policies(file, owner, key, docs, result, value_at, offsets, identity)
+    identity = _identity(cm)
+    return _key_policies(file, owner, key, docs, result, value_at, offsets, (*identity, key) if identity else None)
 
 
 def _parse_embedded(
@@ -413,6 +423,8 @@ def _embedded_policies(file: str, text: str, holder: YMap, key: str, location: L
         if inner.shape != "helm":
             continue
         policy = _helm_doc(file, inner.node, location._replace(wrapper=wrapper))
+        if location.configmap is not None:
+            policy.extra["values_from"] = (*location.configmap, key)
         result.policies.append(_placed(policy, value_at, offsets))
 
 

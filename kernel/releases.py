@@ -1,4 +1,4 @@
-"""The descheduler release that runs a policy, and why desched believes so (docs/architecture.md#release-inference).
+"""The descheduler release that runs a policy, and why desched believes so (docs/architecture.md, Release inference).
 
 A policy is checked against one release. In order of precedence it is: ``--target-version`` or the configuration;
 the image tag of a Deployment, CronJob or Job whose descheduler container reads the policy's ConfigMap key through
@@ -22,7 +22,7 @@ from desched.chart import APP_VERSIONS
 from desched.documents import PolicyDoc
 from desched.versions import NEWEST, OLDEST, render
 from desched.workloads.model import TEMPLATE_PATHS, objects
-from desched.wrappers import object_label
+from desched.wrappers import is_descheduler_chart, object_label
 
 __all__ = [
     "Deployments",
@@ -144,12 +144,16 @@ class Deployments:
     def __init__(self, documents: Iterable[tuple[str, Any]] = ()) -> None:
         self._readers: list[_Reader] = []
         self._generated: dict[str, tuple[str | None, str, str]] = {}  # policy file -> (namespace, ConfigMap, key)
+        # chart values kept outside their wrapper, with the chart version and name of the wrapper that reads them:
+        self._values_from: dict[tuple[str | None, str, str], tuple[str, str]] = {}  # ConfigMap key (Flux)
+        self._values_files: dict[str, tuple[str, str]] = {}  # values file (kustomize helmCharts valuesFile)
         self._add(documents)
 
     def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
         """These deployments and those of ``documents``."""
         both = Deployments()
         both._readers, both._generated = list(self._readers), dict(self._generated)
+        both._values_from, both._values_files = dict(self._values_from), dict(self._values_files)
         both._add(documents)
         return both
 
@@ -158,8 +162,11 @@ class Deployments:
             kind = doc.get("kind")
             if kind in _WORKLOAD_KINDS:
                 self._readers.extend(_readers(file, doc, kind))
-            elif isinstance(doc.get("configMapGenerator"), list) and kind in (None, "Kustomization"):
+            elif kind == "HelmRelease":
+                self._values_from.update(_values_from(doc))
+            if kind in (None, "Kustomization"):
                 self._generated.update(_generated(file, doc))
+                self._values_files.update(_values_files(file, doc))
 
     def __bool__(self) -> bool:
         return bool(self._readers)
@@ -176,6 +183,18 @@ class Deployments:
         """The release of the descheduler that reads the ConfigMap kustomize generates from ``file``."""
         identity = self._generated.get(os.path.normpath(file))
         return self.reader(*identity) if identity is not None else None
+
+    def pinned(self, doc: PolicyDoc) -> tuple[str, str] | None:
+        """The chart version and wrapper that read the chart values ``doc`` comes from, when these are kept outside
+        the wrapper: a ConfigMap a HelmRelease's ``valuesFrom`` names, or a kustomize ``valuesFile``."""
+        source = doc.extra.get("values_from")
+        if source is not None:
+            namespace, name, key = source
+            for (other, wanted, wanted_key), pin in self._values_from.items():
+                if wanted == name and wanted_key == key and _same_namespace(namespace, other):
+                    return pin
+            return None
+        return self._values_files.get(os.path.normpath(doc.file))
 
     def reader(self, namespace: str | None, name: str, key: str) -> Release | None:
         """The release of the descheduler that reads key ``key`` of ConfigMap ``namespace/name``."""
@@ -289,11 +308,37 @@ def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, 
             yield target, (_text(generator.get("namespace")) or namespace, name, key)
 
 
+def _values_from(release: dict[str, Any]) -> Iterator[tuple[tuple[str | None, str, str], tuple[str, str]]]:
+    """The ConfigMap keys a descheduler HelmRelease takes values from, with its chart version and name."""
+    spec = _map(release.get("spec"))
+    chart = _map(_map(spec.get("chart")).get("spec"))
+    version = _text(chart.get("version"))
+    if version is None or not is_descheduler_chart(chart.get("chart")):
+        return
+    namespace = _text(_map(release.get("metadata")).get("namespace"))
+    for source in map(_map, _list(spec.get("valuesFrom"))):
+        name = _text(source.get("name"))
+        if source.get("kind") == "ConfigMap" and name is not None:
+            key = _text(source.get("valuesKey")) or "values.yaml"
+            yield (namespace, name, key), (version, object_label(release, "HelmRelease"))
+
+
+def _values_files(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, tuple[str, str]]]:
+    """The values files of a kustomization's descheduler ``helmCharts``, with the chart version each pins."""
+    for index, chart in enumerate(map(_map, _list(kustomization.get("helmCharts")))):
+        values_file, version = _text(chart.get("valuesFile")), _text(chart.get("version"))
+        if values_file and version and is_descheduler_chart(chart.get("name"), chart.get("repo")):
+            path = os.path.normpath(os.path.join(os.path.dirname(file), values_file))
+            yield path, (version, f"kustomization helmCharts[{index}] ({file})")
+
+
 def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:
     """The release that runs ``doc``, when nothing is configured: see the module's docstring for the order."""
     found = deployments.reader_of(doc)
     if found is None and doc.shape == "helm":
         extra = doc.extra
-        app_version = chart_yaml_app_version(doc.file)
-        found = chart_release(extra.get("image_tag"), extra.get("chart_version"), extra.get("wrapper", ""), app_version)
+        chart_version, wrapper = extra.get("chart_version"), extra.get("wrapper", "")
+        if chart_version is None:
+            chart_version, wrapper = deployments.pinned(doc) or (None, wrapper)
+        found = chart_release(extra.get("image_tag"), chart_version, wrapper, chart_yaml_app_version(doc.file))
     return found if found is not None else newest()

@@ -69,7 +69,7 @@ class LintCommand:
         parser.add_argument(
             "--target-version",
             metavar="v0.NN",
-            help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)",
+            help="descheduler release the policies run on (default: the release deployed with each, else the newest)",
         )
         parser.add_argument(
             "--distribution",

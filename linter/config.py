@@ -6,6 +6,9 @@ holds ``.git``). The first ``.desched.yaml``/``.desched.yml`` wins; otherwise a 
 
     target-version: v0.33            # descheduler release the policies run on
     distribution: openshift          # descheduler build that runs them: upstream or openshift (default: inferred)
+    clusters:                        # which files deploy to which cluster (default: from kustomizations, Flux, Argo CD)
+      prod: ["clusters/prod", "apps/prod"]
+      staging: ["clusters/staging/**"]
     ignore: ["charts/*/templates"]   # globs of paths not to lint
     strict: false                    # warnings fail the run too
     rules:
@@ -33,11 +36,22 @@ _NAMES = (".desched.yaml", ".desched.yml")
 class Config:
     """A validated configuration; empty when no file applies."""
 
-    __slots__ = ("disabled", "distribution", "ignore", "options", "severities", "source", "strict", "target")
+    __slots__ = (
+        "clusters",
+        "disabled",
+        "distribution",
+        "ignore",
+        "options",
+        "severities",
+        "source",
+        "strict",
+        "target",
+    )
 
     def __init__(self, source: str | None = None) -> None:
         self.target: int | None = None
         self.distribution: str | None = None
+        self.clusters: dict[str, list[str]] = {}
         self.ignore: list[str] = []
         self.strict = False
         self.disabled: set[str] = set()
@@ -98,6 +112,8 @@ def load(path: str) -> Config:
                 config.target = versions.parse(str(value))
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+        elif key == "clusters":
+            config.clusters = _clusters(value, where)
         elif key == "distribution":
             if not isinstance(value, str) or value not in DISTRIBUTIONS:
                 raise ConfigError(f"{where}: expected one of {', '.join(DISTRIBUTIONS)}")
@@ -120,8 +136,23 @@ def load(path: str) -> Config:
                     raise ConfigError(f"{where}: {exc.args[0]}") from None
                 _apply_rule(config, rule_id, setting, f"{where}.{name}", rules.get(rule_id))
         else:
-            raise ConfigError(f"{where}: unknown key (expected target-version, distribution, ignore, strict or rules)")
+            raise ConfigError(
+                f"{where}: unknown key (expected target-version, distribution, clusters, ignore, strict or rules)"
+            )
     return config
+
+
+def _clusters(value: Any, where: str) -> dict[str, list[str]]:
+    """``clusters:``: cluster name -> a glob or a list of globs of the paths deployed to it."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping of cluster name to path globs")
+    found: dict[str, list[str]] = {}
+    for name, globs in value.items():
+        globs = [globs] if isinstance(globs, str) else globs
+        if not isinstance(globs, list) or not globs or not all(isinstance(glob, str) for glob in globs):
+            raise ConfigError(f"{where}.{name}: expected a glob or a list of globs")
+        found[str(name)] = list(globs)
+    return found
 
 
 def _apply_rule(config: Config, rule_id: str, setting: Any, where: str, module: Any) -> None:

@@ -48,7 +48,17 @@ class Settings:
     ``target_source`` (how findings name it); ``distribution`` the descheduler build that runs the policies
     (``None``: inferred per policy, see :class:`~desched.linter.rules._base.Context`)."""
 
-    __slots__ = ("_enabled", "disabled", "distribution", "options", "severities", "target", "target_source")
+    __slots__ = (
+        "_enabled",
+        "clusters",
+        "clusters_base",
+        "disabled",
+        "distribution",
+        "options",
+        "severities",
+        "target",
+        "target_source",
+    )
 
     def __init__(
         self,
@@ -58,7 +68,11 @@ class Settings:
         options: dict[str, dict[str, Any]] | None = None,
         target_source: str = "--target-version",
         distribution: str | None = None,
+        clusters: dict[str, list[str]] | None = None,
+        clusters_base: str | None = None,
     ) -> None:
+        self.clusters = clusters  # cluster name -> path globs (relative to clusters_base), replacing the structure
+        self.clusters_base = clusters_base
         self.target = target
         self.target_source = target_source
         self.distribution = distribution
@@ -231,23 +245,38 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
         return []
     from desched.linter.rules._repository import Repository
 
-    policies = [
-        (doc, release.target)
-        for result in results
-        for doc, release in zip(result.policies, result.releases, strict=True)
-    ]
-    repo = Repository(policies, ((result.file, doc) for result in results for doc in result.others))
     found: list[Finding] = []
-    for module in modules:
-        for hit in module.check(repo):
-            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
-            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
+    for group in _by_cluster(results, settings):
+        policies = [
+            (doc, release.target)
+            for result in group
+            for doc, release in zip(result.policies, result.releases, strict=True)
+        ]
+        if not policies:
+            continue
+        repo = Repository(policies, ((result.file, doc) for result in group for doc in result.others))
+        for module in modules:
+            for hit in module.check(repo):
+                level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+                found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
     texts = {result.file: result.text for result in results}
     placed: list[Finding] = []
     for file in sorted({finding.file for finding in found}):
         mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
         placed.extend(_suppress(texts.get(file, ""), mine))
     return placed
+
+
+def _by_cluster(results: list[FileResult], settings: Settings) -> list[list[FileResult]]:
+    """``results`` split by the cluster each file deploys to (:mod:`desched.clusters`): every cluster's files with
+    the files outside them all; one group when the repository shows no clusters."""
+    from desched.clusters import clusters
+
+    found = clusters({r.file: (r.text, r.others) for r in results}, settings.clusters, settings.clusters_base)
+    if not found:
+        return [results]
+    assigned = set().union(*(cluster.files for cluster in found))
+    return [[r for r in results if r.file in cluster.files or r.file not in assigned] for cluster in found]
 
 
 def _suppress(text: str, findings: list[Finding]) -> list[Finding]:

@@ -10,6 +10,7 @@ the :class:`~desched.linter.engine.Settings` the engine takes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -52,6 +53,8 @@ def settings_from(config: Config) -> Settings:
         dict(config.options),
         target_source=f"target-version in {config.source or '.desched.yaml'}",
         distribution=config.distribution,
+        clusters=config.clusters or None,
+        clusters_base=os.path.dirname(os.path.abspath(config.source)) if config.source else None,
     )
 
 

@@ -205,17 +205,47 @@ def _analyse(
         policies = [doc for result in results for doc in result.policies]
     if not policies:
         raise UsageError("no descheduler policy found in the inputs (give PATH with a policy, or --policy FILE)")
-    inventory = collect(documents)
-    index = PDBIndex(inventory.pdbs)
-    evictable: set[int] = set()
     deployments = Deployments(documents)
-    reports = [
-        _policy_report(doc, release_for(doc, reader.settings, deployments), inventory, index, full, evictable)
-        for doc in policies
-    ]
+    clustered = _Clusters(results, documents)
+    evictable: set[int] = set()
+    reports = []
+    for doc in policies:
+        names, inventory, index = clustered.of(doc.file)
+        report = _policy_report(doc, release_for(doc, reader.settings, deployments), inventory, index, full, evictable)
+        reports.append({**report, "clusters": names})
     reports.sort(key=lambda entry: (entry["file"], entry["line"], entry["object"]))
-    summary = {"policies": len(reports), "workloads": len(inventory.workloads), "evictable": len(evictable)}
+    workloads = len(collect(documents).workloads)
+    summary = {"policies": len(reports), "workloads": workloads, "evictable": len(evictable)}
     return {"policies": reports, "summary": summary}
+
+
+class _Clusters:
+    """The inventory each policy meets: the workloads and PDBs of its own clusters (:mod:`desched.clusters`, the
+    configuration's ``clusters:`` first), those outside every cluster and the live cluster's."""
+
+    def __init__(self, results: list[FileResult], documents: list[tuple[str, Any]]) -> None:
+        from desched.clusters import clusters
+        from desched.linter.lint import load_config
+
+        config = load_config()
+        base = os.path.dirname(os.path.abspath(config.source)) if config.source else None
+        self.found = clusters({r.file: (r.text, r.others) for r in results}, config.clusters, base)
+        self.assigned = set().union(*(cluster.files for cluster in self.found))
+        self.documents = documents
+        self.cache: dict[tuple[str, ...], tuple[Inventory, PDBIndex]] = {}
+
+    def of(self, file: str) -> tuple[list[str], Inventory, PDBIndex]:
+        """The names of the clusters of a policy in ``file`` (``[]``: the repository shows none), and the
+        inventory and PDB index it meets."""
+        from desched.clusters import member_of
+
+        names = member_of(file, self.found) if self.found else []
+        if tuple(names) not in self.cache:
+            visible = set().union(*(c.files for c in self.found if c.name in names))
+            documents = [(f, doc) for f, doc in self.documents if f in visible or f not in self.assigned]
+            inventory = collect(documents)
+            self.cache[tuple(names)] = inventory, PDBIndex(inventory.pdbs)
+        return (names, *self.cache[tuple(names)])
 
 
 def _policy_report(
@@ -349,6 +379,8 @@ def _render_text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     for policy in report["policies"]:
         details = [policy["api_version"] or "no apiVersion", f"target {policy['target']}"]
+        if policy["clusters"]:
+            details.append(f"cluster {', '.join(policy['clusters'])}")
         if policy["converted"]:
             rendered = str(policy["object"]).startswith("KubeDescheduler")
             details.append("as the operator renders it" if rendered else "converted to v1alpha2")
@@ -411,7 +443,7 @@ class ScopeCommand:
         parser.add_argument(
             "--target-version",
             metavar="v0.NN",
-            help="descheduler release the policies run on (default: chart image tag/appVersion, else newest)",
+            help="descheduler release the policies run on (default: the release deployed with each, else the newest)",
         )
         parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
         parser.add_argument("--all", action="store_true", help="also list every profile/plugin verdict with its notes")

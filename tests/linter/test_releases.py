@@ -240,3 +240,67 @@ def test_the_option_and_the_configuration_override_what_is_deployed():
 def test_deployments_ignore_documents_that_are_not_workloads():
     documents = load_all("kind: Deployment\nspec: [1]\n---\n- a list\n---\nkind: CronJob\nspec: {jobTemplate: 3}\n")
     assert not Deployments(("x.yaml", doc) for doc in documents)
+
+
+HELMRELEASE_VALUES_FROM = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: descheduler
+  namespace: kube-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: descheduler
+      version: "0.28.1"
+      sourceRef: {kind: HelmRepository, name: descheduler, namespace: flux-system}
+  valuesFrom:
+    - kind: ConfigMap
+      name: descheduler-values
+      valuesKey: values.yaml
+"""
+VALUES_CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: descheduler-values
+  namespace: kube-system
+data:
+  values.yaml: |
+    deschedulerPolicy:
+      gracePeriodSeconds: 30
+      profiles: []
+"""
+KUSTOMIZATION_VALUES_FILE = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+helmCharts:
+  - name: descheduler
+    repo: https://kubernetes-sigs.github.io/descheduler/
+    version: 0.32.2
+    releaseName: descheduler
+    valuesFile: values/descheduler.yaml
+"""
+
+
+def test_a_helmrelease_pins_the_release_of_the_values_configmap_it_reads(tmp_path):
+    (tmp_path / "helmrelease.yaml").write_text(HELMRELEASE_VALUES_FROM)
+    (tmp_path / "values.yaml").write_text(VALUES_CONFIGMAP)
+    (message,) = _messages(lint_paths([str(tmp_path)]), "DS006")
+    assert message.startswith('values.yaml:9:7 field "gracePeriodSeconds" was added in descheduler v0.33')
+    assert "release v0.28.1 assumed: descheduler chart 0.28.1, pinned by HelmRelease kube-system/descheduler" in message
+    other = VALUES_CONFIGMAP.replace("namespace: kube-system", "namespace: other")
+    (tmp_path / "values.yaml").write_text(other)
+    assert _messages(lint_paths([str(tmp_path)]), "DS006") == []
+
+
+def test_a_kustomize_values_file_takes_the_chart_version_of_its_helmcharts_entry(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text(KUSTOMIZATION_VALUES_FILE)
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "descheduler.yaml").write_text(
+        "deschedulerPolicy:\n  gracePeriodSeconds: 30\n  profiles: []\n"
+    )
+    (message,) = _messages(lint_paths([str(tmp_path)]), "DS006")
+    assert message.startswith("descheduler.yaml:2:3 ")
+    assert "release v0.32.2 assumed: descheduler chart 0.32.2, pinned by kustomization helmCharts[0]" in message
