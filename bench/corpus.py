@@ -118,3 +118,96 @@ def write_tree(root: str, count: int, seed: int = 7) -> list[str]:
             handle.write(render(n % 4, n, rng))
         paths.append(path)
     return paths
+
+
+HELMRELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: descheduler
+  namespace: kube-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: descheduler
+      version: "0.3{minor}.0"
+      sourceRef: {{kind: HelmRepository, name: descheduler, namespace: flux-system}}
+  values:
+    kind: Deployment
+    deschedulingInterval: 5m
+    deschedulerPolicy:
+{policy}"""
+
+APPLICATION = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: descheduler-{n}
+  namespace: argocd
+spec:
+  project: platform
+  destination: {{server: https://cluster-{n}.example, namespace: kube-system}}
+  source:
+    repoURL: https://kubernetes-sigs.github.io/descheduler/
+    chart: descheduler
+    targetRevision: 0.3{minor}.0
+    helm:
+      values: |
+        deschedulerPolicy:
+{policy}"""
+
+KUSTOMIZATION = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: kube-system
+resources:
+  - ../../apps
+helmCharts:
+  - name: descheduler
+    repo: https://kubernetes-sigs.github.io/descheduler/
+    version: 0.3{minor}.0
+    releaseName: descheduler
+    valuesInline:
+      deschedulerPolicy:
+{policy}"""
+
+
+def _policy_body(values: dict[str, int], indent: int) -> str:
+    """The profiles of :data:`POLICY` (no apiVersion or kind: the chart writes them), indented."""
+    body = POLICY.format(**values).split("\n", 2)[2]
+    return "".join(" " * indent + line + "\n" for line in body.splitlines())
+
+
+def write_gitops_tree(root: str, count: int, seed: int = 11) -> list[str]:
+    """Write ``count`` GitOps files (a third each: Flux HelmReleases, Argo CD Applications with values as a string,
+    kustomizations with helmCharts) under ``clusters/<n>/``, beside a shared ``apps/`` folder of Deployments and
+    PDBs that every kustomization deploys; returns the wrapper files' paths."""
+    rng = random.Random(seed)
+    apps = os.path.join(root, "apps")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+        handle.write("resources:\n" + "".join(f"  - app-{n}.yaml\n" for n in range(0, 20, 2)))
+    for n in range(0, 20, 2):
+        with open(os.path.join(apps, f"app-{n}.yaml"), "w", encoding="utf-8") as handle:
+            handle.write(render(2, n, rng) + "---\n" + render(3, n + 1, rng))
+    paths = []
+    for n in range(count):
+        values = {
+            "n": n, "limit": rng.randint(1, 20), "low": rng.randint(5, 30), "high": rng.randint(40, 90),
+            "restarts": rng.randint(5, 200), "lifetime": rng.randint(3600, 864000),
+        }  # fmt: skip
+        minor = 4 + n % 3  # chart 0.34.0 to 0.36.0: releases that read podProtections
+        folder = os.path.join(root, "clusters", f"cluster-{n}")
+        os.makedirs(folder, exist_ok=True)
+        if n % 3 == 0:
+            name, text = "descheduler.yaml", HELMRELEASE.format(minor=minor, policy=_policy_body(values, 6))
+        elif n % 3 == 1:
+            name, text = "descheduler.yaml", APPLICATION.format(n=n, minor=minor, policy=_policy_body(values, 10))
+        else:
+            name, text = "kustomization.yaml", KUSTOMIZATION.format(minor=minor, policy=_policy_body(values, 8))
+        path = os.path.join(folder, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        paths.append(path)
+    return paths

@@ -12,6 +12,9 @@ whole process from its own virtual environment (bench/peers.py), with bytecode c
    downloads, no update check). The tools alternate within each round; medians over ``max(3, runs // 4)`` rounds,
    checkov's over ``--checkov-runs``. Speedup: the peer's median over desched's. Targets: desched >= 1,000 files/s,
    faster than kubernetes-validate, faster than checkov.
+3. GitOps case: 200 Flux HelmReleases, Argo CD Applications (values as a string) and kustomizations with
+   ``helmCharts`` (one cluster each, sharing Deployments and PDBs), ``desched lint DIR`` against ``yamllint DIR``,
+   pinned to one core, alternated; medians over ``max(5, runs // 2)`` rounds. Target: faster than yamllint.
 
 Each tool first runs once untimed, its output captured: one that did not really run (an exit code other than its
 "ran, maybe with findings" ones, anything on stderr, or its expected output missing) stops the benchmark with its
@@ -38,7 +41,7 @@ from typing import NamedTuple, TypedDict
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from corpus import POLICY, write_tree  # noqa: E402
+from corpus import POLICY, write_gitops_tree, write_tree  # noqa: E402
 from peers import ENV, checkov_venv, desched_venv, peers_venv, versions  # noqa: E402
 
 # checkov offline and anonymous: no platform API key (BC_*, PRISMA_*) or checkov settings (CKV_*) from the caller's
@@ -89,6 +92,14 @@ class Repository(TypedDict):
     seconds: dict[str, float]
     files_per_second: dict[str, float]
     speedup: dict[str, float]
+
+
+class GitOps(TypedDict):
+    files: int
+    runs: int
+    seconds: dict[str, float]
+    files_per_second: dict[str, float]
+    speedup: float
 
 
 class Target(TypedDict):
@@ -210,10 +221,39 @@ def repository(bins: Bins, count: int, runs: int, checkov_runs: int) -> Reposito
     return {"files": count, "runs": rounds, "seconds": seconds, "files_per_second": rate, "speedup": speedup}
 
 
-def targets(single: SingleFile, repo: Repository) -> dict[str, Target]:
+def gitops(bins: Bins, count: int, runs: int) -> GitOps:
+    """The GitOps case, one core: ``count`` Flux HelmReleases, Argo CD Applications and kustomizations with
+    helmCharts (one cluster each, sharing a folder of Deployments and PDBs), desched against yamllint."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_gitops_tree(tmp, count)
+        files = sum(len([name for name in names if name.endswith(".yaml")]) for _, _, names in os.walk(tmp))
+        tools = [
+            Tool("desched", "desched lint DIR",
+                 _pinned([os.path.join(bins.desched, "desched"), "lint", "--format", "json", "."]),
+                 expect=rf'"files": {files}\b'),
+            Tool("yamllint", "yamllint DIR", _pinned([os.path.join(bins.peers, "yamllint"), "."])),
+        ]  # fmt: skip
+        for tool in tools:
+            check(tool, tmp)
+        times = alternate(tools, dict.fromkeys((tool.name for tool in tools), runs), tmp)
+    seconds = {name: statistics.median(values) for name, values in times.items()}
+    rate = {name: files / value for name, value in seconds.items()}
+    speedup = seconds["yamllint"] / seconds["desched"]
+    _say(f"GitOps case: {count} HelmRelease, Application and kustomization files ({files} in all), one core")
+    for tool in tools:
+        note = f"{speedup:.1f}x" if tool.name == "yamllint" else ""
+        _say(f"  {tool.label:<30} {runs:>4} {seconds[tool.name]:9.2f} {rate[tool.name]:9,.0f}   {note}".rstrip())
+    return {"files": files, "runs": runs, "seconds": seconds, "files_per_second": rate, "speedup": speedup}
+
+
+def targets(single: SingleFile, repo: Repository, wrapped: GitOps) -> dict[str, Target]:
     """Each target's text, with the measured value, and whether it was met."""
     ratio, rate, speedup = single["ratio"]["yamllint"], repo["files_per_second"]["desched"], repo["speedup"]
     return {
+        "gitops_vs_yamllint": {
+            "text": f"GitOps wrappers: desched lint faster than yamllint ({wrapped['speedup']:.1f}x)",
+            "met": wrapped["speedup"] > 1.0,
+        },
         "single_file_vs_yamllint": {
             "text": f"single file: desched lint no slower than yamllint (ratio {ratio:.2f}, target <= 1.00)",
             "met": ratio <= 1.0,
@@ -256,15 +296,24 @@ def main() -> int:
         single = single_file(bins, runs)
         _say()
         repo = repository(bins, count, max(3, runs // 4), checkov_runs)
+        _say()
+        wrapped = gitops(bins, 200, max(5, runs // 2))
     except ToolError as error:
         print(f"\nbench/lint.py: {error}", file=sys.stderr, flush=True)
         return 2
-    goals = targets(single, repo)
+    goals = targets(single, repo, wrapped)
     _say("\ntargets")
     for goal in goals.values():
         _say(f"  {'met' if goal['met'] else 'MISSED':<6}  {goal['text']}")
     if args.json:
-        results = {"machine": machine, "versions": tools, "single_file": single, "repository": repo, "targets": goals}
+        results = {
+            "machine": machine,
+            "versions": tools,
+            "single_file": single,
+            "repository": repo,
+            "gitops": wrapped,
+            "targets": goals,
+        }
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(results, handle, indent=2)
             handle.write("\n")

@@ -113,6 +113,17 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                     verdict(target),
                 )
             )
+    if "gitops" in lint:
+        wrapped = lint["gitops"]
+        table.append(
+            (
+                f"Lint, GitOps: 200 HelmRelease, Application, kustomization files ({wrapped['files']} in all)",
+                f"{wrapped['files_per_second']['desched']:,.0f} files/s",
+                f"yamllint {wrapped['files_per_second']['yamllint']:,.0f} files/s",
+                f"{wrapped['speedup']:.1f}x faster",
+                verdict(lint["targets"].get("gitops_vs_yamllint")),
+            )
+        )
     migrate = results.get("migrate", {})
     for label, target in migrate.get("targets", {}).items():
         table.append(

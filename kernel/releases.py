@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 from desched.chart import APP_VERSIONS
 from desched.documents import PolicyDoc
 from desched.versions import NEWEST, OLDEST, render
-from desched.workloads.model import TEMPLATE_PATHS, objects
 from desched.wrappers import is_descheduler_chart, object_label
 
 __all__ = [
@@ -158,6 +157,11 @@ class Deployments:
         return both
 
     def _add(self, documents: Iterable[tuple[str, Any]]) -> None:
+        documents = list(documents)
+        if not documents:
+            return
+        from desched.workloads.model import objects  # the workload model only when there are documents to read
+
         for file, doc in objects(documents):
             kind = doc.get("kind")
             if kind in _WORKLOAD_KINDS:
@@ -222,6 +226,8 @@ def _text(value: Any) -> str | None:
 
 
 def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
+    from desched.workloads.model import TEMPLATE_PATHS
+
     metadata = _map(doc.get("metadata"))
     label = object_label(doc, kind)
     pod: dict[str, Any] = doc

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desched import versions
 from desched.documents import DerivedDoc, Extraction, PolicyDoc, extract, extract_configmap_key
@@ -22,10 +22,12 @@ from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
 from desched.linter.suppress import parse as parse_suppressions
-from desched.linter.templates import Neutralized, TemplateError, neutralize
 from desched.releases import Deployments, Release, configured, release_of
 from desched.sources import SourceError, is_template, read_text
 from desched.yamlsrc import YamlError, load_all
+
+if TYPE_CHECKING:
+    from desched.linter.templates import Neutralized
 
 __all__ = [
     "FileResult",
@@ -269,14 +271,20 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
 
 def _by_cluster(results: list[FileResult], settings: Settings) -> list[list[FileResult]]:
     """``results`` split by the cluster each file deploys to (:mod:`desched.clusters`): every cluster's files with
-    the files outside them all; one group when the repository shows no clusters."""
+    the files outside them all; one group when the repository shows no clusters. Clusters whose workloads, PDBs and
+    other documents are the same files are one group: their policies meet the same objects."""
     from desched.clusters import clusters
 
     found = clusters({r.file: (r.text, r.others) for r in results}, settings.clusters, settings.clusters_base)
     if not found:
         return [results]
     assigned = set().union(*(cluster.files for cluster in found))
-    return [[r for r in results if r.file in cluster.files or r.file not in assigned] for cluster in found]
+    groups: dict[frozenset[str], dict[str, FileResult]] = {}
+    for cluster in found:
+        visible = [r for r in results if r.file in cluster.files or r.file not in assigned]
+        group = groups.setdefault(frozenset(r.file for r in visible if r.others), {})
+        group.update((r.file, r) for r in visible)
+    return [list(group.values()) for group in groups.values()]
 
 
 def _suppress(text: str, findings: list[Finding]) -> list[Finding]:
@@ -314,6 +322,8 @@ def _read_template(result: FileResult, settings: Settings) -> FileResult:
     """A template read as the YAML it is with its actions neutralised (:mod:`desched.linter.templates`), or
     ``skipped`` with the reason when that is not YAML. Its other documents are dropped: their values may be template
     expressions, so they take no part in the rules that need every file, nor in finding the deployed release."""
+    from desched.linter.templates import TemplateError, neutralize  # only templates pay for it
+
     try:
         template = neutralize(result.text)
         documents = load_all(template.text)
