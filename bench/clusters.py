@@ -4,7 +4,9 @@
 three zones, a tainted pool, namespaces with labels, two PriorityClasses, ReplicaSet-owned pods spread unevenly (so
 utilization and duplicate plugins have work), a few bare, failed and often-restarted pods, and one PDB per application.
 Some applications carry zone topology spread constraints, hostname anti-affinity or a required zone affinity, so
-every plugin has pods to look at.
+every plugin has pods to look at. One application in twenty runs big pods (8 CPUs, 30 GiB: a whole node) that fit no
+other node of the packed cluster: what makes DefaultEvictor's ``nodeFit`` work hardest, as in a busy production
+cluster.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def generate(nodes: int, pods_per_node: int = 25, seed: int = 1) -> list[Json]:
         )
         for replica in range(APP_SIZE):
             node = rng.choices(node_names, weights)[0]
-            pod = _pod(f"{name}-{replica}", namespace, node, labels, owner_uid, rng)
+            pod = _pod(f"{name}-{replica}", namespace, node, labels, owner_uid, rng, big=app % 20 == 3)
             _constraints(pod, app, name)
             objects.append(pod)
     return objects
@@ -107,7 +109,9 @@ def _constraints(pod: Json, app: int, name: str) -> None:
         spec["tolerations"] = []
 
 
-def _pod(name: str, namespace: str, node: str, labels: dict[str, str], owner_uid: str, rng: random.Random) -> Json:
+def _pod(
+    name: str, namespace: str, node: str, labels: dict[str, str], owner_uid: str, rng: random.Random, big: bool
+) -> Json:
     restarts = rng.choice((0, 0, 0, 0, 1, 12))
     status: Json = {
         "phase": "Running",
@@ -156,8 +160,8 @@ def _pod(name: str, namespace: str, node: str, labels: dict[str, str], owner_uid
                     "image": "app:1",
                     "resources": {
                         "requests": {
-                            "cpu": rng.choice(("100m", "250m", "500m")),
-                            "memory": rng.choice(("128Mi", "512Mi")),
+                            "cpu": "8" if big else rng.choice(("100m", "250m", "500m")),
+                            "memory": "30Gi" if big else rng.choice(("128Mi", "512Mi")),
                         }
                     },
                 }

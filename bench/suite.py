@@ -147,22 +147,25 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
             )
         )
     simulate = results.get("simulate", {})
+    off = {row["nodes"]: row for row in simulate.get("rows", []) if row["policy"] == "nodefit-off"}
     for row in simulate.get("rows", []):
-        if row["policy"] == "all-but-hnu":
+        if row["policy"] == "nodefit-on":
+            baseline = off.get(row["nodes"])
+            target = simulate["targets"].get(f"{row['nodes']} nodes")
             table.append(
                 (
-                    f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods, all plugins",
+                    f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods, all plugins, nodeFit on",
                     f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB",
-                    "",
-                    "",
-                    "",
+                    f"nodeFit off {baseline['seconds']:.2f} s" if baseline else "",
+                    f"{row['seconds'] / baseline['seconds']:.2f}x the time" if baseline else "",
+                    "" if target is None else f"{target['text'].split('(', 1)[-1].rstrip(')')}: {verdict(target)}",
                 )
             )
-    if "growth" in simulate.get("targets", {}):
-        growth = simulate["targets"]["growth"]
-        table.append(
-            ("Executor simulate, growth exponent", f"{growth['value']:.2f}", "", "", f"<= 1.2: {verdict(growth)}")
-        )
+    for key, label in (("growth", "nodeFit on"), ("growth nodeFit off", "nodeFit off")):
+        if key in simulate.get("targets", {}):
+            growth = simulate["targets"][key]
+            limit = f"<= 1.2: {verdict(growth)}" if key == "growth" else ""
+            table.append((f"Executor simulate, growth exponent, {label}", f"{growth['value']:.2f}", "", "", limit))
     webhook = results.get("webhook", {})
     for form in ("unique", "repeated"):
         key = f"saturated/webhook/{form}"
@@ -203,20 +206,24 @@ def missed(results: dict[str, Any]) -> list[str]:
 
 def plot(results: dict[str, Any], path: Path) -> bool:
     """Simulate time and peak memory against cluster size, as PNG; False when there is nothing to plot."""
-    data = [row for row in results.get("simulate", {}).get("rows", []) if row["policy"] == "all-but-hnu"]
-    if not data:
+    rows = results.get("simulate", {}).get("rows", [])
+    series = {name: [row for row in rows if row["policy"] == name] for name in ("nodefit-on", "nodefit-off")}
+    if not series["nodefit-on"]:
         return False
     import matplotlib  # type: ignore[import-not-found,unused-ignore]
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
 
-    nodes = [row["nodes"] for row in data]
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=110)
-    left.plot(nodes, [row["seconds"] for row in data], marker="o")
+    for name, data in series.items():
+        nodes = [row["nodes"] for row in data]
+        label = name.replace("nodefit-", "nodeFit ")
+        left.plot(nodes, [row["seconds"] for row in data], marker="o", label=label)
+        right.plot(nodes, [row["peak_bytes"] / 2**20 for row in data], marker="o", label=label)
     left.set(xlabel="nodes (30 pods each)", ylabel="seconds, whole process", title="desched simulate: time")
-    right.plot(nodes, [row["peak_bytes"] / 2**20 for row in data], marker="o", color="tab:orange")
     right.set(xlabel="nodes (30 pods each)", ylabel="peak RSS, MB", title="desched simulate: memory")
+    left.legend()
     for axes in (left, right):
         axes.grid(True, alpha=0.3)
         axes.set_ylim(bottom=0)

@@ -11,11 +11,12 @@ upstream's dry-run sandbox does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
 from desched.executor.nodeutil import node_requested
-from desched.executor.podutil import is_terminal
+from desched.executor.podutil import is_terminal, pod_requests
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 Json = dict[str, Any]
@@ -34,6 +35,8 @@ def node_of(pod: Json) -> str:
 class Cluster:
     """Objects of one cycle, indexed the ways the plugins and the DefaultEvictor look them up."""
 
+    fit_strategy = "index"  # or "scan": how :meth:`fit` answers (both give the same answers)
+
     def __init__(self) -> None:
         self.nodes: list[Json] = []
         self.node_by_name: dict[str, Json] = {}
@@ -45,7 +48,11 @@ class Cluster:
         self.pdbs: dict[str, list[tuple[Json, Selector]]] = {}
         self._owner_counts: dict[str, int] = {}
         self._requested: dict[str, dict[str, int]] = {}
+        self._pod_requests: dict[str, dict[str, int]] = {}  # uid -> pod_requests(pod): pods do not change
         self.skipped: dict[str, int] = {}
+        self.changes: list[str] = []  # the nodes whose pods changed, in order: fit indexes catch up from it
+        self.additions = 0  # pods added so far: a cycle only removes pods once it runs
+        self._fit: NodeFit | None = None
 
     @classmethod
     def from_objects(cls, objects: Iterable[Json]) -> Cluster:
@@ -93,6 +100,8 @@ class Cluster:
         if node:
             self._by_node.setdefault(node, {})[uid] = pod
             self._requested.pop(node, None)
+            self.changes.append(node)
+        self.additions += 1
         for owner in _owner_uids(pod):
             self._owner_counts[owner] = self._owner_counts.get(owner, 0) + 1
 
@@ -105,7 +114,14 @@ class Cluster:
         node = (gone.get("spec") or {}).get("nodeName")
         if node:
             self._by_node.get(node, {}).pop(uid, None)
-            self._requested.pop(node, None)
+            summed = self._requested.get(node)
+            if summed is not None and not is_terminal(gone):  # what the node's pods request, less this pod
+                less = dict(summed)
+                for name, amount in self.pod_requests(gone).items():
+                    less[name] = less.get(name, 0) - amount
+                less["pods"] -= 1
+                self._requested[node] = less
+            self.changes.append(node)
         for owner in _owner_uids(gone):
             self._owner_counts[owner] -= 1
         return True
@@ -122,11 +138,28 @@ class Cluster:
         return [pod for pod in self._by_node.get(node, {}).values() if not is_terminal(pod)]
 
     def requested(self, node: str) -> dict[str, int]:
-        """Σ requests of the node's non-terminal pods plus their count (``pods``); cached until its pods change."""
+        """Σ requests of the node's non-terminal pods plus their count (``pods``), as
+        :func:`~desched.executor.nodeutil.node_requested` sums them; kept current as pods leave (a resource no pod
+        requests any more may stay at 0)."""
         found = self._requested.get(node)
         if found is None:
-            found = self._requested[node] = node_requested(self._by_node.get(node, {}).values())
+            found = self._requested[node] = node_requested(self._by_node.get(node, {}).values(), self.pod_requests)
         return found
+
+    def pod_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
+        """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod."""
+        uid = str((pod.get("metadata") or {}).get("uid"))
+        found = self._pod_requests.get(uid)
+        if found is None:
+            found = self._pod_requests[uid] = pod_requests(pod)
+        return found
+
+    def fit(self) -> NodeFit:
+        """Answers ``PodFitsAnyNode`` questions on this cluster as it changes (:mod:`desched.executor.nodefit`):
+        an index built on first use, or the plain scan when :attr:`fit_strategy` says ``scan`` (the tests' oracle)."""
+        if self._fit is None:
+            self._fit = ScanFit(self) if self.fit_strategy == "scan" else FitIndex(self)
+        return self._fit
 
     def owner_count(self, owner_uid: str) -> int:
         """How many pods of the cluster (any phase, node or namespace) list ``owner_uid`` among their owners."""

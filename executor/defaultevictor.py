@@ -17,6 +17,7 @@ from typing import Any
 from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
+from desched.executor.nodefit import NodeSet, node_set
 from desched.validation.labels import label_selector_requirements
 from desched.workloads.eviction import (
     SYSTEM_CRITICAL,
@@ -177,7 +178,7 @@ class DefaultEvictor:
         self.node_fit = args.get("nodeFit") is True
         node_selector = args.get("nodeSelector")
         self.node_selector = node_selector if isinstance(node_selector, str) else ""
-        self._fit_nodes_cache: list[Json] | None = None  # nodes do not change within a cycle
+        self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
 
     def _priority_class_value(self, name: str) -> int | None:
         found = self.cluster.priority_classes.get(name)
@@ -199,27 +200,23 @@ class DefaultEvictor:
         return self.pre_eviction_failure(pod) is None
 
     def pre_eviction_failure(self, pod: Json) -> str | None:
-        if self.node_fit:
-            nodes = self._fit_nodes()
-            if not nodeutil.pod_fits_any_other_node(
-                pod, nodes, self.cluster.pods_on_node, requested_by_node=self.cluster.requested
-            ):
-                return (
-                    "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
-                    "as unschedulable"
-                )
+        if self.node_fit and not self.cluster.fit().fits_any(pod, self._fit_nodes(), skip_own=True):
+            return (
+                "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
+                "as unschedulable"
+            )
         failure = namespace_failure(_LivePod(pod, self.cluster), self.settings)
         return None if failure is None else _MESSAGES[failure.check]
 
-    def _fit_nodes(self) -> list[Json]:
+    def _fit_nodes(self) -> NodeSet:
         """Ready nodes matching the evictor's ``nodeSelector``, computed once (the evictor lives for one cycle)."""
         if self._fit_nodes_cache is None:
             selector = node_label_selector(self.node_selector)
-            self._fit_nodes_cache = [
+            self._fit_nodes_cache = node_set(
                 node
                 for node in self.cluster.nodes
                 if nodeutil.is_ready(node) and selector(label_map((node.get("metadata") or {}).get("labels")))
-            ]
+            )
         return self._fit_nodes_cache
 
 

@@ -27,11 +27,14 @@ from desched.validation.labels import is_label_key, is_label_value
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 __all__ = [
+    "PodFacts",
     "best_preferred_weight",
+    "fit_failure",
     "is_ready",
     "is_unschedulable",
     "node_allocatable",
     "node_fit_failure",
+    "node_name",
     "node_requested",
     "node_selector_terms_match",
     "pod_fits_any_node",
@@ -72,7 +75,8 @@ def _canonical_int64(text: str) -> int | None:
     return value if _MIN_INT64 <= value <= _MAX_INT64 else None
 
 
-def _name(obj: Json) -> str:
+def node_name(obj: Json) -> str:
+    """``metadata.name`` of an object (``""`` when absent)."""
     return str((obj.get("metadata") or _EMPTY).get("name") or "")
 
 
@@ -106,15 +110,18 @@ def node_allocatable(node: Json) -> dict[str, int]:
     return _resource_list(status.get("allocatable") or status.get("capacity") or _EMPTY)
 
 
-def node_requested(pods_on_node: Iterable[Json]) -> dict[str, int]:
-    """Σ :func:`pod_requests` over the non-terminal pods, plus ``pods``: how many of them there are."""
+def node_requested(
+    pods_on_node: Iterable[Json], requests_of: Callable[[Json], Mapping[str, int]] = pod_requests
+) -> dict[str, int]:
+    """Σ :func:`pod_requests` (or ``requests_of``, which must agree) over the non-terminal pods, plus ``pods``: how
+    many of them there are."""
     total: dict[str, int] = {}
     count = 0
     for pod in pods_on_node:
         if is_terminal(pod):
             continue
         count += 1
-        for name, amount in pod_requests(pod).items():
+        for name, amount in requests_of(pod).items():
             total[name] = total.get(name, 0) + amount
     total["pods"] = count
     return total
@@ -343,7 +350,7 @@ def _compile_terms(terms: Any) -> list[_Term]:
 def _match_compiled(terms: Sequence[_Term], node: Json) -> tuple[bool, bool]:
     """``LazyErrorNodeSelector.Match``: (matched, some unmatched term had parse errors)."""
     labels = _labels(node)
-    name = _name(node)
+    name = node_name(node)
     errors = False
     for term in terms:
         if term.invalid:
@@ -418,7 +425,7 @@ def preferred_weight(pod: Json, node: Json) -> int:
     total = 0
     for preferred in _node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution") or ():
         term = _compile_term(preferred.get("preference"))
-        if term is not None and not term.invalid and term.matches(_labels(node), _name(node)):
+        if term is not None and not term.invalid and term.matches(_labels(node), node_name(node)):
             total += int(preferred.get("weight") or 0)
     return total
 
@@ -433,12 +440,12 @@ def best_preferred_weight(pod: Json, nodes: Iterable[Json]) -> int:
 _AntiTerm = tuple[frozenset[str], Selector, str]
 
 
-class _PodFacts:
+class PodFacts:
     """What NodeFit needs from one pod, parsed once and reused across candidate nodes."""
 
     __slots__ = ("_requests", "anti_terms", "name", "node_name", "node_selector", "pod", "required", "tolerations")
 
-    def __init__(self, pod: Json) -> None:
+    def __init__(self, pod: Json, requests: Mapping[str, int] | None = None) -> None:
         metadata = pod.get("metadata") or _EMPTY
         spec = pod.get("spec") or _EMPTY
         self.pod = pod
@@ -448,10 +455,10 @@ class _PodFacts:
         self.required = _required_terms(pod)
         self.tolerations: Sequence[Json] = spec.get("tolerations") or ()
         self.anti_terms = _anti_terms(pod)
-        self._requests: dict[str, int] | None = None
+        self._requests = requests  # pod_requests(pod), when the caller knows them already
 
     @property
-    def requests(self) -> dict[str, int]:
+    def requests(self) -> Mapping[str, int]:
         if self._requests is None:
             self._requests = pod_requests(self.pod)
         return self._requests
@@ -472,7 +479,7 @@ def _anti_terms(pod: Json) -> list[_AntiTerm] | None:
     return terms
 
 
-def _anti_affinity_failure(facts: _PodFacts, node: Json, pods_on_node: Callable[[], Sequence[Json]]) -> str | None:
+def _anti_affinity_failure(facts: PodFacts, node: Json, pods_on_node: Callable[[], Sequence[Json]]) -> str | None:
     if not facts.anti_terms:
         return None
     node_labels = _labels(node)
@@ -497,8 +504,18 @@ def _anti_affinity_failure(facts: _PodFacts, node: Json, pods_on_node: Callable[
     return None
 
 
+def _allocatable_value(name: str, raw: Any) -> int:
+    """:func:`resource_value` of an allocatable amount; nodes repeat the same few, so strings are parsed once."""
+    return _parsed_amount(name, raw) if isinstance(raw, str) else resource_value(name, raw)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_amount(name: str, raw: str) -> int:
+    return resource_value(name, raw)
+
+
 def _resource_failure(
-    facts: _PodFacts,
+    facts: PodFacts,
     node: Json,
     pods_on_node: Callable[[], Sequence[Json]],
     requested: Callable[[], Mapping[str, int]] | None,
@@ -510,7 +527,7 @@ def _resource_failure(
     for name in ("pods", *requests):
         if name in _BASIC_RESOURCES or name in allocatable:
             raw = allocatable.get(name)
-            available = (0 if raw is None else resource_value(name, raw)) - used.get(name, 0)
+            available = (0 if raw is None else _allocatable_value(name, raw)) - used.get(name, 0)
         else:
             available = 0
         if name == "pods":
@@ -522,12 +539,13 @@ def _resource_failure(
     return None
 
 
-def _fit_failure(
-    facts: _PodFacts,
+def fit_failure(
+    facts: PodFacts,
     node: Json,
     pods_on_node: Callable[[], Sequence[Json]],
     requested: Callable[[], Mapping[str, int]] | None,
 ) -> str | None:
+    """:func:`node_fit_failure` for a pod parsed once (``facts``), the node's pods and their requests on demand."""
     if is_unschedulable(node):
         return "node is not schedulable"
     failure = _selector_failure(facts.node_selector, facts.required, node)
@@ -538,7 +556,7 @@ def _fit_failure(
     failure = _anti_affinity_failure(facts, node, pods_on_node)
     if failure is not None:
         return failure
-    if not facts.node_name or facts.node_name != _name(node):
+    if not facts.node_name or facts.node_name != node_name(node):
         return _resource_failure(facts, node, pods_on_node, requested)
     return None
 
@@ -560,7 +578,7 @@ def node_fit_failure(
     requests, where cpu/memory/pods missing from allocatable count as 0 allocatable and any other missing resource
     as 0 available. Fails when a request exceeds what is available or no pod slot is left.
     """
-    return _fit_failure(_PodFacts(pod), node, lambda: pods_on_node, None if requested is None else lambda: requested)
+    return fit_failure(PodFacts(pod), node, lambda: pods_on_node, None if requested is None else lambda: requested)
 
 
 def _fits_any(
@@ -570,14 +588,14 @@ def _fits_any(
     requested_by_node: RequestedByNode | None,
     skip_own: bool,
 ) -> bool:
-    facts = _PodFacts(pod)
+    facts = PodFacts(pod)
     for node in nodes:
-        name = _name(node)
+        name = node_name(node)
         if skip_own and facts.node_name == name:
             continue
 
         requested = None if requested_by_node is None else partial(requested_by_node, name)
-        if _fit_failure(facts, node, partial(pods_by_node, name), requested) is None:
+        if fit_failure(facts, node, partial(pods_by_node, name), requested) is None:
             return True
     return False
 

@@ -18,12 +18,13 @@ pod. With both types listed a pod can be a candidate twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from desched.executor import nodeutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.nodefit import NodeSet, node_set
 from desched.plugins.removepodsviolatingnodeaffinity import RemovePodsViolatingNodeAffinityArgs
 
 NAME = "RemovePodsViolatingNodeAffinity"
@@ -45,43 +46,37 @@ class Implementation:
         self.handle = handle
         self.accepts = pod_filter(args.namespaces, args.label_selector)
         self.affinity_types = list(args.node_affinity_type)
-        self._requested: dict[str, Mapping[str, int]] = {}  # NodeFit sums per node; dropped when a pod leaves it
 
     def deschedule(self, nodes: list[Json]) -> None:
-        self._requested.clear()
+        among = node_set(nodes)
         for affinity_type in self.affinity_types:
             if affinity_type == REQUIRED:
-                self._process(nodes, self._required_violation(nodes))
+                self._process(nodes, self._required_violation(among))
             elif affinity_type == PREFERRED:
-                self._process(nodes, self._preferred_violation(nodes))
+                self._process(nodes, self._preferred_violation(among))
 
-    def _fits_somewhere(self, pod: Json, nodes: list[Json]) -> bool:
-        return nodeutil.pod_fits_any_node(pod, nodes, self.handle.pods_on_node, requested_by_node=self._requested_on)
+    def _fits_somewhere(self, pod: Json, among: NodeSet) -> bool:
+        """``PodFitsAnyNode`` on the plugin's nodes, the pod's own included."""
+        return self.handle.cluster.fit().fits_any(pod, among, skip_own=False)
 
-    def _requested_on(self, node: str) -> Mapping[str, int]:
-        requested = self._requested.get(node)
-        if requested is None:
-            requested = self._requested[node] = nodeutil.node_requested(self.handle.pods_on_node(node))
-        return requested
-
-    def _required_violation(self, nodes: list[Json]) -> Violation:
+    def _required_violation(self, among: NodeSet) -> Violation:
         def violates(pod: Json, node: Json) -> bool:
             return (
                 _node_affinity(pod).get(REQUIRED) is not None
                 and not nodeutil.pod_matches_node(pod, node)
-                and self._fits_somewhere(pod, nodes)
+                and self._fits_somewhere(pod, among)
             )
 
         return violates
 
-    def _preferred_violation(self, nodes: list[Json]) -> Violation:
+    def _preferred_violation(self, among: NodeSet) -> Violation:
         best_by_terms: dict[str, int] = {}  # pods of one workload share their terms: weigh every node once per set
 
         def best_weight(pod: Json, terms: list[Json]) -> int:
             terms_key = json.dumps(terms, sort_keys=True, default=str)
             best = best_by_terms.get(terms_key)
             if best is None:
-                best = nodeutil.best_preferred_weight(pod, nodes)
+                best = nodeutil.best_preferred_weight(pod, among.nodes)
                 best_by_terms[terms_key] = best
             return best
 
@@ -90,7 +85,7 @@ class Implementation:
             return (
                 len(terms) > 0
                 and best_weight(pod, terms) > nodeutil.preferred_weight(pod, node)
-                and self._fits_somewhere(pod, nodes)
+                and self._fits_somewhere(pod, among)
             )
 
         return violates
@@ -109,9 +104,7 @@ class Implementation:
             ]
             for pod in listed:
                 outcome = handle.evict(pod, NAME)
-                if outcome is Outcome.SUCCESS:
-                    self._requested.pop(name, None)
-                elif outcome is Outcome.NODE_LIMIT:
+                if outcome is Outcome.NODE_LIMIT:
                     break
                 elif outcome is Outcome.TOTAL_LIMIT:
                     return

@@ -25,12 +25,14 @@ import bisect
 import json
 import math
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import NamedTuple
 
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.nodefit import NodeSet
 from desched.plugins.removepodsviolatingtopologyspreadconstraint import (
     RemovePodsViolatingTopologySpreadConstraintArgs,
 )
@@ -144,10 +146,17 @@ def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool]) -> 
 
 class _Eligible(NamedTuple):
     """The nodes with the topology key that pass a constraint's inclusion policies: their values, each ranked by its
-    first node, and (value, node) pairs in node order. Each value is one domain that exists even without pods."""
+    first node, and (value, node) pairs in node order. Each value is one domain that exists even without pods.
+    ``names`` lists each domain's node names."""
 
     rank: dict[str, int]
     nodes: list[tuple[str, Json]]
+    names: dict[str, list[str]]
+
+    def outside(self, values: set[str]) -> NodeSet:
+        """The nodes of the domains not in ``values``, in node order."""
+        nodes = [node for value, node in self.nodes if value not in values]
+        return NodeSet(nodes, frozenset(chain.from_iterable(n for v, n in self.names.items() if v not in values)))
 
 
 class _Nodes:
@@ -160,7 +169,6 @@ class _Nodes:
         self.labels = {str(node["metadata"]["name"]): label_map(node["metadata"].get("labels")) for node in nodes}
         self._included: dict[str, list[Json]] = {}
         self._eligible: dict[tuple[str, str], _Eligible] = {}
-        self._requested: dict[str, dict[str, int]] = {}
 
     def eligible(self, constraint: Constraint) -> _Eligible:
         cache_key = (constraint.inclusion, constraint.topology_key)
@@ -177,15 +185,12 @@ class _Nodes:
                 if value is not None:
                     pairs.append((value, node))
             rank: dict[str, int] = {}
-            for value, _ in pairs:
+            names: dict[str, list[str]] = {}
+            for value, node in pairs:
                 rank.setdefault(value, len(rank))
-            found = self._eligible[cache_key] = _Eligible(rank, pairs)
+                names.setdefault(value, []).append(str(node["metadata"]["name"]))
+            found = self._eligible[cache_key] = _Eligible(rank, pairs, names)
         return found
-
-    def requested(self, node_name: str) -> dict[str, int]:
-        if node_name not in self._requested:
-            self._requested[node_name] = nodeutil.node_requested(self.handle.pods_on_node(node_name))
-        return self._requested[node_name]
 
 
 class _Namespace:
@@ -272,15 +277,15 @@ class Implementation:
         filled = [sort_domain_pods(counted[value], lambda pod: True) for value in ascending]
         size = [0] * empty + [len(pods) for pods in filled]  # all domains in ascending size, as upstream sorts them
         fit_cache: dict[str, bool] = {}
+        below: list[NodeSet] = []  # the nodes of the domains that were below average before the loop, once asked
 
         def fits(pod: Json) -> bool:
             """``PodFitsAnyOtherNode`` on the nodes of the domains that were below average before the loop."""
             uid = str(pod["metadata"]["uid"])
             if uid not in fit_cache:
-                below = (node for value, node in eligible.nodes if value not in at_or_above)
-                fit_cache[uid] = nodeutil.pod_fits_any_other_node(
-                    pod, below, self.handle.pods_on_node, requested_by_node=cycle_nodes.requested
-                )
+                if not below:
+                    below.append(eligible.outside(at_or_above))
+                fit_cache[uid] = self.handle.cluster.fit().fits_any(pod, below[0], skip_own=True)
             return fit_cache[uid]
 
         for high, move in _moves(size, average, constraint.max_skew):
