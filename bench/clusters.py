@@ -19,7 +19,8 @@ ZONES = ("zone-a", "zone-b", "zone-c")
 APP_SIZE = 10
 
 
-def generate(nodes: int, pods_per_node: int = 25, seed: int = 1) -> list[Json]:
+def generate(nodes: int, pods_per_node: int = 25, seed: int = 1, node_sized: bool = True) -> list[Json]:
+    """The cluster (see the module docstring); ``node_sized=False`` leaves out the node-sized pods."""
     rng = random.Random(seed)
     objects: list[Json] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
@@ -66,7 +67,7 @@ def generate(nodes: int, pods_per_node: int = 25, seed: int = 1) -> list[Json]:
         )
         for replica in range(APP_SIZE):
             node = rng.choices(node_names, weights)[0]
-            pod = _pod(f"{name}-{replica}", namespace, node, labels, owner_uid, rng, big=app % 20 == 3)
+            pod = _pod(f"{name}-{replica}", namespace, node, labels, owner_uid, rng, big=node_sized and app % 20 == 3)
             _constraints(pod, app, name)
             objects.append(pod)
     return objects

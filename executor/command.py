@@ -189,10 +189,17 @@ class SimulateCommand:
         parser.add_argument("--now", metavar="RFC3339", help="the clock for age-based plugins (default: now)")
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument("--explain", action="store_true", help="also say, per pod, why it is (not) evictable")
+        parser.add_argument(
+            "--ignore-pdbs",
+            action="store_true",
+            help="evict as if no PodDisruptionBudget existed (upstream's dry run); default: the Eviction API's "
+            "budget check, as `desched run` meets it",
+        )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
 
     def run(self, args: argparse.Namespace) -> int:
+        from desched.executor.budgets import BudgetCheck
         from desched.executor.cluster import Cluster
         from desched.executor.defaultevictor import UnrunnablePolicy
         from desched.executor.evictions import Limits, PodEvictor
@@ -203,12 +210,14 @@ class SimulateCommand:
         cluster = Cluster.from_objects(read_snapshot(args.cluster))
         try:
             prepared = prepare_policy(policy)
-            evictor = PodEvictor(cluster, Limits.from_policy(prepared))
+            budgets = None if args.ignore_pdbs else BudgetCheck(cluster)
+            evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets)
             observe = _progress(_enabled_count(prepared)) if sys.stderr.isatty() and len(cluster.pods) > 5000 else None
             result = run_cycle(prepared, cluster, now, evictor, explain=args.explain, observe=observe)
         except UnrunnablePolicy as error:
             raise UsageError(str(error)) from None
         document = report(result, evictor.evictions, args.explain)
+        document["failures"] = [failure._asdict() for failure in evictor.failures]
         if args.format == "json":
             sys.stdout.write(json.dumps(document, indent=2) + "\n")
         else:

@@ -179,6 +179,8 @@ class DefaultEvictor:
         node_selector = args.get("nodeSelector")
         self.node_selector = node_selector if isinstance(node_selector, str) else ""
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
+        # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)
+        self._filtered: dict[str, str | None] | None = None if self.settings.min_replicas else {}
 
     def _priority_class_value(self, name: str) -> int | None:
         found = self.cluster.priority_classes.get(name)
@@ -190,9 +192,15 @@ class DefaultEvictor:
         return self.filter_failure(pod) is None
 
     def filter_failure(self, pod: Json) -> str | None:
+        uid = str((pod.get("metadata") or {}).get("uid"))
+        if self._filtered is not None and uid in self._filtered:
+            return self._filtered[uid]
         view = _LivePod(pod, self.cluster)
         failure = next(filter_failures(view, self.settings), None)
-        return None if failure is None else _wording(failure, view, self.settings, self.args)
+        reason = None if failure is None else _wording(failure, view, self.settings, self.args)
+        if self._filtered is not None:
+            self._filtered[uid] = reason
+        return reason
 
     # -- PreEvictionFilter ---------------------------------------------------------------------------------------
 

@@ -1,13 +1,16 @@
 """The PodEvictor: per-cycle limits, the eviction call, and the record of what happened
 (docs/executor-semantics.md#5-evicting).
 
-Contract: :meth:`PodEvictor.evict` checks the limits in upstream's order (total, node, namespace), then asks the
+Contract: :meth:`PodEvictor.evict` first calls the ``checkpoint`` it was given (which raises :class:`CycleHalted` when
+the cycle must stop evicting), then checks the limits in upstream's order (total, node, namespace), then asks the
 backend to evict. A limit refusal returns the matching :class:`Outcome` and counts only in :attr:`PodEvictor.refusals`.
-A backend failure (HTTP 429 from a PDB, 404, anything else) returns ``Outcome.FAILED`` and is recorded in
-:attr:`PodEvictor.failures`; nothing is counted toward the limits. A success is counted per node, per namespace and in
-total, recorded in :attr:`PodEvictor.evictions`, and the pod disappears from the cluster state for the rest of the
-cycle (upstream's dry-run sandbox; the live driver does the same so both drivers decide alike). Counters reset with
-:meth:`PodEvictor.new_cycle`.
+A backend failure is recorded in :attr:`PodEvictor.failures` with its :class:`Failure`: refused (429, a PDB), gone
+(404), error (anything else that certainly evicted nothing) return ``Outcome.FAILED`` and count toward no limit;
+unknown (a timeout or 5xx after the request was sent: the API may have evicted the pod) returns ``Outcome.UNKNOWN`` and
+is counted like a success (safety first). A success is counted per node, per namespace and in total, recorded in
+:attr:`PodEvictor.evictions`; after a success or an unknown outcome the pod disappears from the cluster state for the
+rest of the cycle (upstream's dry-run sandbox; the live driver does the same so both drivers decide alike). Counters
+reset with :meth:`PodEvictor.new_cycle`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,21 @@ class Outcome(enum.Enum):
     NODE_LIMIT = NODE_LIMIT_TEXT
     NAMESPACE_LIMIT = NAMESPACE_LIMIT_TEXT
     FAILED = "error"
+    UNKNOWN = "unknown"
+
+
+class Failure(enum.Enum):
+    """How a backend eviction failed (``EvictionFailure.outcome``)."""
+
+    REFUSED = "refused"  # 429: a PodDisruptionBudget (upstream logs it "(ignoring)")
+    GONE = "gone"  # 404: the pod no longer exists
+    ERROR = "error"  # anything else that certainly evicted nothing
+    UNKNOWN = "unknown"  # a timeout or 5xx after the request was sent: the pod may have been evicted
+
+
+class CycleHalted(BaseException):
+    """The cycle must stop evicting at once (deadline, SIGTERM, leadership lost); the message says why. Like asyncio's
+    ``CancelledError`` it is no ``Exception``, so it ends the cycle through every plugin's error handling."""
 
 
 class Limits(NamedTuple):
@@ -64,18 +82,27 @@ class EvictionFailure(NamedTuple):
     plugin: str
     status: int | None
     message: str
+    outcome: str  # a Failure value
+
+
+class BackendError(NamedTuple):
+    """Why a backend did not evict: the kind of failure, the HTTP status when the API answered, a one-line message."""
+
+    failure: Failure
+    status: int | None
+    message: str
 
 
 class Backend(Protocol):
-    """How an eviction is carried out: ``None`` on success, else ``(HTTP status or None, message)``."""
+    """How an eviction is carried out: ``None`` on success, else a :class:`BackendError`."""
 
-    def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None: ...
+    def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None: ...
 
 
 class DryRun:
     """Every eviction of a pod still present succeeds (PDBs are not simulated, as upstream's dry run)."""
 
-    def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None:
+    def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         return None
 
 
@@ -85,10 +112,17 @@ Listener = Callable[[Outcome, Json, str, str], None]
 class PodEvictor:
     """Shared by every profile and plugin of a cycle (see the module contract)."""
 
-    def __init__(self, cluster: Cluster, limits: Limits, backend: Backend | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        limits: Limits,
+        backend: Backend | None = None,
+        checkpoint: Callable[[], None] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.limits = limits
         self.backend: Backend = backend or DryRun()
+        self.checkpoint = checkpoint
         self.listeners: list[Listener] = []
         self.new_cycle()
 
@@ -103,28 +137,32 @@ class PodEvictor:
         self.refusals: dict[str, int] = {}
 
     def evict(self, pod: Json, profile: str, plugin: str) -> Outcome:
+        """The outcome of evicting ``pod`` (see the module contract); :class:`CycleHalted` from the checkpoint or the
+        backend propagates."""
+        if self.checkpoint is not None:
+            self.checkpoint()
         namespace, name = key(pod)
         node = node_of(pod)
         outcome = self._limit(namespace, node)
         if outcome is None:
-            if not self.cluster.present(pod):
-                outcome = Outcome.FAILED
-                self.failures.append(
-                    EvictionFailure(namespace, name, node, profile, plugin, 404, f'pods "{name}" not found')
-                )
-            else:
+            if self.cluster.present(pod):
                 error = self.backend.evict(pod, profile, plugin)
-                if error is None:
-                    outcome = Outcome.SUCCESS
-                    self.total += 1
-                    self.by_namespace[namespace] = self.by_namespace.get(namespace, 0) + 1
-                    if node:
-                        self.by_node[node] = self.by_node.get(node, 0) + 1
-                    self.evictions.append(Eviction(namespace, name, node, profile, plugin))
-                    self.cluster.remove(pod)
-                else:
-                    outcome = Outcome.FAILED
-                    self.failures.append(EvictionFailure(namespace, name, node, profile, plugin, *error))
+            else:
+                error = BackendError(Failure.GONE, 404, f'pods "{name}" not found')
+            if error is None or error.failure is Failure.UNKNOWN:
+                outcome = Outcome.SUCCESS if error is None else Outcome.UNKNOWN
+                self.total += 1
+                self.by_namespace[namespace] = self.by_namespace.get(namespace, 0) + 1
+                if node:
+                    self.by_node[node] = self.by_node.get(node, 0) + 1
+                self.cluster.remove(pod)
+            else:
+                outcome = Outcome.FAILED
+            if error is None:
+                self.evictions.append(Eviction(namespace, name, node, profile, plugin))
+            else:
+                status, message, kind = error.status, error.message, error.failure.value
+                self.failures.append(EvictionFailure(namespace, name, node, profile, plugin, status, message, kind))
         else:
             self.refusals[outcome.value] = self.refusals.get(outcome.value, 0) + 1
         for listener in self.listeners:

@@ -3,15 +3,29 @@
 Contract: each cycle lists Nodes, Pods, Namespaces, PriorityClasses, PVCs and PodDisruptionBudgets (``policy/v1``, else
 ``policy/v1beta1``) and runs :func:`desched.executor.framework.run_cycle` on them. Without ``--dry-run`` an eviction is
 a POST to the pod's ``eviction`` subresource whose body has no ``apiVersion`` (every server version accepts it), with
-upstream's annotations and the policy's ``gracePeriodSeconds``; a refusal (429 from a PDB, 404, anything else) is
-recorded for that pod and the cycle goes on. A successful eviction emits an ``events.k8s.io/v1`` Event on the pod like
-upstream (reason: the plugin; action ``Descheduled``); with ``evictionFailureEventNotification`` a failed one emits a
-Warning ``EvictionFailed``. ``--dry-run`` sends no mutating request at all. Metrics use upstream's names
-(:mod:`desched.executor.metrics`). ``--interval`` repeats cycles until SIGTERM/SIGINT (finishing the current cycle);
-without it one cycle runs. A summary (text or JSON, as ``simulate``) is printed after each cycle.
+upstream's annotations and the policy's ``gracePeriodSeconds``. A 5xx, a timeout or a connection that could not be
+made is retried (3 attempts, jittered backoff: :mod:`desched.executor.resilience`); a failure is then recorded for that
+pod with its outcome (refused: 429 from a PDB; gone: 404; error; unknown: a timeout or 5xx after sending, which counts
+toward the limits like an eviction) and the cycle goes on. A successful eviction emits an ``events.k8s.io/v1`` Event
+on the pod like upstream (reason: the plugin; action ``Descheduled``); with ``evictionFailureEventNotification`` a
+failed one emits a Warning ``EvictionFailed``. ``--dry-run`` sends no mutating request at all. Metrics use upstream's
+names and, with ``--metrics-bind-address``, are served over HTTPS (:mod:`desched.executor.metrics`). Each API request
+is bounded by ``--request-timeout`` (30s) and each cycle by ``--cycle-timeout`` (10m): past it the cycle stops
+evicting, reports what it did and counts as failed. A summary (text or JSON, as ``simulate``, with
+``failures[].outcome``, ``summary.failed`` and ``summary.halted``) is printed after each cycle.
 
-Exit codes: 0 every cycle ran; 2 usage error, a policy with lint errors, or a cluster that cannot be reached or
-listed (RBAC) - nothing is evicted then.
+Without ``--interval`` one cycle runs. ``--interval`` repeats cycles, each ``interval`` after the last one started,
+until SIGTERM/SIGINT: a failed cycle (the cluster could not be listed, or the deadline passed) is logged, counted in
+``desched_cycle_failures_total`` and followed by the next one (after a failed listing sooner: 1 s, 2 s, 4 s, ... never
+longer than the interval). SIGTERM/SIGINT stop evicting at once (a request already sent completes, bounded by
+``--request-timeout``) and end the run with exit 0. ``--leader-elect`` (:mod:`desched.executor.leaderelection`) runs
+cycles only while this process holds the Lease; when leadership is lost it stops evicting at once and exits 1, like
+upstream's process ends; SIGTERM releases the Lease.
+
+Exit codes: 0 every eviction was carried out, refused by a PDB or found its pod gone (and always after SIGTERM in
+``--interval`` mode); 1 some eviction failed otherwise (unknown outcomes included), the cycle ran past
+``--cycle-timeout``, or leadership was lost; 2 usage error, a policy with lint errors, or (one cycle) a cluster that
+cannot be reached or listed - nothing is evicted then.
 """
 
 from __future__ import annotations
@@ -19,26 +33,47 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from desched import __version__
 from desched.errors import KubeError, UsageError
 from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.command import load_policy, render_text, report
 from desched.executor.defaultevictor import UnrunnablePolicy
-from desched.executor.evictions import Limits, Outcome, PodEvictor
-from desched.executor.framework import prepare_policy, run_cycle
-from desched.executor.metrics import ExecutorMetrics, serve
-from desched.goduration import parse_duration
+from desched.executor.evictions import (
+    BackendError,
+    CycleHalted,
+    EvictionFailure,
+    Failure,
+    Limits,
+    Outcome,
+    PodEvictor,
+)
+from desched.executor.framework import CycleResult, prepare_policy, run_cycle
+from desched.executor.leaderelection import LeaderElector, identity, lease_config
+from desched.executor.leaderelection import add_arguments as add_leader_election_arguments
+from desched.executor.metrics import ExecutorMetrics, add_serving_arguments, start_server
+from desched.executor.resilience import (
+    DEADLINE,
+    EXIT_FAILED,
+    CycleGuard,
+    evict_with_retries,
+    exit_status,
+    next_wait,
+    seconds,
+    sleep,
+)
 from desched.kube import KubeClient
 from desched.policy.model import Policy
 
-EXIT_OK, EXIT_ERROR = 0, 2
+EXIT_OK, EXIT_ERROR = 0, 2  # and EXIT_FAILED (1): desched.executor.resilience
 REQUESTED_BY = "sigs.k8s.io/descheduler"
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Node", ("v1",)),
@@ -70,27 +105,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="per-cycle summary format")
     parser.add_argument(
-        "--metrics-bind-address",
-        default="",
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics on plain HTTP at HOST:PORT (default: off)",
+        "--cycle-timeout",
+        default="10m",
+        metavar="DURATION",
+        help="stop evicting when a cycle runs longer; the cycle counts as failed (default: 10m)",
     )
+    parser.add_argument(
+        "--request-timeout",
+        default="30s",
+        metavar="DURATION",
+        help="bound of each API request attempt (default: 30s)",
+    )
+    add_serving_arguments(parser)
+    add_leader_election_arguments(parser)
     parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
-    parser.epilog = "Exit codes: 0 every cycle ran; 2 usage error, a policy with lint errors or an unreachable cluster."
+    parser.epilog = (
+        "Exit codes: 0 every eviction was carried out, refused by a PodDisruptionBudget (429) or found its pod gone "
+        "(404), and always after SIGTERM with --interval; 1 some eviction failed otherwise (an unknown outcome after "
+        "a timeout or 5xx included), a cycle ran past --cycle-timeout, or leadership was lost; 2 usage error, a "
+        "policy with lint errors, or (one cycle) a cluster that cannot be reached or listed."
+    )
 
 
-def connect(kubeconfig: str | None, context: str | None) -> KubeClient:
+def connect(kubeconfig: str | None, context: str | None, timeout: float = 30) -> KubeClient:
     """The cluster connection; a configuration problem is a usage error (exit 2)."""
     try:
-        return KubeClient.connect(kubeconfig, context)
+        return KubeClient.connect(kubeconfig, context, timeout)
     except KubeError as error:
         raise UsageError(str(error)) from None
 
 
-def list_cluster(kube: KubeClient) -> list[Json]:
-    """Every object a cycle needs; KubeError when one kind cannot be listed (the cycle must not run half-blind)."""
+def list_cluster(kube: KubeClient, checkpoint: Callable[[], None] = lambda: None) -> list[Json]:
+    """Every object a cycle needs; KubeError when one kind cannot be listed (the cycle must not run half-blind).
+    ``checkpoint`` runs before each kind (it may raise :class:`CycleHalted`)."""
     objects: list[Json] = []
     for kind, versions in KINDS:
+        checkpoint()
         resource = kube.find(kind, versions)
         if resource is None:
             raise KubeError(f"the server serves no {kind} (tried {', '.join(versions)})")
@@ -101,12 +151,14 @@ def list_cluster(kube: KubeClient) -> list[Json]:
 class Evictions:
     """Evictions and Events through the API (see the module contract)."""
 
-    def __init__(self, kube: KubeClient, policy: Policy) -> None:
+    def __init__(self, kube: KubeClient, policy: Policy, pause: Callable[[float], bool] = sleep) -> None:
         self.kube = kube
         self.grace = policy.grace_period_seconds
         self.notify_failures = policy.eviction_failure_event_notification
+        self.pause = pause  # between attempts: CycleGuard.pause ends the retries when the cycle must stop
 
-    def evict(self, pod: Json, profile: str, plugin: str) -> tuple[int | None, str] | None:
+    def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
+        """Evict ``pod``, retrying a 5xx or a timeout (:func:`desched.executor.resilience.evict_with_retries`)."""
         namespace, name = key(pod)
         body: Json = {
             "metadata": {
@@ -117,20 +169,18 @@ class Evictions:
         }
         if self.grace is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": self.grace}
-        try:
-            self.kube.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/eviction", body=body)
-        except KubeError as error:
-            if self.notify_failures:
-                self._event(
-                    pod,
-                    "Warning",
-                    "EvictionFailed",
-                    f"pod eviction from {node_of(pod)} node by {REQUESTED_BY} failed: {error}",
-                )
-            message = str(error) + (" (ignoring)" if error.status == 429 else "")
-            return error.status, message
-        self._event(pod, "Normal", plugin or "NotSet", f"pod eviction from {node_of(pod)} node by {REQUESTED_BY}")
-        return None
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+        error = evict_with_retries(lambda: self.kube.request("POST", path, body=body), self.pause, random.random)
+        if error is None:
+            self._event(pod, "Normal", plugin or "NotSet", f"pod eviction from {node_of(pod)} node by {REQUESTED_BY}")
+        elif self.notify_failures:
+            self._event(
+                pod,
+                "Warning",
+                "EvictionFailed",
+                f"pod eviction from {node_of(pod)} node by {REQUESTED_BY} failed: {error.message}",
+            )
+        return error
 
     def _event(self, pod: Json, kind: str, reason: str, note: str) -> None:
         namespace, name = key(pod)
@@ -160,66 +210,135 @@ class Evictions:
             print(f"desched: warning: cannot record an event on {namespace}/{name}: {error}", file=sys.stderr)
 
 
+class Driver(NamedTuple):
+    """What the cycles of one ``desched run`` share."""
+
+    kube: KubeClient
+    policy: Policy
+    args: argparse.Namespace
+    metrics: ExecutorMetrics
+    stop: threading.Event  # set by SIGTERM/SIGINT and when leadership is lost
+    cycle_timeout: float
+    elector: LeaderElector | None
+
+
+class CycleDone(NamedTuple):
+    """What one cycle came to: whether listing the cluster failed, the failed evictions, why it stopped early."""
+
+    list_failed: bool
+    failures: list[EvictionFailure]
+    halted: str | None
+
+
+HALTED = CycleResult(False, 0, [], [], {})  # what a report shows of the plugins of a cycle that stopped early
+
+
 def run(args: argparse.Namespace) -> int:
+    """``desched run`` (see the module contract for the loop and the exit codes)."""
     policy = load_policy(args.policy, args.target_version)
-    try:
-        interval = parse_duration(args.interval) / 1e9 if args.interval else None
-    except ValueError as error:
-        raise UsageError(f"--interval: {error}") from None
-    if interval is not None and interval <= 0:
-        raise UsageError("--interval must be positive")
+    interval = seconds("--interval", args.interval) if args.interval else None
+    cycle_timeout = seconds("--cycle-timeout", args.cycle_timeout)
+    request_timeout = seconds("--request-timeout", args.request_timeout)
+    lease = None
+    if args.leader_elect and interval is None:
+        raise UsageError("--leader-elect must be used with --interval")  # upstream's rule
+    if args.leader_elect and args.dry_run:
+        print("desched: warning: --dry-run: leader election is not used (as upstream)", file=sys.stderr)
+    elif args.leader_elect:
+        lease = lease_config(args)
     try:
         prepared = prepare_policy(policy)
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
-    kube = connect(args.kubeconfig, args.context)
+    kube = connect(args.kubeconfig, args.context, request_timeout)
     metrics = ExecutorMetrics(__version__)
-    server = serve(metrics, args.metrics_bind_address) if args.metrics_bind_address else None
+    server = start_server(metrics, args)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    elector = LeaderElector(kube, lease, identity(), on_lost=stop.set) if lease is not None else None
     try:
-        while True:
-            _cycle(kube, prepared, args, metrics)
-            if interval is None or stop.wait(interval):
-                return EXIT_OK
+        if elector is not None and not elector.acquire(stop):
+            return EXIT_OK  # stopped while waiting for the Lease
+        return _loop(Driver(kube, prepared, args, metrics, stop, cycle_timeout, elector), interval)
     finally:
+        if elector is not None:
+            elector.release()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if server is not None:
             server.shutdown()
+            server.server_close()
 
 
-def _cycle(kube: KubeClient, policy: Policy, args: argparse.Namespace, metrics: ExecutorMetrics) -> None:
+def _loop(driver: Driver, interval: float | None) -> int:
+    """One cycle, or cycles every ``interval`` seconds until ``driver.stop`` (see the module contract)."""
+    list_failures = 0
+    while True:
+        started = time.monotonic()
+        done = _cycle(driver)
+        if interval is None:
+            return EXIT_ERROR if done.list_failed else exit_status(done.failures, done.halted)
+        list_failures = list_failures + 1 if done.list_failed else 0
+        if driver.stop.wait(next_wait(interval, time.monotonic() - started, list_failures)):
+            break
+    return EXIT_FAILED if driver.elector is not None and driver.elector.lost.is_set() else EXIT_OK
+
+
+def _cycle(driver: Driver) -> CycleDone:
+    """List the cluster and run one cycle on it, then print its summary; a failed listing, the cycle deadline and a
+    stop are reported here and never raised."""
     started = time.perf_counter()
+    metrics, args = driver.metrics, driver.args
+    guard = CycleGuard(driver.stop, driver.cycle_timeout, driver.elector.leading if driver.elector else None)
+    evictor: PodEvictor | None = None
+    result = HALTED
     try:
-        cluster = Cluster.from_objects(list_cluster(kube))
-    except KubeError as error:
-        raise UsageError(f"cannot list the cluster: {error}") from None
-    backend = None if args.dry_run else Evictions(kube, policy)
-    evictor = PodEvictor(cluster, Limits.from_policy(policy), backend)
+        cluster = Cluster.from_objects(list_cluster(driver.kube, guard.check))
+        backend = None if args.dry_run else Evictions(driver.kube, driver.policy, guard.pause)
+        evictor = PodEvictor(cluster, Limits.from_policy(driver.policy), backend, guard.check)
 
-    def count(outcome: Outcome, pod: Json, profile: str, plugin: str) -> None:
-        metrics.evicted(outcome.value, plugin, profile, key(pod)[0], node_of(pod))
+        def count(outcome: Outcome, pod: Json, profile: str, plugin: str) -> None:
+            metrics.evicted(outcome.value, plugin, profile, key(pod)[0], node_of(pod))
 
-    evictor.listeners.append(count)
-    try:
+        evictor.listeners.append(count)
         result = run_cycle(
-            policy,
+            driver.policy,
             cluster,
             datetime.now(timezone.utc),
             evictor,
             observe=lambda profile, plugin, seconds: metrics.strategy_duration(profile, plugin, seconds),
         )
+    except KubeError as error:  # only listing raises it: the backend records its failures per pod
+        print(f"desched: cannot list the cluster: {error}", file=sys.stderr)
+        metrics.cycle_failed("list")
+        return CycleDone(True, [], None)
+    except CycleHalted as halted:
+        print(f"desched: {halted}", file=sys.stderr)
+        if guard.halted == DEADLINE:
+            metrics.cycle_failed("deadline")
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
+    if evictor is None:  # stopped while listing
+        return CycleDone(False, [], guard.halted)
     metrics.loop_duration(time.perf_counter() - started)
+    _print_summary(result, evictor, args, guard.halted)
+    return CycleDone(False, evictor.failures, guard.halted)
+
+
+def _print_summary(result: CycleResult, evictor: PodEvictor, args: argparse.Namespace, halted: str | None) -> None:
+    """The cycle's summary on stdout (``simulate``'s, plus the failures, their outcomes and why it stopped early)
+    and the plugins' errors on stderr."""
     document: dict[str, Any] = report(result, evictor.evictions, explain=False)
     document["failures"] = [failure._asdict() for failure in evictor.failures]
+    outcomes = [failure.outcome for failure in evictor.failures]
+    document["summary"]["failed"] = {kind.value: outcomes.count(kind.value) for kind in Failure}
+    document["summary"]["halted"] = halted
     document["summary"]["dryRun"] = bool(args.dry_run)
     if args.format == "json":
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(document, result.errors, evictor.failures))
+        text = render_text(document, result.errors, evictor.failures)
+        sys.stdout.write(text + (f"cycle stopped early: {halted}\n" if halted else ""))
     sys.stdout.flush()
     for problem in result.errors:
         print(f"desched: warning: {problem}", file=sys.stderr)

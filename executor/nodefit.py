@@ -42,7 +42,7 @@ def node_set(nodes: Iterable[Json]) -> NodeSet:
     return NodeSet(listed, frozenset(nodeutil.node_name(node) for node in listed))
 
 
-class ClusterView(Protocol):
+class FitCluster(Protocol):
     """What fit checks read of the cycle's cluster (:class:`desched.executor.cluster.Cluster`)."""
 
     nodes: list[Any]
@@ -65,7 +65,7 @@ class NodeFit(Protocol):
 class ScanFit:
     """The oracle: every node of the set in turn (:func:`desched.executor.nodeutil.pod_fits_any_node`)."""
 
-    def __init__(self, cluster: ClusterView) -> None:
+    def __init__(self, cluster: FitCluster) -> None:
         self.cluster = cluster
 
     def fits_any(self, pod: Json, among: NodeSet, *, skip_own: bool) -> bool:
@@ -76,7 +76,7 @@ class ScanFit:
 class FitIndex:
     """The cluster's nodes sorted by what is left of each basic resource, kept current (see the module docstring)."""
 
-    def __init__(self, cluster: ClusterView) -> None:
+    def __init__(self, cluster: FitCluster) -> None:
         self.cluster = cluster
         self.nodes = {nodeutil.node_name(node): node for node in cluster.nodes}
         self.names = list(self.nodes)

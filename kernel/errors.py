@@ -51,11 +51,14 @@ class InputError(DeschedError):
 
 
 class KubeError(DeschedError):
-    """The API server (or the way to reach it) failed a request; ``status`` is the HTTP status when it answered."""
+    """The API server (or the way to reach it) failed a request; ``status`` is the HTTP status when it answered.
+    ``sent`` is False only when the request certainly never reached the server (no connection could be made): only
+    then is a failed write known not to have happened."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, *, sent: bool = True) -> None:
         super().__init__(message)
         self.status = status
+        self.sent = sent
 
 
 class PolicyRefused(DeschedError):

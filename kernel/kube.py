@@ -5,11 +5,13 @@ given; ``context`` picks one) or, with ``in_cluster=True``, with the pod's servi
 is imported only when a :class:`KubeClient` is created, never on the lint path. :meth:`KubeClient.request` (and
 :meth:`KubeClient.get`) returns the decoded JSON of a 2xx answer; everything else (configuration problems, TLS and
 connection errors, non-2xx answers) raises :class:`KubeError` with a one-line message and, for HTTP answers, the
-status. :meth:`KubeClient.list` follows
-pagination and fills in each item's ``apiVersion`` and ``kind``. :meth:`KubeClient.served` says which resource a
-group/version serves, from discovery (read once per client), and :meth:`KubeClient.find` picks a kind's preferred
-served version. The linter only ever sends GET requests; the executor also posts
-evictions and events.
+status; ``KubeError.sent`` is False only when no connection could be made. Every request is bounded by ``timeout``
+seconds per attempt (connecting and each read); the client retries a connection that could not be made and, for
+idempotent methods only, a failed read or a 429/503 with ``Retry-After``: at most three attempts per call.
+:meth:`KubeClient.list` follows pagination and fills in each item's ``apiVersion`` and ``kind``.
+:meth:`KubeClient.served` says which resource a group/version serves, from discovery (read once per client), and
+:meth:`KubeClient.find` picks a kind's preferred served version. The linter only ever sends GET requests; the executor
+also posts evictions and events and keeps its leader-election Lease.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class KubeClient:
         require("executor", "reading a live cluster")
         from kubernetes import config
         from kubernetes.client import Configuration, rest
+        from urllib3.util.retry import Retry
 
         configuration = Configuration()
         try:
@@ -69,17 +72,19 @@ class KubeClient:
             raise KubeError(f"cannot load {where}: {_first_line(exc)}") from None
         self.server = configuration.host.rstrip("/")
         self.context = "in-cluster" if in_cluster else (context or _current_context(kubeconfig))
+        # urllib3's default retries a timed-out GET three times (four timeouts per call); never a POST once sent
+        configuration.retries = Retry(total=2, connect=2, read=1, other=0, raise_on_status=False)
         self._configuration = configuration
         self._rest = rest.RESTClientObject(configuration)
         self._timeout = timeout
         self._discovery: dict[str, dict[str, Served]] = {}
 
     @classmethod
-    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
+    def connect(cls, kubeconfig: str | None = None, context: str | None = None, timeout: float = 30) -> KubeClient:
         """The in-cluster service account when running in a pod and neither ``kubeconfig`` nor ``context`` is given,
         else the kubeconfig (``KUBECONFIG`` or ``~/.kube/config`` without a path)."""
         in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        return cls(kubeconfig, context, in_cluster=in_cluster)
+        return cls(kubeconfig, context, in_cluster=in_cluster, timeout=timeout)
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Json:
         """The JSON document at ``path`` (see the module contract for errors)."""
@@ -111,7 +116,7 @@ class KubeClient:
         except ApiException as error:  # older clients raise for non-2xx answers
             status, data = int(error.status or 0), (error.body or b"")
         except (HTTPError, OSError) as error:
-            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}") from None
+            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}", sent=_sent(error)) from None
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
         try:
             document = json.loads(text) if text else {}
@@ -204,6 +209,14 @@ def _current_context(kubeconfig: str | None) -> str:
     except (config.ConfigException, OSError, ValueError, TypeError, LookupError):
         return "current"
     return str(active.get("name", "current"))
+
+
+def _sent(error: BaseException) -> bool:
+    """Whether a request that got no answer may have reached the server: False only when no connection was made."""
+    from urllib3.exceptions import ConnectTimeoutError, MaxRetryError
+
+    reason = error.reason if isinstance(error, MaxRetryError) else error
+    return not isinstance(reason, ConnectTimeoutError)  # NewConnectionError (refused, DNS) is a ConnectTimeoutError
 
 
 def _first_line(error: BaseException) -> str:

@@ -7,13 +7,13 @@ Contract:
   replaced atomically (temporary file beside it, fsync, rename): a reader sees the old file or the new one, never a
   part. Existing files are overwritten (that is how certificates rotate). Modes: ``tls.key`` and ``secret.yaml`` 0600,
   the certificates 0644.
-* Keys are ECDSA P-256, signatures ECDSA with SHA-256. The CA (``basicConstraints`` CA, path length 0, critical;
-  key usage ``keyCertSign``, ``cRLSign``) is valid for :data:`CA_DAYS` (10 years); its private key is never written,
-  so it can sign nothing else, and each run makes a new CA (``--patch-webhook`` then updates the ``caBundle``). The
-  serving certificate is valid for ``--days`` (1 to :data:`CA_DAYS`, default 365), so never longer than the CA. Both
-  start five minutes in the past (clock skew). Serving certificate: SANs every ``--dns-name`` (DNS) and ``--ip`` (IP),
-  common name the first ``--dns-name``, key usage ``digitalSignature``, ``keyEncipherment`` (critical), extended key
-  usage ``serverAuth``, not a CA.
+* The certificates are :func:`desched.tls.generate`'s. Keys are ECDSA P-256, signatures ECDSA with SHA-256. The CA
+  (``basicConstraints`` CA, path length 0, critical; key usage ``keyCertSign``, ``cRLSign``) is valid for
+  :data:`CA_DAYS` (10 years); its private key is never written, so it can sign nothing else, and each run makes a new
+  CA (``--patch-webhook`` then updates the ``caBundle``). The serving certificate is valid for ``--days`` (1 to
+  :data:`CA_DAYS`, default 365), so never longer than the CA. Both start five minutes in the past (clock skew).
+  Serving certificate: SANs every ``--dns-name`` (DNS) and ``--ip`` (IP), common name the first ``--dns-name``, key
+  usage ``digitalSignature``, ``keyEncipherment`` (critical), extended key usage ``serverAuth``, not a CA.
 * ``--secret NAMESPACE/NAME`` also writes ``secret.yaml``, a ``kubernetes.io/tls`` Secret with ``tls.crt``, ``tls.key``
   and ``ca.crt``; ``--apply`` creates it through the API, or replaces it (PUT with the current ``resourceVersion``).
 * ``--patch-webhook NAME`` sets ``clientConfig.caBundle`` of every webhook of ValidatingWebhookConfiguration NAME to
@@ -30,20 +30,15 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
-import datetime
 import ipaddress
 import os
 import re
-import tempfile
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from desched.errors import KubeError, UsageError
 from desched.kube import KubeClient
-
-if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
+from desched.tls import BACKDATE, CA_DAYS, DEFAULT_DAYS, Bundle, IPAddress, generate, write_atomic
 
 __all__ = [
     "BACKDATE",
@@ -58,83 +53,12 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-CA_DAYS = 3650
-DEFAULT_DAYS = 365
-BACKDATE = datetime.timedelta(minutes=5)
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 _LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"  # RFC 1123 label
 _DNS_NAME = re.compile(rf"(\*\.)?{_LABEL}(\.{_LABEL})*", re.IGNORECASE)
 _NAMESPACE = re.compile(_LABEL)
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")  # Kubernetes object name
 _COMMON_NAME_MAX = 64  # X.520 upper bound
-
-
-class Bundle(NamedTuple):
-    """PEM encodings: the CA certificate, the serving certificate and its private key (PKCS #8, unencrypted)."""
-
-    ca: bytes
-    cert: bytes
-    key: bytes
-
-
-def generate(dns_names: list[str], ips: list[IPAddress], days: int = DEFAULT_DAYS) -> Bundle:
-    """A new CA and a serving certificate it signs, as the module contract describes; ``dns_names`` is not empty."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    start = datetime.datetime.now(datetime.timezone.utc) - BACKDATE
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"desched webhook CA {start:%Y-%m-%d %H:%M:%S}")])
-
-    def usage(*, signature: bool = False, encipherment: bool = False, sign: bool = False) -> x509.KeyUsage:
-        return x509.KeyUsage(
-            digital_signature=signature,
-            content_commitment=False,
-            key_encipherment=encipherment,
-            data_encipherment=False,
-            key_agreement=False,
-            key_cert_sign=sign,
-            crl_sign=sign,
-            encipher_only=False,
-            decipher_only=False,
-        )
-
-    def builder(subject: x509.Name, owner: EllipticCurvePrivateKey, lifetime: int) -> x509.CertificateBuilder:
-        return (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(ca_name)
-            .public_key(owner.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(start)
-            .not_valid_after(start + datetime.timedelta(days=lifetime))
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(owner.public_key()), critical=False)
-        )
-
-    ca = (
-        builder(ca_name, ca_key, CA_DAYS)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(usage(sign=True), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    names: list[x509.GeneralName] = [x509.DNSName(name) for name in dns_names]
-    names += [x509.IPAddress(ip) for ip in ips]
-    cert = (
-        builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns_names[0])]), key, days)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(usage(signature=True, encipherment=True), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return Bundle(ca.public_bytes(serialization.Encoding.PEM), cert.public_bytes(serialization.Encoding.PEM), key_pem)
 
 
 def secret_manifest(namespace: str, name: str, bundle: Bundle) -> Json:
@@ -147,24 +71,6 @@ def secret_manifest(namespace: str, name: str, bundle: Bundle) -> Json:
         "type": "kubernetes.io/tls",
         "data": {key: base64.b64encode(value).decode("ascii") for key, value in data.items()},
     }
-
-
-def write_atomic(path: str, data: bytes, mode: int) -> None:
-    """Replace ``path`` by a file holding ``data`` with permissions ``mode`` through a temporary file beside it, fsync
-    and rename. Raises ``OSError``; ``path`` is then unchanged and the temporary file removed."""
-    directory, base = os.path.split(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{base}.", suffix=".desched-tmp", dir=directory or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def apply_secret(cluster: KubeClient, secret: Json) -> str:

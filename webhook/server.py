@@ -20,6 +20,8 @@ from typing import Any
 
 import uvicorn
 
+from desched.tls import server_context
+
 LOG = logging.getLogger("desched.webhook")
 
 
@@ -36,9 +38,7 @@ class Certificate:
 
     def __init__(self, cert: str, key: str) -> None:
         self.cert, self.key = cert, key
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self.context.load_cert_chain(cert, key)
+        self.context = server_context(cert, key)
         self.stamp = self._stamp()
         self.loaded = True
 

@@ -201,7 +201,7 @@ def evict_from_sources(
                 return
             if outcome is Outcome.NODE_LIMIT:
                 break
-            if outcome is not Outcome.SUCCESS:
+            if outcome not in (Outcome.SUCCESS, Outcome.UNKNOWN):  # an unknown outcome may have evicted: count it
                 continue
             evicted += 1
             requests = podutil.pod_requests(pod)

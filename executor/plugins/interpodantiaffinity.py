@@ -182,7 +182,7 @@ class Implementation:
                 if not listing.conflicts(pod) or not (handle.filter(pod) and handle.pre_eviction_filter(pod)):
                     continue
                 outcome = handle.evict(pod, NAME)
-                if outcome is Outcome.SUCCESS:
+                if outcome in (Outcome.SUCCESS, Outcome.UNKNOWN):  # an unknown outcome may have evicted: it is gone
                     listing.remove(pod)
                 elif outcome is Outcome.NODE_LIMIT:
                     break

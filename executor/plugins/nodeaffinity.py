@@ -92,15 +92,15 @@ class Implementation:
 
     def _process(self, nodes: list[Json], violates: Violation) -> None:
         """Upstream's ``processNodes``. Its listing calls ``Filter`` a second time inside the affinity predicate; the
-        result cannot differ, so it is called once here. The cheap affinity tests run before ``PodFitsAnyNode``:
-        all of them are pure, so only the cost changes."""
+        result cannot differ, so it is called once here. The cheap affinity tests run before ``PodFitsAnyNode``, and
+        the violation before ``PreEvictionFilter`` (NodeFit): all of them are pure, so only the cost changes."""
         handle = self.handle
         for node in nodes:
             name = str(node["metadata"]["name"])
             listed = [
                 pod
                 for pod in handle.active_pods_on_node(name)
-                if self.accepts(pod) and handle.filter(pod) and handle.pre_eviction_filter(pod) and violates(pod, node)
+                if self.accepts(pod) and handle.filter(pod) and violates(pod, node) and handle.pre_eviction_filter(pod)
             ]
             for pod in listed:
                 outcome = handle.evict(pod, NAME)

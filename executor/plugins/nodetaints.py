@@ -59,15 +59,16 @@ class Implementation:
         for node in nodes:
             name = str(node["metadata"]["name"])
             taints = [taint for taint in (node.get("spec") or {}).get("taints") or [] if self.counts(taint)]
+            # the listing's checks are pure: the cheap toleration test goes before PreEvictionFilter (NodeFit)
             listed = [
                 pod
                 for pod in handle.active_pods_on_node(name)
-                if self.accepts(pod) and handle.filter(pod) and handle.pre_eviction_filter(pod)
+                if self.accepts(pod)
+                and handle.filter(pod)
+                and not nodeutil.tolerations_tolerate_taints((pod.get("spec") or {}).get("tolerations") or [], taints)
+                and handle.pre_eviction_filter(pod)
             ]
             for pod in listed:
-                tolerations = (pod.get("spec") or {}).get("tolerations") or []
-                if nodeutil.tolerations_tolerate_taints(tolerations, taints):
-                    continue
                 outcome = handle.evict(pod, NAME)
                 if outcome is Outcome.NODE_LIMIT:
                     break

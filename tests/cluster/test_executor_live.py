@@ -7,6 +7,7 @@ import json
 import re
 import secrets
 import signal
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -381,7 +382,11 @@ def test_interval_mode_repeats_cycles_serves_metrics_and_stops_on_sigterm(
 
         def scraped() -> str | None:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as answer:
+                # HTTPS with the self-signed certificate made at start, unverified as a kubelet probe does
+                unverified = ssl.create_default_context()
+                unverified.check_hostname, unverified.verify_mode = False, ssl.CERT_NONE
+                url = f"https://127.0.0.1:{port}/metrics"
+                with urllib.request.urlopen(url, timeout=2, context=unverified) as answer:
                     text = answer.read().decode()
             except OSError:
                 return None
@@ -431,3 +436,58 @@ def test_a_camel_case_pre_eviction_filter_runs_only_when_upstream_would_run_it_i
     assert 'unknown field "preEvictionFilter"' in err and "(DS003)" in err
     _, expected, _ = _desched(capsys, *args, "--policy", str(plain))
     assert sorted(_evicted(done)) == sorted(_evicted(expected))
+
+
+def test_with_pdbs_run_evicts_and_is_refused_exactly_as_simulate_predicted(
+    control_plane: ControlPlane,
+    kube: Api,
+    loaded: tuple[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    namespace, run = loaded
+    version = kube.pdb_version()
+    budgets = {"web": {"minAvailable": 4}, "crash": {"maxUnavailable": 1}, "tainted": {"maxUnavailable": "0%"}}
+    for app, spec in budgets.items():
+        kube.create(
+            {
+                "apiVersion": version,
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": app, "namespace": namespace},
+                "spec": {**spec, "selector": {"matchLabels": {"app": app}}},
+            }
+        )
+
+    def observed() -> bool:
+        listed = kube.list(version, "PodDisruptionBudget", namespace)
+        return len(listed) == 3 and all((pdb.get("status") or {}).get("observedGeneration") for pdb in listed)
+
+    wait_for(observed, what="the disruption controller's PDB status")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(_policy(namespace, run))
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _listed(kube, namespace, run)}))
+
+    def refused(document: Json) -> list[tuple[str, str]]:
+        return sorted((f["pod"], f["outcome"]) for f in document["failures"])
+
+    args = ("--policy", str(policy), "--format", "json")
+    code, predicted, err = _desched(capsys, "simulate", "--cluster", str(snapshot), *args)
+    assert code == 0, err
+    assert {pod for pod, _, _ in _evicted(predicted)} == {"crash-1", "failed-1"}
+    assert refused(predicted) == sorted([(_duplicate_refused(predicted), "refused"), ("tainted-1", "refused")])
+    assert any(
+        "disruption budget" in f["message"] and f"{namespace}/tainted" in f["message"] for f in predicted["failures"]
+    )
+    code, ignoring, _ = _desched(capsys, "simulate", "--ignore-pdbs", "--cluster", str(snapshot), *args)
+    assert {pod for pod, _, _ in _evicted(ignoring)} >= {"tainted-1", "crash-1", "failed-1"}
+    code, done, err = _desched(capsys, "run", "--kubeconfig", control_plane.kubeconfig, *args)
+    assert code == 0, err  # refusals by a PDB are what run expects
+    assert _evicted(done) == _evicted(predicted)
+    assert refused(done) == refused(predicted)
+
+
+def _duplicate_refused(document: Json) -> str:
+    web = [str(f["pod"]) for f in document["failures"] if f["pod"].startswith("web-")]
+    assert len(web) == 1 and web[0] in ("web-1", "web-2", "web-3"), web
+    return web[0]

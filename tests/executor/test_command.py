@@ -69,7 +69,7 @@ def test_json_contract(capsys, policy: Path) -> None:
     )
     document = json.loads(out)
     assert code == 0
-    assert set(document) == {"evictions", "summary"}
+    assert set(document) == {"evictions", "summary", "failures"}
     assert set(document["summary"]) == {"evicted", "byPlugin", "byNode", "byNamespace", "skippedCycle"}
     for eviction in document["evictions"]:
         assert set(eviction) == {"namespace", "pod", "node", "profile", "plugin"}

@@ -14,6 +14,8 @@ from desched.cli import main
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "executor"
 RUNNERS = {"job": "Job", "cronjob": "CronJob", "deployment": "Deployment", "dry-run": "CronJob"}
+NAMESPACE = "desched-system"
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -27,13 +29,26 @@ def _pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _resources(directory: Path) -> list[dict[str, Any]]:
-    """The objects of a kustomization, following ``resources`` (the subset of Kustomize these files use)."""
+    """The objects of a kustomization, following ``resources``, with ``configMapGenerator``'s ConfigMaps and the
+    ``namespace`` set on every namespaced object (the subset of Kustomize these files use; patches are not applied)."""
     kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
     objects: list[dict[str, Any]] = []
     for entry in kustomization.get("resources", []):
         target = directory / entry
         objects += _resources(target) if target.is_dir() else _load(target)
+    for generator in kustomization.get("configMapGenerator", []):
+        data = {name: (directory / name).read_text() for name in generator["files"]}
+        objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": generator["name"]}, "data": data})
+    if "namespace" in kustomization:
+        for obj in objects:
+            if obj["kind"] not in CLUSTER_SCOPED:
+                obj["metadata"]["namespace"] = kustomization["namespace"]
     return objects
+
+
+def _workload(runner: str) -> dict[str, Any]:
+    (workload,) = [obj for obj in _resources(DEPLOY / runner) if obj["kind"] in ("Job", "CronJob", "Deployment")]
+    return workload
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
@@ -53,9 +68,49 @@ def test_each_runner_runs_desched_on_the_policy_hardened(runner: str) -> None:
         "readOnlyRootFilesystem": True,
         "capabilities": {"drop": ["ALL"]},
     }
-    assert pod["volumes"] == [{"name": "policy", "configMap": {"name": "desched-policy"}}]
+    assert pod["volumes"][0] == {"name": "policy", "configMap": {"name": "desched-policy"}}
+    assert pod["priorityClassName"] == "system-cluster-critical"  # as upstream's chart and manifests
     if runner == "deployment":
-        assert container["args"][3:] == ["--interval", "5m", "--metrics-bind-address", "0.0.0.0:10258"]
+        assert container["args"][3:7] == ["--interval", "5m", "--metrics-bind-address", "0.0.0.0:10258"]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_each_runner_puts_every_object_in_one_namespace(runner: str) -> None:
+    objects = _resources(DEPLOY / runner)
+    assert {obj["kind"] for obj in objects} >= {"Namespace", "ServiceAccount", "ConfigMap", RUNNERS[runner]}
+    for obj in objects:
+        expected = None if obj["kind"] in CLUSTER_SCOPED else NAMESPACE
+        assert obj["metadata"].get("namespace") == expected, (obj["kind"], obj["metadata"]["name"])
+    (namespace,) = [obj for obj in objects if obj["kind"] == "Namespace"]
+    assert namespace["metadata"]["name"] == NAMESPACE
+
+
+def test_the_deployment_probes_the_health_endpoint_the_executor_serves() -> None:
+    pod = _pod_spec(_workload("deployment"))
+    (container,) = pod["containers"]
+    port = int(container["args"][container["args"].index("--metrics-bind-address") + 1].rpartition(":")[2])
+    assert container["ports"] == [{"name": "metrics", "containerPort": port}]
+    for probe in ("livenessProbe", "readinessProbe"):
+        # HTTPS on the metrics port, as upstream; the executor answers /healthz (tests/executor/test_metrics.py)
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "metrics", "scheme": "HTTPS"}, probe
+    # The self-signed certificate is written to a private temporary directory to be loaded: /tmp must be writable.
+    assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
+    assert {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}} in pod["volumes"]
+
+
+def test_the_job_has_a_deadline() -> None:
+    job = _workload("job")
+    assert 0 < job["spec"]["activeDeadlineSeconds"] <= 3600
+
+
+@pytest.mark.parametrize("runner", ["cronjob", "dry-run"])
+def test_the_cronjob_never_overlaps_and_ends_before_the_next_run(runner: str) -> None:
+    cronjob = _workload(runner)["spec"]
+    assert cronjob["concurrencyPolicy"] == "Forbid"
+    minute, *rest = cronjob["schedule"].split()
+    assert minute.startswith("*/") and rest == ["*"] * 4  # every N minutes
+    interval = int(minute[2:]) * 60
+    assert 0 < cronjob["jobTemplate"]["spec"]["activeDeadlineSeconds"] < interval
 
 
 def test_the_dry_run_overlay_adds_dry_run() -> None:
@@ -107,7 +162,36 @@ def test_kustomize_builds_each_runner(runner: str) -> None:
         "ConfigMap",
         RUNNERS[runner],
     }
-    assert all(doc["metadata"].get("namespace") in (None, "desched-system") for doc in built)
+    for doc in built:
+        expected = None if doc["kind"] in CLUSTER_SCOPED else NAMESPACE
+        assert doc["metadata"].get("namespace") == expected, (doc["kind"], doc["metadata"]["name"])
     workload = next(doc for doc in built if doc["kind"] == RUNNERS[runner])
     assert _pod_spec(workload)["containers"][0]["image"] == "ghcr.io/desched/desched:0.1.0"
     assert ("--dry-run" in _pod_spec(workload)["containers"][0]["args"]) is (runner == "dry-run")
+
+
+def test_the_deployment_runs_two_replicas_with_leader_election_on_a_lease_it_may_keep() -> None:
+    deployment = _workload("deployment")
+    assert deployment["spec"]["replicas"] == 2
+    (container,) = _pod_spec(deployment)["containers"]
+    args = container["args"]
+    assert "--leader-elect" in args
+    assert args[args.index("--leader-elect-resource-namespace") + 1] == "$(POD_NAMESPACE)"
+    assert {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}} in container["env"]
+    rbac = _load(DEPLOY / "base" / "rbac.yaml")
+    role = next(obj for obj in rbac if obj["kind"] == "Role")
+    granted = {
+        (group, resource, verb, tuple(rule.get("resourceNames", ())))
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert granted == {
+        ("coordination.k8s.io", "leases", "create", ()),
+        ("coordination.k8s.io", "leases", "get", ("descheduler",)),
+        ("coordination.k8s.io", "leases", "update", ("descheduler",)),
+    }
+    binding = next(obj for obj in rbac if obj["kind"] == "RoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "desched-executor", "namespace": NAMESPACE}]

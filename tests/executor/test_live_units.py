@@ -9,7 +9,7 @@ import pytest
 
 from desched.errors import KubeError
 from desched.executor.cluster import Cluster
-from desched.executor.evictions import Limits, Outcome, PodEvictor
+from desched.executor.evictions import BackendError, Failure, Limits, Outcome, PodEvictor
 from desched.executor.live import Evictions
 from desched.executor.metrics import ExecutorMetrics, serve
 from desched.policy.model import decode
@@ -70,9 +70,10 @@ def test_refusals_are_reported_per_pod_and_failure_events_only_when_asked() -> N
     refused = KubeError("POST ...: 429 Cannot evict pod as it would violate the pod's disruption budget.", 429)
     kube = RecordingKube(refused, KubeError("POST ...: 404 not found", 404))
     backend = Evictions(kube, decode({}))  # type: ignore[arg-type]
-    status, message = backend.evict(_pod(), "p", "x") or (None, "")
-    assert status == 429 and message.endswith("(ignoring)")
-    assert backend.evict(_pod(), "p", "x") == (404, "POST ...: 404 not found")
+    error = backend.evict(_pod(), "p", "x")
+    assert error is not None and (error.failure, error.status) == (Failure.REFUSED, 429)
+    assert error.message.endswith("(ignoring)")
+    assert backend.evict(_pod(), "p", "x") == BackendError(Failure.GONE, 404, "POST ...: 404 not found")
     assert [path for _, path, _ in kube.requests if "events" in path] == []
 
     kube = RecordingKube(refused)

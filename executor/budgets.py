@@ -1,0 +1,152 @@
+"""The Eviction API's PodDisruptionBudget check, for ``desched simulate`` to predict what ``desched run`` will meet
+(docs/executor-semantics.md#5-evicting).
+
+Contract: :class:`BudgetCheck` is an eviction backend. For a pod in phase Succeeded, Failed or Pending, or already
+terminating, the API does not look at budgets: it evicts. Otherwise the PDBs of the pod's namespace whose selector
+matches the pod decide: none, and it evicts; more than one, and the API refuses with a 500, as it does; one, and:
+
+* ``disruptionsAllowed`` is the PDB's ``status.disruptionsAllowed`` when the snapshot has it, else what the disruption
+  controller computes: ``max(0, currentHealthy - desiredHealthy)``, where ``currentHealthy`` counts the matching pods
+  that are Ready and not terminating, and ``desiredHealthy`` is ``minAvailable`` (an integer; a percentage of the
+  expected count, rounded up) or the expected count less ``maxUnavailable`` (an integer, or a percentage rounded up).
+  The expected count is the matching pods' count: a snapshot does not carry the controllers' scale, which the
+  controller would use for percentages;
+* a pod that is not Ready is evicted without using the budget while ``currentHealthy >= desiredHealthy`` (the
+  ``IfHealthyBudget`` policy, the default), or always (``AlwaysAllow``);
+* otherwise, with no disruption left the API refuses with a 429 naming the budget; else the pod is evicted and the
+  budget loses one disruption (and one healthy pod) for the rest of the cycle. A refused pod stays where it is, for the
+  plugins that come later.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from desched.executor.cluster import Cluster, Json, key
+from desched.executor.evictions import BackendError, Failure
+from desched.executor.podutil import is_terminating
+from desched.workloads.selectors import label_map
+
+__all__ = ["Budget", "BudgetCheck"]
+
+_IGNORED_PHASES = ("Succeeded", "Failed", "Pending")
+
+
+class Budget(NamedTuple):
+    """One PDB as the Eviction API sees it during the cycle."""
+
+    name: str
+    allowed: int
+    healthy: int
+    desired: int
+    always_allow_unhealthy: bool
+
+
+def _ready(pod: Json) -> bool:
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+def _healthy(pod: Json) -> bool:
+    return _ready(pod) and not is_terminating(pod)
+
+
+def _scaled(value: Any, expected: int) -> int:
+    """An int-or-percent PDB field against ``expected`` pods, rounded up as the disruption controller does."""
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            percent = int(value[:-1])
+        except ValueError:
+            return 0
+        return math.ceil(percent * expected / 100)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return 0
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class BudgetCheck:
+    """An eviction backend that applies the PDB check of the Eviction API (see the module contract)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        """Made before the cycle evicts anything: budgets count the pods as the cycle found them."""
+        self.cluster = cluster
+        self._budgets: dict[tuple[str, str], Budget] = {}
+        # namespace -> label set -> (the labels, the pods that carry them): a workload's pods share one
+        self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
+        for pod in cluster.pods.values():
+            labels = label_map((pod.get("metadata") or {}).get("labels"))
+            groups = self._pods.setdefault(key(pod)[0], {})
+            groups.setdefault(frozenset(labels.items()), (labels, []))[1].append(pod)
+        # pods of one workload share their labels: the PDBs that select a label set, found once
+        self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[Json]] = {}
+
+    def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
+        del profile, plugin
+        if (pod.get("status") or {}).get("phase") in _IGNORED_PHASES or is_terminating(pod):
+            return None
+        matching = self._matching(key(pod)[0], label_map((pod.get("metadata") or {}).get("labels")))
+        if not matching:
+            return None
+        if len(matching) > 1:
+            message = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+            return BackendError(Failure.ERROR, 500, message)
+        pdb = matching[0]
+        budget = self._budget(pdb)
+        healthy = _healthy(pod)
+        if not healthy and (budget.always_allow_unhealthy or budget.healthy >= budget.desired):
+            return None
+        if budget.allowed <= 0:
+            message = (
+                f"Cannot evict pod as it would violate the pod's disruption budget {budget.name} "
+                f"(it needs {budget.desired} healthy pods and has {budget.healthy})"
+            )
+            return BackendError(Failure.REFUSED, 429, message)
+        self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - healthy)
+        return None
+
+    def _matching(self, namespace: str, labels: dict[str, str]) -> list[Json]:
+        """The PDBs of ``namespace`` whose selector matches ``labels``."""
+        found = self._selecting.get((namespace, frozenset(labels.items())))
+        if found is None:
+            found = [pdb for pdb, selector in self.cluster.pdbs.get(namespace, []) if selector.matches(labels)]
+            self._selecting[(namespace, frozenset(labels.items()))] = found
+        return found
+
+    def _budget(self, pdb: Json) -> Budget:
+        found = self._budgets.get(key(pdb))
+        if found is None:
+            found = self._budgets[key(pdb)] = self._computed(pdb)
+        return found
+
+    def _computed(self, pdb: Json) -> Budget:
+        namespace, name = key(pdb)
+        spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
+        selector = next(compiled for other, compiled in self.cluster.pdbs[namespace] if other is pdb)
+        pods = [
+            pod for labels, group in self._pods.get(namespace, {}).values() if selector.matches(labels) for pod in group
+        ]
+        healthy = sum(1 for pod in pods if _healthy(pod))
+        expected = len(pods)
+        if spec.get("maxUnavailable") is not None:
+            desired = max(0, expected - _scaled(spec["maxUnavailable"], expected))
+        else:
+            desired = _scaled(spec.get("minAvailable"), expected)
+        allowed = max(0, healthy - desired)
+        if isinstance(
+            status.get("disruptionsAllowed"), int
+        ):  # the controller's own figures, when the snapshot has them
+            allowed = status["disruptionsAllowed"]
+            healthy = (
+                status.get("currentHealthy", healthy) if isinstance(status.get("currentHealthy"), int) else healthy
+            )
+            desired = (
+                status.get("desiredHealthy", desired) if isinstance(status.get("desiredHealthy"), int) else desired
+            )
+        always = spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
+        return Budget(f"{namespace}/{name}", allowed, healthy, desired, always)
