@@ -79,8 +79,9 @@ class BudgetCheck:
         self._budgets: dict[tuple[str, str], Budget] = {}
         # namespace -> label set -> (the labels, the pods that carry them): a workload's pods share one
         self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
-        for pod in cluster.pods.values():
-            labels = label_map((pod.get("metadata") or {}).get("labels"))
+        self._labels: dict[str, dict[str, str]] = {}  # uid -> labels
+        for uid, pod in cluster.pods.items():
+            labels = self._labels[uid] = label_map((pod.get("metadata") or {}).get("labels"))
             groups = self._pods.setdefault(key(pod)[0], {})
             groups.setdefault(frozenset(labels.items()), (labels, []))[1].append(pod)
         # pods of one workload share their labels: the PDBs that select a label set, found once
@@ -90,7 +91,11 @@ class BudgetCheck:
         del profile, plugin
         if (pod.get("status") or {}).get("phase") in _IGNORED_PHASES or is_terminating(pod):
             return None
-        matching = self._matching(key(pod)[0], label_map((pod.get("metadata") or {}).get("labels")))
+        uid = str((pod.get("metadata") or {}).get("uid"))
+        labels = self._labels.get(uid)
+        if labels is None:
+            labels = label_map((pod.get("metadata") or {}).get("labels"))
+        matching = self._matching(key(pod)[0], labels)
         if not matching:
             return None
         if len(matching) > 1:

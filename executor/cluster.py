@@ -11,7 +11,9 @@ upstream's dry-run sandbox does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
@@ -20,6 +22,22 @@ from desched.executor.podutil import is_terminal, pod_requests
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
 Json = dict[str, Any]
+
+
+@contextlib.contextmanager
+def bulk_load() -> Iterator[None]:
+    """Around reading and indexing a cluster: Python's cyclic garbage collector stays off while the objects are made
+    (millions of containers, none in a reference cycle: collecting over and over finds nothing and took 80% of the
+    time of decoding a 150 MB snapshot), and what was made is then left out of later collections (``gc.freeze``).
+    Reference counting still frees everything as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def key(obj: Json) -> tuple[str, str]:

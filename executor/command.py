@@ -23,6 +23,7 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
+from desched import jsontext
 from desched.errors import UsageError
 from desched.executor.cluster import Json
 from desched.policy.model import EVICTING_POINTS, Policy
@@ -200,14 +201,15 @@ class SimulateCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         from desched.executor.budgets import BudgetCheck
-        from desched.executor.cluster import Cluster
+        from desched.executor.cluster import Cluster, bulk_load
         from desched.executor.defaultevictor import UnrunnablePolicy
         from desched.executor.evictions import Limits, PodEvictor
         from desched.executor.framework import prepare_policy, run_cycle
 
         policy = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
-        cluster = Cluster.from_objects(read_snapshot(args.cluster))
+        with bulk_load():
+            cluster = Cluster.from_objects(read_snapshot(args.cluster))
         try:
             prepared = prepare_policy(policy)
             budgets = None if args.ignore_pdbs else BudgetCheck(cluster)
@@ -219,7 +221,7 @@ class SimulateCommand:
         document = report(result, evictor.evictions, args.explain)
         document["failures"] = [failure._asdict() for failure in evictor.failures]
         if args.format == "json":
-            sys.stdout.write(json.dumps(document, indent=2) + "\n")
+            sys.stdout.write(jsontext.dumps(document) + "\n")
         else:
             sys.stdout.write(render_text(document, result.errors, evictor.failures))
         for problem in result.errors:

@@ -31,7 +31,6 @@ cannot be reached or listed - nothing is evicted then.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import signal
@@ -42,9 +41,9 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from desched import __version__
+from desched import __version__, jsontext
 from desched.errors import KubeError, UsageError
-from desched.executor.cluster import Cluster, Json, key, node_of
+from desched.executor.cluster import Cluster, Json, bulk_load, key, node_of
 from desched.executor.command import load_policy, render_text, report
 from desched.executor.defaultevictor import UnrunnablePolicy
 from desched.executor.evictions import (
@@ -293,7 +292,8 @@ def _cycle(driver: Driver) -> CycleDone:
     evictor: PodEvictor | None = None
     result = HALTED
     try:
-        cluster = Cluster.from_objects(list_cluster(driver.kube, guard.check))
+        with bulk_load():
+            cluster = Cluster.from_objects(list_cluster(driver.kube, guard.check))
         backend = None if args.dry_run else Evictions(driver.kube, driver.policy, guard.pause)
         evictor = PodEvictor(cluster, Limits.from_policy(driver.policy), backend, guard.check)
 
@@ -335,7 +335,7 @@ def _print_summary(result: CycleResult, evictor: PodEvictor, args: argparse.Name
     document["summary"]["halted"] = halted
     document["summary"]["dryRun"] = bool(args.dry_run)
     if args.format == "json":
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        sys.stdout.write(jsontext.dumps(document) + "\n")
     else:
         text = render_text(document, result.errors, evictor.failures)
         sys.stdout.write(text + (f"cycle stopped early: {halted}\n" if halted else ""))
