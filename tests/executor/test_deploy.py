@@ -178,7 +178,8 @@ def test_the_deployment_runs_two_replicas_with_leader_election_on_a_lease_it_may
     assert "--leader-elect" in args
     assert args[args.index("--leader-elect-resource-namespace") + 1] == "$(POD_NAMESPACE)"
     assert {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}} in container["env"]
-    rbac = _load(DEPLOY / "base" / "rbac.yaml")
+    rbac = _load(DEPLOY / "deployment" / "leader-election.yaml")
+    assert not any(obj["kind"] in ("Role", "RoleBinding") for obj in _load(DEPLOY / "base" / "rbac.yaml"))
     role = next(obj for obj in rbac if obj["kind"] == "Role")
     granted = {
         (group, resource, verb, tuple(rule.get("resourceNames", ())))
