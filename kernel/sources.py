@@ -2,19 +2,31 @@
 
 Contract: :func:`iter_paths` yields display names in a stable order and reports what it could not read through
 ``on_error`` instead of raising; :func:`read_text` returns the decoded text or raises :class:`SourceError`
-carrying a 1-based position, so that bad bytes become a DS001 finding rather than a crash.
+carrying a 1-based position, so that bad bytes become a DS001 finding rather than a crash. Special files (FIFOs,
+sockets, devices) are never opened: a named one is an error, one met in a directory walk is skipped.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 
 from desched.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "TEMPLATE_SUFFIXES", "SourceError", "is_ignored", "is_template", "iter_paths", "read_text"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "TEMPLATE_SUFFIXES",
+    "SourceError",
+    "is_ignored",
+    "is_template",
+    "iter_paths",
+    "read_text",
+    "require_regular",
+]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -22,6 +34,12 @@ YAML_SUFFIXES = (".yaml", ".yml")
 TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".yaml.gotmpl")
 _WALKED = YAML_SUFFIXES + TEMPLATE_SUFFIXES  # what a directory walk yields
 _SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache"}
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 class SourceError(InputError):
@@ -48,27 +66,59 @@ def is_template(path: str) -> bool:
     return path.endswith(TEMPLATE_SUFFIXES)
 
 
-def iter_paths(paths: Iterable[str], ignore: Iterable[str], on_error: Callable[[str, str], None]) -> Iterator[str]:
+def _not_regular(path: str) -> str | None:
+    """``not a regular file (a FIFO)`` and the like when ``path`` (symlinks followed) is a special file; None when
+    it is a regular file or a directory, or cannot be stat'ed (reading it will say why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    kind = next((name for test, name in _SPECIAL if test(mode)), None)
+    return None if kind is None else f"not a regular file ({kind})"
+
+
+def require_regular(path: str) -> None:
+    """Raise ``OSError`` (``strerror``: ``not a regular file (a FIFO)``, ...) when ``path`` is a special file, which
+    is never opened: a FIFO would block forever, a device may act on being opened."""
+    reason = _not_regular(path)
+    if reason is not None:
+        raise OSError(errno.EINVAL, reason, path)
+
+
+def iter_paths(
+    paths: Iterable[str],
+    ignore: Iterable[str],
+    on_error: Callable[[str, str], None],
+    on_skip: Callable[[str, str], None] | None = None,
+) -> Iterator[str]:
     """Yield the files to lint: named files as given, YAML files and YAML templates (:func:`is_template`) found under
     named directories, ``-`` for stdin.
 
     Directories are walked recursively in sorted order, skipping VCS and tool folders and anything matching
-    ``ignore``. A missing path or an unreadable directory is passed to ``on_error(path, reason)``.
+    ``ignore``. A missing path, a named special file or an unreadable directory is passed to ``on_error(path,
+    reason)``; a special file found in a directory is not yielded but passed to ``on_skip(path, reason)`` if given.
     """
     patterns = list(ignore)
     for path in paths:
         if path == "-":
             yield path
         elif os.path.isdir(path):
-            yield from _walk(path, patterns, on_error)
+            yield from _walk(path, patterns, on_error, on_skip)
         elif os.path.exists(path) or os.path.islink(path):
-            if not is_ignored(path, patterns):
+            if is_ignored(path, patterns):
+                continue
+            reason = _not_regular(path)
+            if reason is None:
                 yield path
+            else:
+                on_error(path, reason)
         else:
             on_error(path, "no such file or directory")
 
 
-def _walk(top: str, patterns: list[str], on_error: Callable[[str, str], None]) -> Iterator[str]:
+def _walk(
+    top: str, patterns: list[str], on_error: Callable[[str, str], None], on_skip: Callable[[str, str], None] | None
+) -> Iterator[str]:
     try:
         entries = sorted(os.scandir(top), key=lambda entry: entry.name)
     except OSError as exc:
@@ -84,15 +134,20 @@ def _walk(top: str, patterns: list[str], on_error: Callable[[str, str], None]) -
             is_dir = False
         if is_dir:
             if entry.name not in _SKIP_DIRS:
-                yield from _walk(path, patterns, on_error)
+                yield from _walk(path, patterns, on_error, on_skip)
         elif entry.name.endswith(_WALKED):
-            yield path
+            reason = _not_regular(path)
+            if reason is None:
+                yield path
+            elif on_skip is not None:
+                on_skip(path, reason)
 
 
 def _read_bytes(path: str) -> bytes:
     if path == "-":
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     else:
+        require_regular(path)
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     return data

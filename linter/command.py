@@ -108,6 +108,8 @@ class LintCommand:
         run = lint_paths(args.paths or ["."], settings, ignore, args.stdin_filename)
         report = findings_report(run.findings, run.files, run.sources, args.color, run.skipped)
         _write(report, formats)
+        for line in run.passed:
+            print(f"desched: note: skipped {line}", file=sys.stderr)
         for line in run.unreadable:
             print(f"desched: {line}", file=sys.stderr)
         if run.unreadable:

@@ -27,13 +27,15 @@ class LintRun(NamedTuple):
     """What one lint run found: ``findings`` sorted (suppressed ones included, with ``Finding.suppressed`` set),
     the number of ``files`` linted, the ``unreadable`` paths as ``cannot read PATH: reason`` lines, the text of
     every file a finding points at (``sources``, for showing the offending lines), and the templates not linted as
-    (file, reason) pairs (``skipped``; they are not counted in ``files``)."""
+    (file, reason) pairs (``skipped``; they are not counted in ``files``), and the special files (FIFOs, sockets,
+    devices) a directory walk passed over as ``PATH: reason`` lines (``passed``; never an error)."""
 
     findings: list[Finding]
     files: int
     unreadable: list[str]
     sources: dict[str, str]
     skipped: tuple[tuple[str, str], ...] = ()
+    passed: tuple[str, ...] = ()
 
 
 def load_config(path: str | None = None) -> Config:
@@ -77,8 +79,9 @@ def lint_paths(
     sources: dict[str, str] = {}
     kept: list[FileResult] = []  # files with policies or other documents: checked once every file is read
     skipped: list[tuple[str, str]] = []
+    passed: list[str] = []
     files = 0
-    for path in iter_paths(paths, ignore, on_error):
+    for path in iter_paths(paths, ignore, on_error, lambda path, reason: passed.append(f"{path}: {reason}")):
         try:
             result = read_file(path, chosen, display=stdin_name if path == "-" else None)
         except OSError as exc:
@@ -100,7 +103,7 @@ def lint_paths(
     for finding in lint_repository(kept, chosen):
         findings.append(finding)
         sources.setdefault(finding.file, texts.get(finding.file, ""))
-    return LintRun(sorted(findings, key=Finding.sort_key), files, unreadable, sources, tuple(skipped))
+    return LintRun(sorted(findings, key=Finding.sort_key), files, unreadable, sources, tuple(skipped), tuple(passed))
 
 
 def _collect(result: FileResult, findings: list[Finding], sources: dict[str, str]) -> None:

@@ -6,15 +6,20 @@ processed; a refused file is never written). Output contract:
 
 * print: with one input (a file or ``-``) its text, migrated or not; with several, each file that changes, after a
   ``# ==> FILE <==`` line.
-* ``in-place``: writes each changed file through a temporary file in the same directory and an atomic rename,
-  keeping its mode and encoding (UTF-8 with or without BOM, UTF-16); ``-`` is printed instead. Says ``migrated
-  FILE`` on stderr.
+* ``in-place``: writes each changed file through a temporary file in the same directory (``.NAME.PID.N.desched-tmp``)
+  and an atomic rename, keeping its mode, owner and group (as far as the user may set them) and encoding (UTF-8
+  with or without BOM, UTF-16); ``-`` is printed instead. Says ``migrated FILE`` on stderr. A file is either wholly
+  old or wholly new; SIGTERM, SIGINT and SIGHUP remove the temporary files not yet renamed before the process dies
+  of the signal, and the temporary files of a killed (SIGKILL) run are removed by the next run writing in that
+  directory. A read-only file (no write permission; for root, no write bit) is refused unless ``force``, and so is
+  a migrated text larger than :data:`~desched.sources.MAX_FILE_BYTES`.
 * ``check``: ``would migrate FILE`` on stdout for each file that would change.
 * ``diff``: a unified diff per changed file (``--- FILE`` / ``+++ FILE``, so ``patch -p0`` applies it).
 * every conversion note on stderr as ``FILE:LINE: note: MESSAGE`` (lines of the input), unless ``quiet``;
   every error as ``desched: FILE:LINE:COL: MESSAGE``.
 * templates (:func:`~desched.sources.is_template`, found in directories or named) are never read nor written, in
-  any mode: ``FILE: note: template not migrated ...`` on stderr, unless ``quiet``.
+  any mode: ``FILE: note: template not migrated ...`` on stderr, unless ``quiet``; so are special files met in a
+  directory (``FILE: note: skipped: not a regular file (a FIFO)``), while a named one is an error.
 """
 
 from __future__ import annotations
@@ -22,17 +27,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import os
+import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import Any, TextIO
 
 from desched import versions
 from desched.migrate.rewrite import Result, migrate_text
 from desched.releases import Deployments, chart_yaml_app_version
-from desched.sources import SourceError, is_template, iter_paths, read_text
+from desched.sources import MAX_FILE_BYTES, SourceError, is_template, iter_paths, read_text
 from desched.yamlsrc import YamlError, load_all
 
 __all__ = ["MIGRATE", "MODES", "AtomicWriter", "MigrateCommand", "run", "write_atomic"]
@@ -41,13 +50,25 @@ MODES = ("print", "in-place", "check", "diff")
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_SUFFIX = ".desched-tmp"
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
 
 
-def _stage(path: str, text: str) -> tuple[str, str, int]:
+def _writable(path: str, info: os.stat_result) -> bool:
+    """Whether the user may write ``path``: for root, which may write anything, whether any write bit is set."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return bool(info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    return os.access(path, os.W_OK)
+
+
+def _stage(path: str, text: str, force: bool = False) -> tuple[str, str, int]:
     """Write ``text`` to a new temporary file beside ``path``, in ``path``'s encoding (UTF-8, with or without BOM,
-    or UTF-16) and mode; returns (real target, temporary file, open descriptor of the temporary file)."""
+    or UTF-16), owner, group and mode; returns (real target, temporary file, open descriptor of the temporary file).
+    Raises ``OSError`` for a read-only ``path`` (unless ``force``) or a text over ``MAX_FILE_BYTES``."""
     real = os.path.realpath(path)
     info = os.stat(real)
+    if not force and not _writable(real, info):
+        raise OSError(errno.EACCES, "read-only file, not written (--force writes it anyway)", path)
     with open(real, "rb") as handle:
         start = handle.read(3)
     data = text.encode("utf-8")
@@ -55,12 +76,18 @@ def _stage(path: str, text: str) -> tuple[str, str, int]:
         if start.startswith(bom):
             data = bom + text.encode(codec)
             break
+    if len(data) > MAX_FILE_BYTES:
+        limit = MAX_FILE_BYTES // (1024 * 1024)
+        raise OSError(errno.EFBIG, f"migrated file is larger than the {limit} MiB that lint reads; not written", path)
     fd, temporary = _create_beside(real)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.chmod(temporary, stat.S_IMODE(info.st_mode))
+        if hasattr(os, "fchown"):
+            with contextlib.suppress(PermissionError):  # only root may give a file away
+                os.fchown(fd, info.st_uid, info.st_gid)
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))  # after chown, which clears set-id bits
     except BaseException:
         os.close(fd)
         _remove(temporary)
@@ -90,6 +117,14 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
+class _Interrupted(BaseException):
+    """A termination signal arrived while an :class:`AtomicWriter` was open."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class AtomicWriter:
     """Replaces many files, each atomically, syncing the disk once per batch instead of once per file.
 
@@ -97,30 +132,86 @@ class AtomicWriter:
     on leaving a ``with`` block) makes all staged data durable with one ``sync``, then renames each temporary file
     over its target and calls ``done(path, None)``, or ``done(path, reason)`` when that rename fails. A target is
     untouched until its own rename; an exception in the ``with`` block removes the temporary files not yet renamed.
+    ``force`` writes read-only files too. Before the first stage in a directory, the temporary files left there by a
+    killed run are removed.
+
+    In the main thread, the ``with`` block catches SIGTERM, SIGINT and SIGHUP (those not ignored): one that arrives
+    while a file is staged or renamed waits for that step, then the temporary files not yet renamed are removed, the
+    previous handlers are restored and the signal is raised again, to be handled (or kill) as it would have been.
     """
 
-    def __init__(self, done: Callable[[str, str | None], None], batch: int = 256) -> None:
+    def __init__(self, done: Callable[[str, str | None], None], batch: int = 256, force: bool = False) -> None:
         self.done = done
         self.batch = batch
+        self.force = force
         self.pending: list[tuple[str, str, str, int]] = []
+        self._swept: set[str] = set()
+        self._previous: dict[int, Any] = {}
+        self._depth = 0  # > 0: inside a step a signal must not cut
+        self._signal: int | None = None
 
     def __enter__(self) -> AtomicWriter:
+        if threading.current_thread() is threading.main_thread():
+            for signum in _SIGNALS:
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._on_signal)
         return self
 
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        if kind is None:
-            self.commit()
+    def __exit__(self, kind: object, error: object, trace: object) -> bool:
+        self._depth += 1  # a signal now only waits for the clean-up
+        try:
+            if kind is None:
+                self.commit()
+            else:
+                self.abort()
+        finally:
+            self._depth -= 1
+            for caught, handler in self._previous.items():
+                signal.signal(caught, handler)
+            self._previous.clear()
+        signum = error.signum if isinstance(error, _Interrupted) else self._signal
+        if signum is None:
+            return False
+        self._signal = None
+        signal.raise_signal(signum)  # the previous handler's turn: it may raise or end the process
+        return isinstance(error, _Interrupted)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self._depth:
+            self._signal = signum
         else:
-            self.abort()
+            raise _Interrupted(signum)
+
+    @contextlib.contextmanager
+    def _step(self) -> Iterator[None]:
+        """A step no signal cuts: one arriving meanwhile is raised (as :class:`_Interrupted`) once it is done."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+        signum = self._signal
+        if not self._depth and signum is not None:
+            self._signal = None
+            raise _Interrupted(signum)
 
     def stage(self, path: str, text: str) -> None:
-        """Raises ``OSError`` when the temporary file cannot be written (the target is untouched)."""
-        real, temporary, fd = _stage(path, text)
-        self.pending.append((path, real, temporary, fd))
+        """Raises ``OSError`` when the temporary file cannot be written or the file is refused (target untouched)."""
+        with self._step():
+            directory = os.path.dirname(os.path.realpath(path))
+            if directory not in self._swept:
+                self._swept.add(directory)
+                _sweep(directory)
+            real, temporary, fd = _stage(path, text, self.force)
+            self.pending.append((path, real, temporary, fd))
         if len(self.pending) >= self.batch:
             self.commit()
 
     def commit(self) -> None:
+        with self._step():
+            self._commit()
+
+    def _commit(self) -> None:
         pending, self.pending = self.pending, []
         if not pending:
             return
@@ -154,16 +245,42 @@ class AtomicWriter:
             _remove(temporary)
 
 
+def _sweep(directory: str) -> None:
+    """Remove the temporary files a killed run left in ``directory``: ``.NAME.PID.N.desched-tmp`` whose PID is no
+    running process (POSIX only: elsewhere a PID cannot be probed safely)."""
+    if os.name != "posix":  # pragma: no cover - Windows
+        return
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return
+    for name in names:
+        parts = name.split(".")
+        stale = name.startswith(".") and name.endswith(_SUFFIX) and len(parts) >= 5 and parts[-3].isdigit()
+        if stale and not _running(int(parts[-3])):
+            _remove(os.path.join(directory, name))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
 def _create_beside(path: str) -> tuple[int, str]:
     """A new, private file next to ``path`` (same directory, hence same file system for the rename)."""
     directory, base = os.path.split(path)
     for attempt in range(100):
-        temporary = os.path.join(directory, f".{base}.{os.getpid()}.{attempt}.desched-tmp")
+        temporary = os.path.join(directory, f".{base}.{os.getpid()}.{attempt}{_SUFFIX}")
         try:
             return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), temporary
         except FileExistsError:
             continue
-    return tempfile.mkstemp(prefix=f".{base}.", suffix=".desched-tmp", dir=directory or ".")
+    return tempfile.mkstemp(prefix=f".{base}.", suffix=_SUFFIX, dir=directory or ".")
 
 
 def _deployments(files: list[str]) -> Deployments:
@@ -194,6 +311,10 @@ class _Session:
     def fail(self, message: str) -> None:
         self.errors += 1
         self.err.write(f"desched: {message}\n")
+
+    def note(self, line: str) -> None:
+        if not self.quiet:
+            self.err.write(line + "\n")
 
     def written(self, path: str, reason: str | None) -> None:
         """Called by the writer when a staged file is committed (``reason`` is None) or could not be."""
@@ -262,14 +383,23 @@ def run(
     upstream_compatible: bool = False,
     merge_profiles: bool = False,
     quiet: bool = False,
+    force: bool = False,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
     """Migrate ``paths`` (files, directories walked for ``*.yaml``/``*.yml``, ``-`` for stdin; templates are
-    skipped with a note); returns the exit code."""
+    skipped with a note, and so are special files met in a directory; ``force`` writes read-only files); returns
+    the exit code."""
     single = len(paths) == 1 and (paths[0] == "-" or not os.path.isdir(paths[0]))
     session = _Session(mode, quiet, single, stdout or sys.stdout, stderr or sys.stderr)
-    files = list(iter_paths(paths, [], lambda path, reason: session.fail(f"{path}: cannot read: {reason}")))
+    files = list(
+        iter_paths(
+            paths,
+            [],
+            lambda path, reason: session.fail(f"{path}: cannot read: {reason}"),
+            lambda path, reason: session.note(f"{path}: note: skipped: {reason}"),
+        )
+    )
     session.single = single and len(files) == 1
     options: dict[str, Any] = {
         "target": target,
@@ -277,7 +407,7 @@ def run(
         "merge_profiles": merge_profiles,
         "deployments": _deployments(files) if target is None else None,
     }
-    with AtomicWriter(session.written) as writer:
+    with AtomicWriter(session.written, force=force) as writer:
         for path in files:
             migrated = session.migrate(path, options)
             if migrated is not None:
@@ -356,6 +486,7 @@ class MigrateCommand:
             "--merge-profiles", action="store_true", help="fold the one-profile-per-strategy output into one profile"
         )
         parser.add_argument("-q", "--quiet", action="store_true", help="no notes or 'migrated FILE' lines on stderr")
+        parser.add_argument("--force", action="store_true", help="with --in-place, rewrite read-only files too")
 
     def run(self, args: argparse.Namespace) -> int:
         return run(
@@ -365,6 +496,7 @@ class MigrateCommand:
             upstream_compatible=args.upstream_compatible,
             merge_profiles=args.merge_profiles,
             quiet=args.quiet,
+            force=args.force,
         )
 
 

@@ -8,6 +8,10 @@ slashes, percent-encoded; ``-`` becomes ``stdin``; a file outside ``base_dir`` g
 region whose line and column are at least 1, logical locations for the object and the JSON pointer, and
 ``partialFingerprints`` hashed from rule, file, path and message (not the line, so alerts survive edits that move
 them). Suppressed findings are included, with an ``inSource`` suppression carrying the reason.
+
+At most :data:`MAX_RESULTS` results per run (GitHub code scanning rejects a whole upload above 25,000): past it,
+suppressed results are left out first, then infos, then warnings, then errors from the end, and the run's invocation
+carries a warning notification that says how many of each were cut.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from desched.linter.finding import Finding, RuleInfo
 from desched.linter.formatters import Report
 from desched.linter.formatters.json_ import dumps
 
-__all__ = ["FINGERPRINT_KEY", "INFORMATION_URI", "render"]
+__all__ = ["FINGERPRINT_KEY", "INFORMATION_URI", "MAX_RESULTS", "render"]
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/desched/desched"
@@ -30,6 +34,8 @@ RULES_DOC = f"{INFORMATION_URI}/blob/main/docs/rules.md"
 FINGERPRINT_KEY = "deschedFindingHash/v1"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 _DRIVE = re.compile(r"^[A-Za-z]:/")
+MAX_RESULTS = 25_000
+_CUT_ORDER = ("suppressed", "info", "warning", "error")  # what goes first when a run has too many results
 
 
 def render(report: Report) -> str:
@@ -41,7 +47,8 @@ def render(report: Report) -> str:
     index = {rule_id: position for position, rule_id in enumerate(ordered)}
     base = os.path.abspath(report.base_dir)
     seen: dict[str, int] = {}
-    results = [_result(finding, index[finding.rule], base, seen) for finding in report.findings]
+    kept, cut = _capped(report.findings)
+    results = [_result(finding, index[finding.rule], base, seen) for finding in kept]
     driver = {
         "name": "desched",
         "informationUri": INFORMATION_URI,
@@ -55,7 +62,37 @@ def render(report: Report) -> str:
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
+    if cut:
+        counts = ", ".join(f"{count:,} {kind}" for kind, count in cut.items() if count)
+        text = (
+            f"{len(report.findings):,} results, more than the {MAX_RESULTS:,} a SARIF run may hold for GitHub code "
+            f"scanning: {sum(cut.values()):,} left out ({counts}); the text, JSON and JUnit outputs list them all"
+        )
+        notification = {"level": "warning", "message": {"text": text}, "descriptor": {"id": "results-capped"}}
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [notification]}]
     return dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]})
+
+
+def _kind(finding: Finding) -> str:
+    return "suppressed" if finding.suppressed is not None else finding.severity
+
+
+def _capped(findings: list[Finding]) -> tuple[list[Finding], dict[str, int]]:
+    """At most :data:`MAX_RESULTS` findings, in their order, and how many of each kind were cut (empty: none)."""
+    excess = len(findings) - MAX_RESULTS
+    if excess <= 0:
+        return findings, {}
+    cut = dict.fromkeys(_CUT_ORDER, 0)
+    dropped: set[int] = set()
+    for kind in _CUT_ORDER:
+        for position in range(len(findings) - 1, -1, -1):  # from the end: the first findings of a kind stay
+            if len(dropped) == excess:
+                break
+            if position not in dropped and _kind(findings[position]) == kind:
+                dropped.add(position)
+                cut[kind] += 1
+    kept = [finding for position, finding in enumerate(findings) if position not in dropped]
+    return kept, {kind: count for kind, count in cut.items() if count}
 
 
 def _rule(info: RuleInfo) -> dict[str, Any]:

@@ -390,7 +390,9 @@ def test_a_leader_that_loses_its_lease_stops_and_exits_1(
 def test_the_deploy_role_lets_the_executor_keep_its_lease_and_no_other(
     kube: Api, namespace: str, control_plane: ControlPlane
 ) -> None:
-    rbac = [doc for doc in yaml.safe_load_all((ROOT / "deploy/executor/deployment/leader-election.yaml").read_text()) if doc]
+    rbac = [
+        doc for doc in yaml.safe_load_all((ROOT / "deploy/executor/deployment/leader-election.yaml").read_text()) if doc
+    ]
     role = next(doc for doc in rbac if doc["kind"] == "Role")
     binding = next(doc for doc in rbac if doc["kind"] == "RoleBinding")
     for doc in (role, binding):

@@ -73,7 +73,22 @@ def test_action_is_composite_and_uploads_sarif():
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
     lint = next(step for step in steps if step.get("id") == "lint")
-    assert "--format sarif" in lint["run"] and "desched lint" in lint["run"]
+    assert "--format sarif" in lint["run"] and '"$DESCHED" lint' in lint["run"]
     upload = next(step for step in steps if "upload-sarif" in step.get("uses", ""))
     assert upload["with"]["sarif_file"] == "${{ inputs.sarif-file }}"
     assert all(step.get("shell") == "bash" for step in steps if "run" in step)
+
+
+def test_action_scripts_take_inputs_from_the_environment_and_leave_the_callers_python_alone():
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as handle:
+        action = yaml.safe_load(handle)
+    steps = action["runs"]["steps"]
+    for step in steps:
+        # an expression pasted into a script is a shell injection: inputs arrive as environment variables
+        assert "${{" not in step.get("run", ""), step
+    assert not any("setup-python" in step.get("uses", "") for step in steps)
+    install = next(step for step in steps if step.get("name") == "Install desched")
+    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}" and "python3 -m venv" in install["run"]
+    assert "version" not in action["inputs"]  # nothing of that name is on PyPI: the action installs its own checkout
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        assert "security-events: write" in handle.read()

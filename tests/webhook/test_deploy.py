@@ -37,6 +37,8 @@ INSTALL_KINDS = {
     "ServiceAccount",
     "ClusterRole",
     "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
     "Deployment",
     "PodDisruptionBudget",
     "Service",
@@ -80,7 +82,6 @@ RULES = {
 POLICY_WEBHOOKS = ("policies.desched.io", "kubedeschedulers.desched.io", "wrappers.desched.io")
 # The contract: read-only, on exactly these (group, resource).
 READS = {
-    ("", "configmaps"),
     ("", "namespaces"),
     ("", "persistentvolumeclaims"),
     ("", "replicationcontrollers"),
@@ -95,6 +96,9 @@ READS = {
     ("scheduling.k8s.io", "priorityclasses"),
     ("storage.k8s.io", "storageclasses"),
 }
+# The active policy (--policy-configmap): the one ConfigMap the webhook may read, in its own namespace.
+POLICY_NAMESPACE, POLICY_NAME = "kube-system", "descheduler"
+POLICY_ROLE = "desched-webhook-policy"
 # The contract: `desched webhook` flags (all take a value); --deny is optional.
 REQUIRED_FLAGS = {"--host", "--port", "--tls-cert", "--tls-key", "--metrics-port", "--mode", "--policy-configmap"}
 OPTIONAL_FLAGS = {"--deny"}
@@ -284,6 +288,8 @@ def test_the_overlay_installs_everything_in_the_namespace(built: tuple[str, list
     assert _one(objects, "Namespace")["metadata"]["name"] == NAMESPACE
     for obj in objects:
         expected = None if obj["kind"] in CLUSTER_KINDS else NAMESPACE
+        if obj["metadata"]["name"] == POLICY_ROLE:
+            expected = POLICY_NAMESPACE
         assert obj["metadata"].get("namespace") == expected, (obj["kind"], obj["metadata"]["name"])
         assert obj["metadata"]["labels"] == {
             "app.kubernetes.io/name": "desched",
@@ -309,6 +315,7 @@ def test_the_deployment_is_highly_available_and_hardened(built: tuple[str, list[
         "labelSelector": {"matchLabels": labels},
     }
     assert pod["serviceAccountName"] == "desched-webhook"
+    assert pod["priorityClassName"] == "system-cluster-critical"  # policies fail closed: never preempted
     security = pod["securityContext"]
     assert security["runAsNonRoot"] is True and security["runAsUser"] != 0 and security["runAsGroup"] != 0
     assert security["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -409,7 +416,6 @@ def test_rbac_is_read_only_on_exactly_the_contracted_resources(built: tuple[str,
     }
     assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in role["rules"])  # no resourceNames, URLs
     assert granted == {(group, resource, verb) for group, resource in READS for verb in ("get", "list", "watch")}
-    assert not [kind for kind in ("Role", "RoleBinding") if any(obj["kind"] == kind for obj in objects)]
     binding = _one(objects, "ClusterRoleBinding", "desched-webhook")
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
@@ -419,6 +425,28 @@ def test_rbac_is_read_only_on_exactly_the_contracted_resources(built: tuple[str,
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "desched-webhook", "namespace": NAMESPACE}]
     account = _one(objects, "ServiceAccount", "desched-webhook")
     assert account["automountServiceAccountToken"] is True  # it lists and watches through the API
+
+
+def test_the_policy_configmap_is_the_only_configmap_it_can_read(built: tuple[str, list[Obj]]) -> None:
+    _, objects = built
+    assert _flags(_container(objects)["args"])["--policy-configmap"] == f"{POLICY_NAMESPACE}/{POLICY_NAME}"
+    role = _one(objects, "Role", POLICY_ROLE)
+    assert role["metadata"]["namespace"] == POLICY_NAMESPACE
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": [POLICY_NAME],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    binding = _one(objects, "RoleBinding", POLICY_ROLE)
+    assert binding["metadata"]["namespace"] == POLICY_NAMESPACE
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": POLICY_ROLE}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "desched-webhook", "namespace": NAMESPACE}]
+    cluster_wide = [obj for obj in objects if obj["kind"] == "ClusterRole"]
+    for rule in (rule for obj in cluster_wide for rule in obj["rules"]):
+        assert "configmaps" not in rule["resources"] and "*" not in rule["resources"], rule
 
 
 # -- the webhook configuration ----------------------------------------------------------------------------------------
