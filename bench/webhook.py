@@ -19,6 +19,12 @@ Two measurements per form, alternated with the no-op in every round (A B A B) so
   gives the latency a ``kubectl apply`` sees.
 
 Targets: webhook throughput at least 50% of the no-op's (saturated) and p99 at most 20 ms (paced), for each form.
+
+Flood (issue 18): ``--flood`` (default 32) distinct policy ConfigMaps of 1 MB each (8 data keys of 128 KiB, within the
+webhook's policy limits) posted at once, one TLS connection each, to a fresh ``desched webhook``: the slowest answer and
+the p99 against the webhook's ``timeoutSeconds`` (5 s), and the peak RSS of the server's process tree (workers
+included) against the Deployment's memory limit (``deploy/webhook/base/deployment.yaml``). Answers may deny (busy or
+over budget: the policy webhook fails closed); none may be late.
 Run ``python bench/webhook.py``; ``--json PATH`` also writes the figures.
 """
 
@@ -28,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -40,12 +47,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tests.webhook.server import Running, serve, start  # noqa: E402
+from tests.webhook.server import Running, policy_review, serve, start  # noqa: E402
 
 NOOP = """
 import json, sys
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from desched.prometheus import Counter
 from desched.webhook.server import Certificate, run
 app, ops = FastAPI(), FastAPI()
 @app.post("/validate")
@@ -57,11 +65,14 @@ async def validate(request: Request):
 async def ready():
     return "ok"
 port, metrics, cert, key = sys.argv[1:]
-sys.exit(run(app, ops, "127.0.0.1", int(port), int(metrics), Certificate(cert, key)))
+failures = Counter("noop_certificate_reload_failures_total", "", ())
+sys.exit(run(app, ops, "127.0.0.1", int(port), int(metrics), Certificate(cert, key, failures)))
 """
 
 MARK = "maxNoOfPodsToEvictPerNode: 5"  # the unique form writes the request counter in place of the 5
 TARGET_RATIO, TARGET_P99_MS = 0.5, 20.0
+TIMEOUT_SECONDS = 5.0  # the policy webhooks' timeoutSeconds (deploy/webhook/base/webhook.yaml)
+UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
 
 # wrk prints one JSON line when the run is over: requests, duration, errors and latency percentiles (microseconds).
 REPORT = """
@@ -233,12 +244,63 @@ def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict
     }
 
 
+def memory_limit() -> int:
+    """The webhook Deployment's memory limit in bytes."""
+    text = Path(ROOT, "deploy", "webhook", "base", "deployment.yaml").read_text()
+    found = re.search(r"limits: \{memory: (\d+)(Ki|Mi|Gi)\}", text)
+    if found is None:
+        raise SystemExit("no memory limit in deploy/webhook/base/deployment.yaml")
+    return int(found.group(1)) * UNITS[found.group(2)]
+
+
+def flood(count: int) -> dict[str, Any]:
+    """``count`` distinct 1 MB policy ConfigMaps at once against a fresh webhook (see the module docstring)."""
+    bodies = [policy_review(seed, 2**20, keys=8) for seed in range(count)]
+    with tempfile.TemporaryDirectory() as work:
+        webhook = start(Path(work, "flood"))
+        try:
+            answers, peak = webhook.flood(bodies)
+        finally:
+            webhook.stop()
+    times = sorted(seconds for seconds, _ in answers)
+    p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
+    limit = memory_limit()
+    outcomes: dict[str, int] = {}
+    for _, answer in answers:
+        message = answer.get("status", {}).get("message", "")
+        outcome = "allowed" if answer["allowed"] else message.removeprefix("desched: ").split(":")[0]
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    return {
+        "requests": count,
+        "max_s": times[-1],
+        "p99_s": p99,
+        "peak_rss_bytes": peak,
+        "memory_limit_bytes": limit,
+        "outcomes": outcomes,
+        "targets": {
+            "flood/max": {
+                "value": times[-1],
+                "text": f"flood of {count} 1 MB policies, slowest answer: {times[-1]:.2f} s, p99 {p99:.2f} s "
+                f"(target <= {TIMEOUT_SECONDS:g})",
+                "met": times[-1] <= TIMEOUT_SECONDS,
+            },
+            "flood/rss": {
+                "value": peak,
+                "text": f"flood of {count} 1 MB policies, peak RSS: {peak / 2**20:.0f} MiB "
+                f"(target <= {limit / 2**20:.0f})",
+                "met": peak <= limit,
+            },
+        },
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=5.0, help="per run (default 5)")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds; medians are reported (default 3)")
     parser.add_argument("--pace-ms", type=int, default=100, help="paced mode: ms between requests per connection")
+    parser.add_argument("--flood", type=int, default=32, help="concurrent 1 MB policies in the flood (default 32)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -248,6 +310,8 @@ def main() -> int:
         )
         return 2
     result = measure(args.connections, args.seconds, args.rounds, args.pace_ms)
+    result["flood"] = flood(args.flood)
+    result["targets"].update(result["flood"]["targets"])
     print(
         f"machine: {result['machine']}; wrk -t1 -c{args.connections}, load generator on the same machine; "
         f"medians of {args.rounds} alternated rounds of {args.seconds:g} s"
@@ -258,6 +322,7 @@ def main() -> int:
         print(
             f"{mode:<10} {name:<9} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f}"
         )
+    print(f"flood outcomes: {result['flood']['outcomes']}")
     for target in result["targets"].values():
         print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
     if args.json:

@@ -10,7 +10,9 @@ Contract:
   ``digitalSignature``, ``keyEncipherment`` (critical), extended key usage ``serverAuth``, not a CA. It needs
   ``cryptography`` (extras ``webhook`` and ``executor``), imported only when called.
 * :func:`write_atomic` replaces a file so that a reader sees the old one or the new one, never a part.
-* :func:`server_context` is a server-side SSL context accepting TLS 1.2 and later, with a certificate chain loaded.
+* :func:`server_context` is a server-side SSL context with a certificate chain loaded, accepting TLS 1.3 and, unless
+  the minimum is 1.3, TLS 1.2 with ECDHE key exchange and AEAD ciphers only (:data:`TLS12_CIPHERS`: AES-GCM,
+  ChaCha20-Poly1305); CBC suites, static RSA key exchange and compression are refused.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ __all__ = [
     "BACKDATE",
     "CA_DAYS",
     "DEFAULT_DAYS",
+    "TLS12_CIPHERS",
+    "TLS_VERSIONS",
     "Bundle",
     "IPAddress",
     "generate",
@@ -41,6 +45,8 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 CA_DAYS = 3650
 DEFAULT_DAYS = 365
 BACKDATE = datetime.timedelta(minutes=5)
+TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"  # OpenSSL cipher string; TLS 1.3 suites are all AEAD and not affected
+TLS_VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}  # the minimum versions offered
 
 
 class Bundle(NamedTuple):
@@ -131,10 +137,13 @@ def write_atomic(path: str, data: bytes, mode: int) -> None:
         raise
 
 
-def server_context(cert_file: str, key_file: str) -> ssl.SSLContext:
-    """A server SSL context for TLS 1.2 and later serving the chain in ``cert_file`` (the certificate first, then any
-    CA) with the key in ``key_file``. Raises ``ssl.SSLError`` or ``OSError`` when they do not load as a pair."""
+def server_context(cert_file: str, key_file: str, minimum: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2) -> ssl.SSLContext:
+    """A server SSL context (see the module contract) for ``minimum`` and later serving the chain in ``cert_file``
+    (the certificate first, then any CA) with the key in ``key_file``. Raises ``ssl.SSLError`` or ``OSError`` when
+    they do not load as a pair (a key that does not match the certificate included)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.minimum_version = minimum
+    context.set_ciphers(TLS12_CIPHERS)
+    context.options |= ssl.OP_NO_COMPRESSION
     context.load_cert_chain(cert_file, key_file)
     return context

@@ -3,12 +3,16 @@
 Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``
 (:mod:`desched.webhook.review` decides). A body over ``max_body_bytes`` gets 413, a body that is not an AdmissionReview
 400 (``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision
-(deny for policy objects in ``enforce`` mode, allow with a warning otherwise), as is running out of the time budget.
-At most ``max_concurrency`` decisions run at once; the others wait within their time budget. Small policy objects
+(deny for policy objects in ``enforce`` mode, allow with a warning otherwise), as are a policy object over the
+:class:`~desched.webhook.limits.PolicyLimits` (checked before anything parses it), a full worker pool ("webhook busy")
+and
+running out of the time budget (counted from the request's arrival, reading the body included). Small policy objects
 (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on the event loop: their cost is bounded by
-their size and is below that of a hand-off to a thread (and the GIL contention it brings under load); the others
-(large or aliased policies, workloads and PDBs, which read the cluster cache) run in the thread pool, where the time
-budget applies. Decisions on policy objects are remembered by content (:class:`~desched.webhook.cache.DecisionCache`).
+their size and is below that of a hand-off. The other policy objects are decided in the
+:class:`~desched.webhook.pool.DecisionPool` (worker processes, a bounded queue; a worker still deciding when the
+budget runs out is killed, so the work stops). Workloads, PDBs and the active policy ConfigMap, which read the
+cluster cache, run in the thread pool, at most ``max_concurrency`` at once, the others waiting within their time
+budget. Decisions on policy objects are remembered by content (:class:`~desched.webhook.cache.DecisionCache`).
 Every request logs one JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs, whether the
 decision came from the cache, and duration - never the object's data.
 ``/readyz`` is 200 only while the TLS certificate is loaded (and the cluster cache, when there is one, has synced).
@@ -29,8 +33,11 @@ from starlette.concurrency import run_in_threadpool
 
 from desched.prometheus import Counter, Histogram
 from desched.webhook.cache import DecisionCache, reads_cluster
-from desched.webhook.decision import ClusterView, Decision, Options, response
-from desched.webhook.review import POLICY_KINDS, BadReview, parse_review
+from desched.webhook.decision import ClusterView, Decision, Options, mapping, response, skip
+from desched.webhook.depth import MAX_DEPTH, too_deep
+from desched.webhook.limits import PolicyLimits
+from desched.webhook.pool import DecisionPool
+from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
 
 Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")
@@ -55,9 +62,14 @@ class WebhookMetrics:
             "Decisions answered from the decision cache (the same object seen before)",
             (),
         )
+        self.reload_failures = Counter(
+            "desched_webhook_certificate_reload_failures_total",
+            "Changes of the certificate files that did not load as a pair (the previous certificate kept serving)",
+            (),
+        )
 
     def exposition(self) -> str:
-        families = (self.requests, self.latency, self.rules, self.rejected, self.cached)
+        families = (self.requests, self.latency, self.rules, self.rejected, self.cached, self.reload_failures)
         return "\n".join(line for family in families for line in family.render()) + "\n"
 
 
@@ -71,29 +83,31 @@ class Reviewer:
         budget: float = 2.5,
         max_concurrency: int = 64,
         max_body_bytes: int = 3 * 2**20,
+        limits: PolicyLimits | None = None,
+        workers: int = 2,
+        queue: int = 4,
     ) -> None:
         self.options = options
         self.cluster = cluster
         self.budget = budget
         self.max_body_bytes = max_body_bytes
+        self.limits = limits or PolicyLimits()
         self.metrics = WebhookMetrics()
         self.decisions = DecisionCache()
+        self.pool = DecisionPool(options, workers, queue)
         self._slots = asyncio.Semaphore(max_concurrency)
 
-    async def answer(self, request: Json, inline: bool = False) -> Decision:
-        """The decision on ``request``, on the event loop when ``inline`` (see :meth:`inline`), else in a thread."""
-        started = time.perf_counter()
+    async def answer(self, request: Json, body: bytes, received: float) -> Decision:
+        """The decision on ``request``, read from ``body`` (see the module contract for where it is made), within the
+        budget counted from ``received`` (the ``time.perf_counter()`` when the request arrived)."""
         try:
-            if inline:
-                decision = self.decisions.decide(request, self.options, self.cluster)
-            else:
-                decision = await asyncio.wait_for(self._decide(request), timeout=self.budget)
+            decision = await self._route(request, body, received + self.budget)
         except TimeoutError:
             decision = self._fallback(request, f"validation did not finish within {self.budget:g}s")
         except Exception as error:  # never a 500: the failure becomes a decision, and is logged
             LOG.exception("decision failed", extra={"uid": request.get("uid")})
             decision = self._fallback(request, f"validation failed: {type(error).__name__}")
-        self._account(request, decision, time.perf_counter() - started)
+        self._account(request, decision, time.perf_counter() - received)
         return decision
 
     def inline(self, request: Json, body: bytes | bytearray) -> bool:
@@ -103,6 +117,30 @@ class Reviewer:
         if request["kind"].get("kind") not in POLICY_KINDS or len(body) > INLINE_BYTES or b"*" in body:
             return False
         return not reads_cluster(request, self.cluster)
+
+    async def _route(self, request: Json, body: bytes, deadline: float) -> Decision:
+        kind = str(mapping(request["kind"]).get("kind", ""))
+        obj = request.get("object")
+        if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
+            return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
+        if request["operation"] in ("CREATE", "UPDATE") and isinstance(obj, dict):
+            reason = self.limits.exceeded(kind, obj)
+            if reason is not None and skip(str(request["uid"]), kind, obj) is None:
+                return self._fallback(request, f"policy over the limits: {reason}")
+        else:
+            return decide(request, self.options)  # allowed at once: nothing to check
+        if self.inline(request, body):
+            return self.decisions.decide(request, self.options, self.cluster)
+        key = self.decisions.key(request, self.cluster)
+        known = self.decisions.get(key, request)
+        if known is not None:
+            return known
+        if self.pool.full():
+            pending = self.pool.workers + self.pool.queue
+            return self._fallback(request, f"webhook busy: {pending} policy decisions running or queued, retry later")
+        decision = await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+        self.decisions.put(key, decision)
+        return decision
 
     async def _decide(self, request: Json) -> Decision:
         async with self._slots:
@@ -148,10 +186,11 @@ class Reviewer:
 
 def create_app(reviewer: Reviewer) -> FastAPI:
     """The admission app served over TLS."""
-    app = FastAPI(title="desched admission webhook", docs_url=None, redoc_url=None)
+    app = FastAPI(title="desched admission webhook", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.post("/validate")
     async def validate(request: Request) -> Response:
+        received = time.perf_counter()
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > reviewer.max_body_bytes:
             return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes")
@@ -160,11 +199,14 @@ def create_app(reviewer: Reviewer) -> FastAPI:
             body += chunk
             if len(body) > reviewer.max_body_bytes:
                 return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes")
+        data = bytes(body)
+        if too_deep(data):
+            return _refuse(reviewer, 400, f"the body nests deeper than {MAX_DEPTH} levels")
         try:
-            review = parse_review(bytes(body))
+            review = parse_review(data)
         except BadReview as error:
             return _refuse(reviewer, 400, str(error))
-        decision = await reviewer.answer(review, reviewer.inline(review, body))
+        decision = await reviewer.answer(review, data, received)
         return JSONResponse(response(decision))
 
     return app
@@ -176,8 +218,8 @@ def _refuse(reviewer: Reviewer, code: int, message: str) -> JSONResponse:
     return JSONResponse({"message": message}, status_code=code)
 
 
-def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool]) -> FastAPI:
-    """Health, readiness and metrics, served on plain HTTP."""
+def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool], detail: Callable[[], str] = str) -> FastAPI:
+    """Health, readiness and metrics, served on plain HTTP; ``detail()`` (lines) follows the ``/readyz`` verdict."""
     app = FastAPI(title="desched webhook operations", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.get("/healthz")
@@ -186,7 +228,8 @@ def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool]) -> FastAPI:
 
     @app.get("/readyz")
     async def readyz() -> PlainTextResponse:
-        return PlainTextResponse("ok\n") if ready() else PlainTextResponse("not ready\n", status_code=503)
+        verdict, code = ("ok\n", 200) if ready() else ("not ready\n", 503)
+        return PlainTextResponse(verdict + detail(), status_code=code)
 
     @app.get("/metrics")
     async def metrics() -> PlainTextResponse:

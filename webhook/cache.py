@@ -40,23 +40,37 @@ class DecisionCache:
 
     def decide(self, request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
         """:func:`desched.webhook.review.decide`, from the cache when this object was decided before."""
-        key = self._key(request, cluster)
+        key = self.key(request, cluster)
+        known = self.get(key, request)
+        if known is not None:
+            return known
+        decision = decide(request, options, cluster)
+        self.put(key, decision)
+        return decision
+
+    def get(self, key: bytes | None, request: Json) -> Decision | None:
+        """The earlier decision under ``key`` (:meth:`key`), answering ``request``; None when there is none."""
         if key is None:
-            return decide(request, options, cluster)
+            return None
         with self._lock:
             known = self._entries.get(key)
-            if known is not None:
-                self._entries.move_to_end(key)
-                return known._replace(uid=str(request["uid"]), cached=True)
-        decision = decide(request, options, cluster)
+            if known is None:
+                return None
+            self._entries.move_to_end(key)
+        return known._replace(uid=str(request["uid"]), cached=True)
+
+    def put(self, key: bytes | None, decision: Decision) -> None:
+        """Remember ``decision`` under ``key`` (nothing when the key is None)."""
+        if key is None:
+            return
         with self._lock:
             self._entries[key] = decision
             if len(self._entries) > self.size:
                 self._entries.popitem(last=False)
-        return decision
 
     @staticmethod
-    def _key(request: Json, cluster: ClusterView | None) -> bytes | None:
+    def key(request: Json, cluster: ClusterView | None) -> bytes | None:
+        """The cache key of ``request``; None when its decision is not cached (see the module contract)."""
         kind = mapping(request["kind"]).get("kind")
         obj = request.get("object")
         if (

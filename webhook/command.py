@@ -1,10 +1,11 @@
 """``desched webhook``: the validating admission webhook (see :mod:`desched.webhook.review` for what it decides).
 
 ``desched webhook --host 127.0.0.1 --port 8443 --tls-cert CERT --tls-key KEY [--metrics-port 9090]
-[--mode enforce|warn] [--policy-configmap NAMESPACE/NAME] [--deny RULES] [--kubeconfig PATH] [--context NAME]``
+[--mode enforce|warn] [--tls-min-version 1.2|1.3] [--max-connections N] [--policy-configmap NAMESPACE/NAME]
+[--deny RULES] [--kubeconfig PATH] [--context NAME]``
 
-Exit codes: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 usage error, unreadable certificate or unreachable
-cluster at start.
+Exit codes: 0 after a graceful shutdown (SIGTERM/SIGINT); 2 usage error, unreadable certificate, a port that cannot
+be bound (in use) or unreachable cluster at start.
 """
 
 from __future__ import annotations
@@ -16,10 +17,22 @@ import sys
 from typing import TYPE_CHECKING
 
 from desched.errors import UsageError
+from desched.tls import TLS_VERSIONS
 
 if TYPE_CHECKING:
     from desched.linter.engine import Settings
     from desched.webhook.state import ClusterCache
+
+
+# The policy limits and the worker pool (README, "Admission webhook"): flag, default, help.
+LIMIT_FLAGS = (
+    ("--max-policy-bytes", 256 * 1024, "a policy text (ConfigMap key) or object over it is refused unparsed"),
+    ("--max-documents", 64, "YAML documents per policy text"),
+    ("--max-profiles", 256, "profiles per policy"),
+    ("--max-nodes", 100_000, "YAML nodes per policy text, estimated before parsing"),
+    ("--workers", 2, "worker processes deciding the policies too large for the event loop"),
+    ("--queue", 4, "policy decisions waiting for a worker; more are answered 'webhook busy' at once"),
+)
 
 
 class WebhookCommand:
@@ -79,14 +92,31 @@ class WebhookCommand:
         parser.add_argument(
             "--max-concurrency", type=int, default=64, help="decisions running at once (default: %(default)s)"
         )
+        for flag, default, what in LIMIT_FLAGS:
+            parser.add_argument(flag, type=int, default=default, help=f"{what} (default: %(default)s)")
+        parser.add_argument(
+            "--max-connections",
+            type=int,
+            default=512,
+            help="open connections per port beyond which requests get 503 (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--tls-min-version",
+            choices=tuple(TLS_VERSIONS),
+            default="1.2",
+            help="oldest TLS version accepted; 1.2 only with ECDHE and AES-GCM or ChaCha20 (default: %(default)s)",
+        )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policies run on")
-        parser.epilog = "Exit codes: 0 after SIGTERM/SIGINT; 2 usage error, unreadable certificate or cluster."
+        parser.epilog = (
+            "Exit codes: 0 after SIGTERM/SIGINT; 2 usage error, unreadable certificate, port in use, cluster."
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from desched import versions
         from desched.linter.engine import Settings
         from desched.webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
         from desched.webhook.decision import Options
+        from desched.webhook.limits import PolicyLimits
         from desched.webhook.server import Certificate, run
         from desched.webhook.workloads import WORKLOAD_RULES
 
@@ -108,40 +138,56 @@ class WebhookCommand:
         unknown = deny - set(WORKLOAD_RULES)
         if unknown:
             raise UsageError(f"--deny accepts {', '.join(WORKLOAD_RULES)}, not {', '.join(sorted(unknown))}")
-        try:
-            certificate = Certificate(args.tls_cert, args.tls_key)
-        except (OSError, ssl.SSLError) as error:
-            raise UsageError(f"cannot load the TLS certificate {args.tls_cert} / {args.tls_key}: {error}") from None
         settings = Settings(target=target)
         cache = None
         if args.policy_configmap:
             cache = _cache(args, settings)
-        reviewer = Reviewer(
-            Options(args.mode, deny, settings), cache, args.timeout_seconds, args.max_concurrency, args.max_body_bytes
-        )
-
-        def ready() -> bool:
-            return certificate.loaded and (cache is None or cache.synced())
-
-        logger.info(
-            "serving",
-            extra={
-                "event": {
-                    "port": args.port,
-                    "metricsPort": args.metrics_port,
-                    "mode": args.mode,
-                    "policy": args.policy_configmap,
-                }
-            },
-        )
         try:
+            reviewer = Reviewer(
+                Options(args.mode, deny, settings),
+                cache,
+                args.timeout_seconds,
+                args.max_concurrency,
+                args.max_body_bytes,
+                PolicyLimits(args.max_policy_bytes, args.max_documents, args.max_profiles, args.max_nodes),
+                args.workers,
+                args.queue,
+            )
+            reviewer.pool.start()  # the workers import while the server starts, not during the first large policy
+            try:
+                certificate = Certificate(
+                    args.tls_cert, args.tls_key, reviewer.metrics.reload_failures, TLS_VERSIONS[args.tls_min_version]
+                )
+            except (OSError, ssl.SSLError) as error:
+                raise UsageError(f"cannot load the TLS certificate {args.tls_cert} / {args.tls_key}: {error}") from None
+
+            def ready() -> bool:
+                return cache is None or cache.synced()
+
+            def detail() -> str:
+                failure = certificate.failure
+                return f"certificate reload failed, the previous certificate serves: {failure}\n" if failure else ""
+
+            logger.info(
+                "serving",
+                extra={
+                    "event": {
+                        "port": args.port,
+                        "metricsPort": args.metrics_port,
+                        "mode": args.mode,
+                        "policy": args.policy_configmap,
+                        "tlsMinVersion": args.tls_min_version,
+                    }
+                },
+            )
             return run(
                 create_app(reviewer),
-                create_ops_app(reviewer, ready),
+                create_ops_app(reviewer, ready, detail),
                 args.host,
                 args.port,
                 args.metrics_port,
                 certificate,
+                max_connections=args.max_connections,
             )
         finally:
             if cache is not None:

@@ -1,0 +1,98 @@
+"""Limits on the size and complexity of a policy object, checked on its text before anything parses it.
+
+Contract: :meth:`PolicyLimits.exceeded` names the first limit a policy object breaks, or returns None. It reads each
+policy data key of a ConfigMap (:func:`desched.documents.configmap_keys`) as text, and a KubeDescheduler or GitOps
+wrapper as the JSON object received; it never parses YAML. Of a text, bytes are exact (UTF-8), documents are the
+lines that start with ``---`` plus one, profiles the items of a block ``profiles:`` sequence (the longest one
+counts), and YAML nodes an upper estimate for block YAML: two per ``key:``, one per ``-`` item and per comma. Of an
+object, bytes are those of its ``repr``, profiles ``spec.profiles`` and nodes every key and value. Aliases, which
+could expand beyond the text, stay bounded by the loader's own limit (:data:`desched.yamlnodes.MAX_EXPANDED_NODES`)
+and by the time budget of the worker process that decides them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from desched.documents import configmap_keys
+from desched.webhook.decision import Json, mapping
+
+__all__ = ["PolicyLimits"]
+
+_PROFILES = re.compile(r"^([ \t]*)profiles:[ \t]*(?:#.*)?\n", re.MULTILINE)
+_ITEM = re.compile(r"(?:[ \t]*(?:#.*)?\r?\n)*([ \t]*)-(?=[ \t\r\n]|$)")  # the first item after blank lines
+
+
+class PolicyLimits(NamedTuple):
+    """The limits per policy text (a ConfigMap data key) or policy object (see the module contract)."""
+
+    max_bytes: int = 256 * 1024
+    max_documents: int = 64
+    max_profiles: int = 256
+    max_nodes: int = 100_000
+
+    def exceeded(self, kind: str, obj: Json) -> str | None:
+        """The first limit the policy object ``obj`` of ``kind`` exceeds, as a reason naming it; None within."""
+        if kind != "ConfigMap":
+            return self._object(obj)
+        data = mapping(obj.get("data"))
+        keys, values = configmap_keys(data)
+        for key in (*keys, *values):
+            reason = self._text(data[key])
+            if reason is not None:
+                return f"data[{key}]: {reason}"
+        return None
+
+    def _text(self, text: str) -> str | None:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.max_bytes:
+            return f"policy text of {size} bytes exceeds the limit of {self.max_bytes} bytes"
+        documents = text.count("\n---") + text.startswith("---") + 1
+        if documents > self.max_documents:
+            return f"{documents} YAML documents exceed the limit of {self.max_documents}"
+        profiles = max((_items(text, match) for match in _PROFILES.finditer(text)), default=0)
+        if profiles > self.max_profiles:
+            return f"{profiles} profiles exceed the limit of {self.max_profiles}"
+        keys = text.count(": ") + text.count(":\n") + text.count(":\r")
+        nodes = 2 * keys + text.count("- ") + text.count("-\n") + text.count(",") + documents
+        if nodes > self.max_nodes:
+            return f"about {nodes} YAML nodes exceed the limit of {self.max_nodes}"
+        return None
+
+    def _object(self, obj: Json) -> str | None:
+        size = len(repr(obj).encode("utf-8", "surrogatepass"))
+        if size > self.max_bytes:
+            return f"object of about {size} bytes exceeds the limit of {self.max_bytes} bytes"
+        profiles = mapping(obj.get("spec")).get("profiles")
+        if isinstance(profiles, list) and len(profiles) > self.max_profiles:
+            return f"{len(profiles)} profiles exceed the limit of {self.max_profiles}"
+        nodes = _nodes(obj)
+        if nodes > self.max_nodes:
+            return f"{nodes} nodes exceed the limit of {self.max_nodes}"
+        return None
+
+
+def _items(text: str, key: re.Match[str]) -> int:
+    """The number of items of the block sequence under the ``profiles:`` key ``key`` (0 if it is not one)."""
+    first = _ITEM.match(text, key.end())
+    if first is None or len(first.group(1)) < len(key.group(1)):
+        return 0
+    indent = re.escape(first.group(1))
+    end = re.compile(rf"^(?!{indent}-[ \t\r\n]|{indent}[ \t]|[ \t]*(?:#|\r?$))", re.MULTILINE).search(text, key.end())
+    block = text[key.end() : end.start() if end else len(text)]
+    return len(re.findall(rf"^{indent}-(?=[ \t\r\n]|$)", block, re.MULTILINE))
+
+
+def _nodes(value: Any) -> int:
+    """The number of nodes of a JSON value (every mapping, sequence and scalar; keys included)."""
+    count, pending = 0, [value]
+    while pending:
+        item = pending.pop()
+        count += 1
+        if isinstance(item, dict):
+            count += len(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return count
