@@ -267,3 +267,21 @@ def test_sigterm_under_wrk_drops_no_request(running: Running, tmp_path: Path) ->
     if errors is not None:
         read, write, timeout = map(int, errors.groups())
         assert read <= 32 and write == 0 and timeout == 0, output
+
+
+def test_answers_are_not_held_back_by_nagle(running: Running) -> None:
+    """Each answer on a keep-alive connection comes at once: with Nagle's algorithm on (a listening socket that did
+    not say IPPROTO_TCP), every one waited ~40 ms for the client's delayed ACK."""
+    connection = http.client.HTTPSConnection("127.0.0.1", running.port, context=_client(running), timeout=10)
+    try:
+        times = []
+        for _ in range(12):
+            started = time.perf_counter()
+            connection.request("POST", "/validate", body=REVIEW, headers={"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            answer.read()
+            assert answer.status == 200
+            times.append(time.perf_counter() - started)
+    finally:
+        connection.close()
+    assert sorted(times)[len(times) // 2] < 0.02, times
