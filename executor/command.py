@@ -1,15 +1,17 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
-* ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain]`` runs one cycle
-  offline on a snapshot (``kind: List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it),
-  with upstream's dry-run semantics: every eviction of a pod still present succeeds, PDBs are not simulated.
+* ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]``
+  runs one cycle offline on a snapshot (``kind: List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml``
+  prints it): every eviction of a pod still present meets the Eviction API's PodDisruptionBudget check
+  (:mod:`desched.executor.budgets`), or, with ``--ignore-pdbs``, succeeds (upstream's dry run).
 * ``run --policy POLICY [--dry-run] [--kubeconfig PATH] [--context NAME] [--interval DURATION]`` runs against the live
   cluster (see :mod:`desched.executor.live`).
 
 ``POLICY`` is a raw policy, a ConfigMap holding one, Helm chart values, a v1alpha1 policy (converted) or a
 KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings go to stderr and the exit code is 2.
-JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "summary": {evicted, byPlugin, byNode,
-byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``.
+JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "failures": [{namespace, pod, node, profile,
+plugin, status, message, outcome}], "summary": {evicted, byPlugin, byNode, byNamespace, skippedCycle}}``, plus
+``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``.
 
 Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error, unreadable policy or snapshot, a policy with lint
 errors, a policy that cannot run in this cluster (a missing PriorityClass, ...), or an unreachable cluster.

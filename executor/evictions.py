@@ -100,7 +100,8 @@ class Backend(Protocol):
 
 
 class DryRun:
-    """Every eviction of a pod still present succeeds (PDBs are not simulated, as upstream's dry run)."""
+    """Every eviction of a pod still present succeeds: upstream's dry run (``run --dry-run``, ``simulate
+    --ignore-pdbs``), where PodDisruptionBudgets are not consulted."""
 
     def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         return None
