@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 from desched.executor.cluster import Cluster, Json, key
 from desched.executor.evictions import BackendError, Failure
 from desched.executor.podutil import is_terminating
-from desched.workloads.selectors import label_map
+from desched.workloads.selectors import Selector, label_map
 
 __all__ = ["Budget", "BudgetCheck"]
 
@@ -85,7 +85,7 @@ class BudgetCheck:
             groups = self._pods.setdefault(key(pod)[0], {})
             groups.setdefault(frozenset(labels.items()), (labels, []))[1].append(pod)
         # pods of one workload share their labels: the PDBs that select a label set, found once
-        self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[Json]] = {}
+        self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[tuple[Json, Selector]]] = {}
 
     def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         del profile, plugin
@@ -101,8 +101,8 @@ class BudgetCheck:
         if len(matching) > 1:
             message = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
             return BackendError(Failure.ERROR, 500, message)
-        pdb = matching[0]
-        budget = self._budget(pdb)
+        pdb, selector = matching[0]
+        budget = self._budget(pdb, selector)
         healthy = _healthy(pod)
         if not healthy and (budget.always_allow_unhealthy or budget.healthy >= budget.desired):
             return None
@@ -115,24 +115,25 @@ class BudgetCheck:
         self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - healthy)
         return None
 
-    def _matching(self, namespace: str, labels: dict[str, str]) -> list[Json]:
-        """The PDBs of ``namespace`` whose selector matches ``labels``."""
+    def _matching(self, namespace: str, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
+        """The PDBs of ``namespace`` whose selector matches ``labels``, with their selectors."""
         found = self._selecting.get((namespace, frozenset(labels.items())))
         if found is None:
-            found = [pdb for pdb, selector in self.cluster.pdbs.get(namespace, []) if selector.matches(labels)]
+            found = [
+                (pdb, selector) for pdb, selector in self.cluster.pdbs.get(namespace, []) if selector.matches(labels)
+            ]
             self._selecting[(namespace, frozenset(labels.items()))] = found
         return found
 
-    def _budget(self, pdb: Json) -> Budget:
+    def _budget(self, pdb: Json, selector: Selector) -> Budget:
         found = self._budgets.get(key(pdb))
         if found is None:
-            found = self._budgets[key(pdb)] = self._computed(pdb)
+            found = self._budgets[key(pdb)] = self._computed(pdb, selector)
         return found
 
-    def _computed(self, pdb: Json) -> Budget:
+    def _computed(self, pdb: Json, selector: Selector) -> Budget:
         namespace, name = key(pdb)
         spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
-        selector = next(compiled for other, compiled in self.cluster.pdbs[namespace] if other is pdb)
         pods = [
             pod for labels, group in self._pods.get(namespace, {}).values() if selector.matches(labels) for pod in group
         ]

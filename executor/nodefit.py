@@ -21,7 +21,6 @@ from functools import partial
 from typing import Any, NamedTuple, Protocol
 
 from desched.executor import nodeutil
-from desched.executor.quantity import resource_value
 
 __all__ = ["FitIndex", "NodeFit", "NodeSet", "ScanFit", "node_set"]
 
@@ -174,7 +173,4 @@ class FitIndex:
 def _allocatable(node: Json) -> tuple[int, ...]:
     """The basic resources of ``status.allocatable`` (absent: 0, as NodeFit reads them)."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    return tuple(
-        0 if allocatable.get(resource) is None else resource_value(resource, allocatable[resource])
-        for resource in _INDEXED
-    )
+    return tuple(nodeutil.allocatable_amount(allocatable, resource) for resource in _INDEXED)

@@ -28,6 +28,7 @@ from desched.workloads.selectors import Selector, compile_selector, label_map
 
 __all__ = [
     "PodFacts",
+    "allocatable_amount",
     "best_preferred_weight",
     "fit_failure",
     "is_ready",
@@ -504,8 +505,12 @@ def _anti_affinity_failure(facts: PodFacts, node: Json, pods_on_node: Callable[[
     return None
 
 
-def _allocatable_value(name: str, raw: Any) -> int:
-    """:func:`resource_value` of an allocatable amount; nodes repeat the same few, so strings are parsed once."""
+def allocatable_amount(allocatable: Mapping[str, Any], name: str) -> int:
+    """Resource ``name`` of a node's ``status.allocatable`` as NodeFit reads it: 0 when absent. Nodes repeat the
+    same few amounts, so strings are parsed once."""
+    raw = allocatable.get(name)
+    if raw is None:
+        return 0
     return _parsed_amount(name, raw) if isinstance(raw, str) else resource_value(name, raw)
 
 
@@ -526,8 +531,7 @@ def _resource_failure(
     available_pods = 0
     for name in ("pods", *requests):
         if name in _BASIC_RESOURCES or name in allocatable:
-            raw = allocatable.get(name)
-            available = (0 if raw is None else _allocatable_value(name, raw)) - used.get(name, 0)
+            available = allocatable_amount(allocatable, name) - used.get(name, 0)
         else:
             available = 0
         if name == "pods":

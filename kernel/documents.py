@@ -37,6 +37,7 @@ __all__ = [
     "is_misdeclared_v1alpha1",
     "locate_policies",
     "looks_like_policy",
+    "object_identity",
     "policy_key",
 ]
 
@@ -308,10 +309,10 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
         yield Location("configmap" if keys else "other", path, doc, keys)
     if values_keys:
         label = object_label(doc, "ConfigMap")
-        yield Location("values-text", (*path, "data"), data, values_keys, label, configmap=_identity(doc))
+        yield Location("values-text", (*path, "data"), data, values_keys, label, configmap=object_identity(doc))
 
 
-def _identity(doc: YMap) -> tuple[str | None, str] | None:
+def object_identity(doc: Mapping[str, Any]) -> tuple[str | None, str] | None:
     """A Kubernetes object's (namespace, name); ``None`` without a name."""
     metadata = doc.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
@@ -392,7 +393,7 @@ def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extrac
     if parsed is None:
         return True
     docs, value_at, offsets = parsed
-    identity = _identity(cm)
+    identity = object_identity(cm)
     return _key_policies(file, owner, key, docs, result, value_at, offsets, (*identity, key) if identity else None)
 
 

@@ -34,7 +34,13 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
-from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, is_misdeclared_v1alpha1, locate_policies
+from desched.documents import (
+    HELM_POLICY_KEY,
+    HELM_VERSION_KEY,
+    is_misdeclared_v1alpha1,
+    locate_policies,
+    object_identity,
+)
 from desched.migrate._emit import (
     Comments,
     Copy,
@@ -357,12 +363,8 @@ class _Stream:
 
     def _reader(self, configmap: Any, key: str) -> Release | None:
         """The release of the descheduler that reads key ``key`` of the ConfigMap ``configmap``."""
-        metadata = configmap.get("metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        name, namespace = metadata.get("name"), metadata.get("namespace")
-        if not isinstance(name, str):
-            return None
-        return self.options.deployments.reader(namespace if isinstance(namespace, str) else None, name, key)
+        identity = object_identity(configmap)
+        return None if identity is None else self.options.deployments.reader(*identity, key)
 
     def _release(self, candidate: _Candidate) -> Release:
         """The release the output of ``candidate`` is written for (see :func:`migrate_text`)."""

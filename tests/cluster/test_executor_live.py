@@ -194,9 +194,10 @@ def test_run_evicts_exactly_what_simulate_predicted(
     )
 
 
-def _duplicate(document: Json) -> str:
-    """The one web pod RemoveDuplicates evicts from node a (which of the three duplicates is unspecified)."""
-    web = [str(e["pod"]) for e in document["evictions"] if e["pod"].startswith("web-")]
+def _duplicate(document: Json, outcome: str = "evictions") -> str:
+    """The one web pod RemoveDuplicates evicts (or, with ``outcome="failures"``, tries to evict) from node a: which
+    of the three duplicates is unspecified."""
+    web = [str(entry["pod"]) for entry in document[outcome] if entry["pod"].startswith("web-")]
     assert len(web) == 1 and web[0] in ("web-1", "web-2", "web-3"), web
     return web[0]
 
@@ -475,7 +476,7 @@ def test_with_pdbs_run_evicts_and_is_refused_exactly_as_simulate_predicted(
     code, predicted, err = _desched(capsys, "simulate", "--cluster", str(snapshot), *args)
     assert code == 0, err
     assert {pod for pod, _, _ in _evicted(predicted)} == {"crash-1", "failed-1"}
-    assert refused(predicted) == sorted([(_duplicate_refused(predicted), "refused"), ("tainted-1", "refused")])
+    assert refused(predicted) == sorted([(_duplicate(predicted, "failures"), "refused"), ("tainted-1", "refused")])
     assert any(
         "disruption budget" in f["message"] and f"{namespace}/tainted" in f["message"] for f in predicted["failures"]
     )
@@ -485,9 +486,3 @@ def test_with_pdbs_run_evicts_and_is_refused_exactly_as_simulate_predicted(
     assert code == 0, err  # refusals by a PDB are what run expects
     assert _evicted(done) == _evicted(predicted)
     assert refused(done) == refused(predicted)
-
-
-def _duplicate_refused(document: Json) -> str:
-    web = [str(f["pod"]) for f in document["failures"] if f["pod"].startswith("web-")]
-    assert len(web) == 1 and web[0] in ("web-1", "web-2", "web-3"), web
-    return web[0]
