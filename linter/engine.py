@@ -83,6 +83,11 @@ class Settings:
         self.options = options if options is not None else {}
         self._enabled: dict[tuple[str, frozenset[str]], list[ModuleType]] = {}
 
+    def __reduce__(self) -> tuple[type[Settings], tuple[Any, ...]]:
+        """Pickled as its plain fields only: the rule-module cache stays behind (a worker process builds its own)."""
+        fields = (self.target, self.disabled, self.severities, self.options, self.target_source, self.distribution)
+        return Settings, (*fields, self.clusters, self.clusters_base)
+
     def enabled_rules(self, kind: str) -> list[ModuleType]:
         """Enabled rules that run on a document of ``kind`` (a :class:`~desched.linter.rules._base.DocumentKind`)."""
         key = (kind, frozenset(self.disabled))

@@ -30,14 +30,16 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from desched.prometheus import Counter, Histogram
 from desched.webhook.cache import DecisionCache, reads_cluster
 from desched.webhook.decision import ClusterView, Decision, Options, mapping, response, skip
 from desched.webhook.depth import MAX_DEPTH, too_deep
 from desched.webhook.limits import PolicyLimits
-from desched.webhook.pool import DecisionPool
+from desched.webhook.pool import DecisionPool, WorkerError
 from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
+from desched.webhook.server import ARRIVAL
 
 Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")
@@ -67,9 +69,28 @@ class WebhookMetrics:
             "Changes of the certificate files that did not load as a pair (the previous certificate kept serving)",
             (),
         )
+        self.worker_start_failures = Counter(
+            "desched_webhook_worker_start_failures_total",
+            "Decision worker processes that could not be started (each is retried with backoff)",
+            (),
+        )
+        self.unchecked = Counter(
+            "desched_webhook_unchecked_total",
+            "Policy objects answered without a check (over the limits, busy, out of time, no worker), by result",
+            ("result",),
+        )
 
     def exposition(self) -> str:
-        families = (self.requests, self.latency, self.rules, self.rejected, self.cached, self.reload_failures)
+        families = (
+            self.requests,
+            self.latency,
+            self.rules,
+            self.rejected,
+            self.cached,
+            self.reload_failures,
+            self.worker_start_failures,
+            self.unchecked,
+        )
         return "\n".join(line for family in families for line in family.render()) + "\n"
 
 
@@ -94,7 +115,7 @@ class Reviewer:
         self.limits = limits or PolicyLimits()
         self.metrics = WebhookMetrics()
         self.decisions = DecisionCache()
-        self.pool = DecisionPool(options, workers, queue)
+        self.pool = DecisionPool(options, workers, queue, start_failures=self.metrics.worker_start_failures)
         self._slots = asyncio.Semaphore(max_concurrency)
 
     async def answer(self, request: Json, body: bytes, received: float) -> Decision:
@@ -104,8 +125,10 @@ class Reviewer:
             decision = await self._route(request, body, received + self.budget)
         except TimeoutError:
             decision = self._fallback(request, f"validation did not finish within {self.budget:g}s")
+        except WorkerError as error:
+            decision = self._fallback(request, f"validation failed: {error}")
         except Exception as error:  # never a 500: the failure becomes a decision, and is logged
-            LOG.exception("decision failed", extra={"uid": request.get("uid")})
+            LOG.exception("decision failed", extra={"event": {"uid": request.get("uid")}})
             decision = self._fallback(request, f"validation failed: {type(error).__name__}")
         self._account(request, decision, time.perf_counter() - received)
         return decision
@@ -121,6 +144,8 @@ class Reviewer:
     async def _route(self, request: Json, body: bytes, deadline: float) -> Decision:
         kind = str(mapping(request["kind"]).get("kind", ""))
         obj = request.get("object")
+        if time.perf_counter() >= deadline:
+            raise TimeoutError  # the budget went on reading and waiting: nothing is started that could not finish
         if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
             return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
         if request["operation"] in ("CREATE", "UPDATE") and isinstance(obj, dict):
@@ -147,11 +172,15 @@ class Reviewer:
             return await run_in_threadpool(self.decisions.decide, request, self.options, self.cluster)
 
     def _fallback(self, request: Json, reason: str) -> Decision:
+        """The answer when the object was not checked: denied for a policy object in enforce mode (the policy
+        webhooks fail closed), otherwise allowed with a warning that says it was not checked."""
         kind = str(request["kind"].get("kind", ""))
-        deny = self.options.mode == "enforce" and kind in POLICY_KINDS and request["operation"] in ("CREATE", "UPDATE")
-        return Decision(
-            str(request["uid"]), not deny, f"desched: {reason}", [] if deny else [f"desched: {reason}"], [], kind
-        )
+        policy = kind in POLICY_KINDS and request["operation"] in ("CREATE", "UPDATE")
+        deny = self.options.mode == "enforce" and policy
+        if policy:
+            self.metrics.unchecked.inc("denied" if deny else "allowed")
+        message = f"desched: not checked: {reason}"
+        return Decision(str(request["uid"]), not deny, message, [] if deny else [message], [], kind)
 
     def _account(self, request: Json, decision: Decision, seconds: float) -> None:
         result = "allowed" if decision.allowed else "denied"
@@ -190,15 +219,19 @@ def create_app(reviewer: Reviewer) -> FastAPI:
 
     @app.post("/validate")
     async def validate(request: Request) -> Response:
-        received = time.perf_counter()
+        arrival = request.scope.get("extensions", {}).get(ARRIVAL, {}).get("perf_counter")
+        received = arrival if isinstance(arrival, float) else time.perf_counter()
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > reviewer.max_body_bytes:
-            return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes")
+            return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes", close=True)
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > reviewer.max_body_bytes:
-                return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes")
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > reviewer.max_body_bytes:
+                    return _refuse(reviewer, 413, f"the body exceeds {reviewer.max_body_bytes} bytes", close=True)
+        except ClientDisconnect:  # gone, or refused by the server (late, or one too many reading): nobody to answer
+            return Response(status_code=499)
         data = bytes(body)
         if too_deep(data):
             return _refuse(reviewer, 400, f"the body nests deeper than {MAX_DEPTH} levels")
@@ -212,14 +245,17 @@ def create_app(reviewer: Reviewer) -> FastAPI:
     return app
 
 
-def _refuse(reviewer: Reviewer, code: int, message: str) -> JSONResponse:
+def _refuse(reviewer: Reviewer, code: int, message: str, close: bool = False) -> JSONResponse:
+    """A ``{"message": ...}`` answer with status ``code``; ``close`` when the body is left unread (the connection
+    cannot be reused)."""
     reviewer.metrics.rejected.inc(str(code))
     LOG.info("rejected", extra={"event": {"code": code, "message": message}})
-    return JSONResponse({"message": message}, status_code=code)
+    return JSONResponse({"message": message}, status_code=code, headers={"Connection": "close"} if close else None)
 
 
 def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool], detail: Callable[[], str] = str) -> FastAPI:
-    """Health, readiness and metrics, served on plain HTTP; ``detail()`` (lines) follows the ``/readyz`` verdict."""
+    """Health, readiness and metrics, served on plain HTTP. ``/readyz`` is 200 while ``ready()`` and the worker pool
+    can decide (:meth:`~desched.webhook.pool.DecisionPool.ready`); ``detail()`` (lines) follows its verdict."""
     app = FastAPI(title="desched webhook operations", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.get("/healthz")
@@ -228,8 +264,10 @@ def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool], detail: Callab
 
     @app.get("/readyz")
     async def readyz() -> PlainTextResponse:
-        verdict, code = ("ok\n", 200) if ready() else ("not ready\n", 503)
-        return PlainTextResponse(verdict + detail(), status_code=code)
+        deciding = reviewer.pool.ready()
+        verdict, code = ("ok\n", 200) if ready() and deciding else ("not ready\n", 503)
+        workers = "" if deciding else "no decision worker runs: starting one failed, retrying (see the log)\n"
+        return PlainTextResponse(verdict + workers + detail(), status_code=code)
 
     @app.get("/metrics")
     async def metrics() -> PlainTextResponse:
@@ -239,13 +277,24 @@ def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool], detail: Callab
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, message and the record's ``event`` fields."""
+    """One JSON object per line, whoever logs (desched, uvicorn, asyncio): time, level, logger, message and the
+    record's ``event`` fields; an exception is the fields ``error`` (its last line) and ``traceback`` (all of it, one
+    string), never lines of its own."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: Json = {"ts": round(record.created, 3), "level": record.levelname.lower(), "msg": record.getMessage()}
+        entry: Json = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         event = getattr(record, "event", None)
         if isinstance(event, dict):
             entry.update(event)
         if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info).splitlines()[-1]
+            text = self.formatException(record.exc_info)
+            entry["error"] = text.splitlines()[-1] if text else ""
+            entry["traceback"] = text
+        elif record.stack_info:
+            entry["traceback"] = record.stack_info
         return json.dumps(entry, default=str)

@@ -10,30 +10,46 @@ so that probes are answered while admission is busy, until SIGTERM or SIGINT, an
   callback). Open connections keep their session. A pair that does not load keeps the old certificate serving; the
   failure is counted (``desched_webhook_certificate_reload_failures_total``), logged once per change of the files,
   and reported by :attr:`Certificate.failure` until a later change loads.
-* Limits: a TLS handshake must finish within :data:`HANDSHAKE_TIMEOUT` seconds of the TCP connection, a request's
-  headers must arrive within :data:`HEADER_TIMEOUT` seconds of the connection or of their first byte, headers are at
-  most :data:`MAX_HEADER_BYTES`; an idle keep-alive connection is closed after :data:`KEEP_ALIVE` seconds. Beyond
-  ``max_connections`` open connections (per port), requests get 503.
-* Shutdown: both listeners stop accepting. A request that has arrived is answered, with ``Connection: close``; an
-  idle keep-alive connection stays open :data:`DRAIN` seconds so that a request already on its way is answered (with
-  ``Connection: close``) rather than reset, and is then closed. Everything is cut after ``grace`` seconds.
+* Reading a request (:class:`Gate`): a TLS handshake must finish within :data:`HANDSHAKE_TIMEOUT` seconds of the TCP
+  connection. A request, headers and body, must arrive within ``read_timeout`` seconds of its arrival (the connection
+  being made, or its first byte on a kept-alive connection); a late one is answered 408 and its connection closed (a
+  new connection that sent nothing is closed quietly). At most ``max_reading`` connections may be reading a request:
+  one more closes the oldest of them the same way, so connections trickling a request cannot take the slots of those
+  that send theirs at once. Headers are at most :data:`MAX_HEADER_BYTES`; an idle keep-alive connection is closed
+  after :data:`KEEP_ALIVE` seconds. Beyond ``max_connections`` open connections (per port), requests get 503.
+  Every request's ASGI scope carries its arrival time under ``extensions[ARRIVAL]``.
+* Framing (RFC 9112), checked before any request reaches the application: a request with both Content-Length and
+  Transfer-Encoding is answered 400, a chunk announcing more than ``max_body_bytes`` (with what came before) 413 at
+  once; either way the connection closes and nothing after the refused request is read.
+* Shutdown: from SIGTERM/SIGINT on, every answer carries ``Connection: close``, also those of requests that had
+  already arrived. The listeners stop accepting once no accepted connection waits in their queue (at most
+  :data:`DRAIN` seconds; a connection the kernel completed but the server never accepted would be reset, not refused).
+  An idle keep-alive connection stays open :data:`DRAIN` seconds, so that a request already on its way is answered
+  (with ``Connection: close``) rather than reset, and is then closed. Everything is cut after ``grace`` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import http
+import json
 import logging
 import os
+import select
 import signal
 import socket
 import ssl
+import sys
 import threading
 import time
-from collections.abc import Generator
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, NoReturn
 
+import h11
 import uvicorn
+from h11._readers import ChunkedReader
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from desched.errors import UsageError
@@ -42,72 +58,227 @@ from desched.tls import server_context
 
 LOG = logging.getLogger("desched.webhook")
 HANDSHAKE_TIMEOUT = 5.0
-HEADER_TIMEOUT = 5.0
 KEEP_ALIVE = 5
 MAX_HEADER_BYTES = 16 * 1024
 DRAIN = 2.0
+SETTLE = 0.2
+#: The ASGI scope extension ``{"perf_counter": t}``: the ``time.perf_counter()`` at which the request began to arrive.
+ARRIVAL = "desched.arrival"
+
+
+CLOSE = (b"connection", b"close")
 
 
 class _Server(uvicorn.Server):
-    """A uvicorn server that leaves signals to :func:`run` (two servers share one loop)."""
+    """A uvicorn server that leaves signals to :func:`run` (two servers share one loop), drains as the module
+    contract says, and closes its listeners only when no accepted connection waits in their queue."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
 
+    def drain(self) -> None:
+        """Start the shutdown: from now on every answer carries ``Connection: close``, also those of requests that
+        have arrived but not been answered yet; the server stops at its next tick."""
+        self.should_exit = True
+        if CLOSE not in self.config.encoded_headers:
+            self.config.encoded_headers.append(CLOSE)  # uvicorn rebuilds the default headers from these every second
+        self.server_state.default_headers = [*self.server_state.default_headers, CLOSE]
+        for connection in self.server_state.connections:
+            if isinstance(connection, _Protocol):
+                connection.drain()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        listeners = [sock for server in self.servers for sock in server.sockets]
+        waited = time.monotonic() + DRAIN
+        # A connection the kernel completed but the loop has not accepted yet is reset when its listener closes; the
+        # client, which already wrote its request, sees a failure instead of a refusal. Let the loop accept those
+        # first (answered with Connection: close), then close in the same step as the last look at the queue.
+        while time.monotonic() < waited and select.select(listeners, [], [], 0)[0]:
+            await asyncio.sleep(0.005)
+        for server in self.servers:
+            server.close()
+        await asyncio.sleep(SETTLE)  # handshakes of connections accepted just before finish and join the drain
+        await super().shutdown(sockets)
+
 
 class _Loop(asyncio.SelectorEventLoop):
-    """An event loop whose TLS listeners drop connections that have not finished the handshake in time."""
+    """An event loop whose TLS listeners drop connections that have not finished the handshake, or the closing
+    handshake, in time."""
 
     async def create_server(self, *args: Any, **kwargs: Any) -> asyncio.Server:
         if kwargs.get("ssl") is not None:
             kwargs.setdefault("ssl_handshake_timeout", HANDSHAKE_TIMEOUT)
+            if sys.version_info >= (3, 11):  # a peer that never answers close_notify holds its connection this long
+                kwargs.setdefault("ssl_shutdown_timeout", HANDSHAKE_TIMEOUT)
         return await super().create_server(*args, **kwargs)
 
 
-class _Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with the header deadline and the shutdown drain of the module contract."""
+class Gate:
+    """What the connections of one listener share: the limits on reading a request, the connections still reading one
+    (oldest first) and how a refusal is counted (see the module contract)."""
 
-    _deadline: asyncio.TimerHandle | None = None
-    _draining = False
+    def __init__(
+        self,
+        read_timeout: float = 2.5,
+        max_reading: int = 128,
+        max_body_bytes: int = 3 * 2**20,
+        refused: Callable[[int], None] | None = None,
+    ) -> None:
+        self.read_timeout, self.max_reading, self.max_body_bytes = read_timeout, max_reading, max_body_bytes
+        self.refused = refused or (lambda _code: None)
+        self.reading: dict[_Protocol, None] = {}
+
+
+class _Refused(h11.RemoteProtocolError):
+    """A request this server refuses although h11 would take it; ``error_status_hint`` is the answer's status."""
+
+
+class _Framing(h11.Connection):
+    """h11's server side with the framing checks of the module contract on top."""
+
+    def __init__(self, max_incomplete_event_size: int, max_body_bytes: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_incomplete_event_size)
+        self.max_body_bytes = max_body_bytes
+        self.body_bytes = 0
+        self.refusal: _Refused | None = None  # why the last request was refused
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            self.body_bytes = 0
+            names = {name.lower() for name, _value in event.headers}
+            if b"transfer-encoding" in names and b"content-length" in names:
+                # RFC 9112 section 6.3: such a message may be an attempt at request smuggling; the connection closes.
+                self._refuse(400, "Content-Length together with Transfer-Encoding")
+        elif isinstance(event, h11.Data):
+            self.body_bytes += len(event.data)
+        if self.their_state is h11.SEND_BODY and self.body_bytes + self._announced() > self.max_body_bytes:
+            self._refuse(413, f"the body exceeds {self.max_body_bytes} bytes")
+        return event
+
+    def _refuse(self, code: int, message: str) -> NoReturn:
+        self.refusal = _Refused(message, error_status_hint=code)
+        raise self.refusal
+
+    def _announced(self) -> int:
+        """The bytes of the current chunk still to come: h11 (pinned in constraints.txt) keeps the size of the chunk
+        it reads in its ChunkedReader, and yields the data only as it arrives."""
+        return int(getattr(self._reader, "_bytes_in_chunk", 0)) if isinstance(self._reader, ChunkedReader) else 0
+
+
+class _Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with the request deadline, the cap on reading connections, the framing checks and
+    the shutdown drain of the module contract."""
+
+    def __init__(self, *args: Any, gate: Gate, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = gate
+        self.framing = _Framing(self.config.h11_max_incomplete_event_size or MAX_HEADER_BYTES, gate.max_body_bytes)
+        self.conn = self.framing
+        self.arrival = 0.0  # time.perf_counter() when the request being read began to arrive
+        self._reading = False
+        self._partial = False  # some bytes of that request have arrived
+        self._deadline: asyncio.TimerHandle | None = None
+        self._stamped: Any = None  # the request cycle that was told its arrival
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm()
+        self._begin()
 
     def data_received(self, data: bytes) -> None:
-        if self._idle():
-            self._arm()
+        if not self._reading and self._idle():
+            self._begin()  # the next request on a kept-alive connection
+        self._partial = self._reading
         super().data_received(data)
-        if not self._idle():  # a request's headers arrived
-            self._disarm()
-            if self._draining:
-                self.cycle.keep_alive = False
+        self._after_events()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self._reading and not self.transport.is_closing() and (not self._idle() or self.conn.trailing_data[0]):
+            self._begin()  # a pipelined request was waiting
+            self._partial = True
+        self._after_events()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._end()
         super().connection_lost(exc)
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 or :class:`_Framing` refused: its status, and the connection closes."""
+        self._end()
+        refusal, self.framing.refusal = self.framing.refusal, None
+        code = refusal.error_status_hint if refusal is not None else 400
+        message = str(refusal) if refusal is not None else msg
+        self.gate.refused(code)
+        LOG.info("rejected", extra={"event": {"code": code, "message": message}})
+        self._write_close(code, message)
+
+    def drain(self) -> None:
+        """Answers from now on carry ``Connection: close``, including one whose request has already arrived."""
+        if self.cycle is not None and not self.cycle.response_started:
+            self.cycle.default_headers = [*self.cycle.default_headers, CLOSE]
+
     def shutdown(self) -> None:
-        self._draining = True
         if not self._idle():
             self.cycle.keep_alive = False
             return
-        self._disarm()
+        if self._reading and self._partial:
+            return  # a request is arriving: it is answered with Connection: close, or refused at its deadline
         self._unset_keepalive_if_required()
         self.timeout_keep_alive_task = self.loop.call_later(DRAIN, self.timeout_keep_alive_handler)
 
     def _idle(self) -> bool:
         return self.cycle is None or self.cycle.response_complete
 
-    def _arm(self) -> None:
-        if self._deadline is None:
-            self._deadline = self.loop.call_later(HEADER_TIMEOUT, self.timeout_keep_alive_handler)
+    def _after_events(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle is not self._stamped:
+            self._stamped = cycle
+            cycle.scope.setdefault("extensions", {})[ARRIVAL] = {"perf_counter": self.arrival}
+        if self._reading and cycle is not None and not cycle.response_complete and not cycle.more_body:
+            self._end()  # the whole request has arrived
 
-    def _disarm(self) -> None:
+    def _begin(self) -> None:
+        self._reading, self._partial, self.arrival = True, False, time.perf_counter()
+        self.gate.reading[self] = None
+        self._deadline = self.loop.call_later(self.gate.read_timeout, self._late)
+        if len(self.gate.reading) > self.gate.max_reading:
+            oldest = next(iter(self.gate.reading))
+            LOG.warning("too many connections reading a request: the oldest is closed", extra={"event": {}})
+            oldest._late()
+
+    def _end(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+        self.gate.reading.pop(self, None)
+        self._reading = False
+
+    def _late(self) -> None:
+        """The request did not arrive in time (or its connection is the oldest one reading when too many are)."""
+        partial = self._partial
+        self._end()
+        if self.transport.is_closing() or (self.cycle is not None and self.cycle.response_started):
+            return
+        if not partial:
+            self.transport.close()  # nothing was asked: close quietly, as for an idle keep-alive connection
+            return
+        self.gate.refused(408)
+        LOG.info("rejected", extra={"event": {"code": 408, "message": "the request did not arrive in time"}})
+        self._write_close(408, f"the request did not arrive within {self.gate.read_timeout:g}s")
+
+    def _write_close(self, code: int, message: str) -> None:
+        """Answer ``code`` with ``message`` and close, whatever state h11 is in: nothing after it is read; the
+        application, if it started on this request, sees the client gone at once."""
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True
+            self.cycle.message_event.set()
+        body = json.dumps({"message": message}).encode()
+        reason = http.HTTPStatus(code).phrase
+        head = f"HTTP/1.1 {code} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        self.transport.write(head.encode() + b"connection: close\r\n\r\n" + body)
+        self.transport.close()
 
 
 class Certificate:
@@ -183,13 +354,15 @@ def run(
     grace: float = 25.0,
     poll: float = 1.0,
     max_connections: int = 512,
+    gate: Gate | None = None,
 ) -> int:
-    """Serve until SIGTERM/SIGINT (see the module contract)."""
+    """Serve until SIGTERM/SIGINT (see the module contract); ``gate`` holds the admission port's request limits."""
 
-    def config(served: Any) -> uvicorn.Config:
+    def config(served: Any, limits: Gate) -> uvicorn.Config:
         return uvicorn.Config(
             served,
-            http=_Protocol,
+            http=functools.partial(_Protocol, gate=limits),  # type: ignore[arg-type]
+            log_config=None,  # uvicorn's loggers go through the handlers of the process (desched webhook: JSON)
             log_level="warning",
             access_log=False,
             lifespan="off",
@@ -200,7 +373,7 @@ def run(
             server_header=False,
         )
 
-    admission, operations = config(app), config(ops_app)
+    admission, operations = config(app, gate or Gate()), config(ops_app, Gate())
     admission.load()
     admission.ssl = certificate.context
     sockets = [listen(host, port), listen(host, metrics_port)]
@@ -211,8 +384,8 @@ def run(
 
         def stop() -> None:
             LOG.info("shutting down", extra={"event": {}})
-            for server in servers:
-                server.should_exit = True
+            servers[0].drain()
+            servers[1].should_exit = True
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)

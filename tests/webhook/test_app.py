@@ -86,10 +86,13 @@ def test_a_decision_over_budget_is_answered_not_dropped(reviewer: Reviewer, monk
     client = TestClient(create_app(reviewer))
     policy = client.post("/validate", json=review(configmap(POLICY))).json()["response"]
     assert (
-        policy["allowed"] is False and policy["status"]["message"] == "desched: validation did not finish within 0.05s"
+        policy["allowed"] is False
+        and policy["status"]["message"] == "desched: not checked: validation did not finish within 0.05s"
     )
     workload = client.post("/validate", json=review({"kind": "Deployment"}, kind="Deployment")).json()["response"]
-    assert workload["allowed"] is True and workload["warnings"] == ["desched: validation did not finish within 0.05s"]
+    assert workload["allowed"] is True and workload["warnings"] == [
+        "desched: not checked: validation did not finish within 0.05s"
+    ]
 
 
 class ActivePolicy:

@@ -56,7 +56,7 @@ def test_over_the_limits_or_busy_is_answered_at_once_per_failure_policy(mode: st
     reviewer = Reviewer(Options(mode), limits=PolicyLimits(max_bytes=64))
     client = TestClient(create_app(reviewer))
     over = client.post("/validate", json=review(configmap(POLICY))).json()["response"]
-    reason = "desched: policy over the limits: data[policy.yaml]: policy text of 133 bytes exceeds the limit of 64"
+    reason = "desched: not checked: policy over the limits: data[policy.yaml]: policy text of 133 bytes exceeds the limit of 64"
     assert over["allowed"] is allowed and reason in (
         over.get("status", {}).get("message", "") + str(over.get("warnings"))
     )
@@ -64,7 +64,10 @@ def test_over_the_limits_or_busy_is_answered_at_once_per_failure_policy(mode: st
     reviewer.pool.full = lambda: True  # type: ignore[method-assign]
     busy = client.post("/validate", json=review(configmap(policy_text(2, 20_000)))).json()["response"]
     text = busy.get("status", {}).get("message", "") + str(busy.get("warnings"))
-    assert busy["allowed"] is allowed and "desched: webhook busy: 6 policy decisions running or queued" in text
+    assert (
+        busy["allowed"] is allowed
+        and "desched: not checked: webhook busy: 6 policy decisions running or queued" in text
+    )
     assert reviewer.pool.pids() == []  # answered without a worker
 
 
@@ -78,7 +81,7 @@ def test_the_budget_stops_the_work_and_the_worker_is_replaced() -> None:
             before = reviewer.pool.pids()
             reviewer.budget = 0.2  # a 1 MB policy takes longer than that to decide
             slow = client.post("/validate", json=json.loads(policy_review(2, MB, keys=8))).json()["response"]
-            assert slow["status"]["message"] == "desched: validation did not finish within 0.2s"
+            assert slow["status"]["message"] == "desched: not checked: validation did not finish within 0.2s"
             assert reviewer.pool.replaced == 1
             killed = set(before) - set(reviewer.pool.pids())
             assert len(killed) == 1 and not Path(f"/proc/{killed.pop()}").exists()  # the work really stopped
