@@ -31,6 +31,7 @@ Run ``python bench/webhook.py``; ``--json PATH`` also writes the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -40,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,13 +255,28 @@ def memory_limit() -> int:
     return int(found.group(1)) * UNITS[found.group(2)]
 
 
-def flood(count: int) -> dict[str, Any]:
-    """``count`` distinct 1 MB policy ConfigMaps at once against a fresh webhook (see the module docstring)."""
+@contextlib.contextmanager
+def cpu_hog(processes: int) -> Iterator[None]:
+    """``processes`` busy loops (plain Python, no nice) running while the block runs: another tenant keeping the
+    machine's cores busy."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def flood(count: int, hog: int = 0) -> dict[str, Any]:
+    """``count`` distinct 1 MB policy ConfigMaps at once against a fresh webhook (see the module docstring), while
+    ``hog`` busy processes compete for the cores."""
     bodies = [policy_review(seed, 2**20, keys=8) for seed in range(count)]
     with tempfile.TemporaryDirectory() as work:
         webhook = start(Path(work, "flood"))
         try:
-            answers, peak = webhook.flood(bodies)
+            with cpu_hog(hog):
+                answers, peak = webhook.flood(bodies)
         finally:
             webhook.stop()
     times = sorted(seconds for seconds, _ in answers)
@@ -270,23 +287,26 @@ def flood(count: int) -> dict[str, Any]:
         message = answer.get("status", {}).get("message", "")
         outcome = "allowed" if answer["allowed"] else message.removeprefix("desched: ").split(":")[0]
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    name = f"flood{'-hog' if hog else ''}"
+    under = f" under {hog} CPU hogs" if hog else ""
     return {
         "requests": count,
+        "hogs": hog,
         "max_s": times[-1],
         "p99_s": p99,
         "peak_rss_bytes": peak,
         "memory_limit_bytes": limit,
         "outcomes": outcomes,
         "targets": {
-            "flood/max": {
+            f"{name}/max": {
                 "value": times[-1],
-                "text": f"flood of {count} 1 MB policies, slowest answer: {times[-1]:.2f} s, p99 {p99:.2f} s "
+                "text": f"flood of {count} 1 MB policies{under}, slowest answer: {times[-1]:.2f} s, p99 {p99:.2f} s "
                 f"(target <= {TIMEOUT_SECONDS:g})",
                 "met": times[-1] <= TIMEOUT_SECONDS,
             },
-            "flood/rss": {
+            f"{name}/rss": {
                 "value": peak,
-                "text": f"flood of {count} 1 MB policies, peak RSS: {peak / 2**20:.0f} MiB "
+                "text": f"flood of {count} 1 MB policies{under}, peak RSS: {peak / 2**20:.0f} MiB "
                 f"(target <= {limit / 2**20:.0f})",
                 "met": peak <= limit,
             },
@@ -301,6 +321,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds; medians are reported (default 3)")
     parser.add_argument("--pace-ms", type=int, default=100, help="paced mode: ms between requests per connection")
     parser.add_argument("--flood", type=int, default=32, help="concurrent 1 MB policies in the flood (default 32)")
+    parser.add_argument("--hogs", type=int, default=2, help="busy processes during the second flood (default 2)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -311,7 +332,9 @@ def main() -> int:
         return 2
     result = measure(args.connections, args.seconds, args.rounds, args.pace_ms)
     result["flood"] = flood(args.flood)
-    result["targets"].update(result["flood"]["targets"])
+    result["flood_hog"] = flood(args.flood, hog=args.hogs)
+    for row in ("flood", "flood_hog"):
+        result["targets"].update(result[row]["targets"])
     print(
         f"machine: {result['machine']}; wrk -t1 -c{args.connections}, load generator on the same machine; "
         f"medians of {args.rounds} alternated rounds of {args.seconds:g} s"
@@ -322,7 +345,9 @@ def main() -> int:
         print(
             f"{mode:<10} {name:<9} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f}"
         )
-    print(f"flood outcomes: {result['flood']['outcomes']}")
+    print(
+        f"flood outcomes: {result['flood']['outcomes']}; under {args.hogs} CPU hogs: {result['flood_hog']['outcomes']}"
+    )
     for target in result["targets"].values():
         print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
     if args.json:

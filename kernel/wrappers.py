@@ -61,7 +61,8 @@ def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
 
 def is_values_text(value: Any) -> bool:
     """Whether a string is chart values that set ``deschedulerPolicy`` (a ConfigMap key a HelmRelease reads)."""
-    return isinstance(value, str) and _VALUES_TEXT.search(value) is not None
+    # The substring test first: it is C-speed, a multi-line regex tries every line start (ms per 100 KiB).
+    return isinstance(value, str) and "deschedulerPolicy" in value and _VALUES_TEXT.search(value) is not None
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -148,12 +148,11 @@ class Reviewer:
             raise TimeoutError  # the budget went on reading and waiting: nothing is started that could not finish
         if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
             return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
-        if request["operation"] in ("CREATE", "UPDATE") and isinstance(obj, dict):
-            reason = self.limits.exceeded(kind, obj)
-            if reason is not None and skip(str(request["uid"]), kind, obj) is None:
-                return self._fallback(request, f"policy over the limits: {reason}")
-        else:
+        if request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
             return decide(request, self.options)  # allowed at once: nothing to check
+        reason = self.limits.exceeded(kind, obj)
+        if reason is not None and skip(str(request["uid"]), kind, obj) is None:
+            return self._fallback(request, f"policy over the limits: {reason}")
         if self.inline(request, body):
             return self.decisions.decide(request, self.options, self.cluster)
         key = self.decisions.key(request, self.cluster)

@@ -13,6 +13,7 @@ and by the time budget of the worker process that decides them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from desched.documents import configmap_keys
@@ -20,7 +21,9 @@ from desched.webhook.decision import Json, mapping
 
 __all__ = ["PolicyLimits"]
 
-_PROFILES = re.compile(r"^([ \t]*)profiles:[ \t]*(?:#.*)?\n", re.MULTILINE)
+# Patterns that start with a literal, so that the engine jumps between its occurrences: a multi-line ``^`` is tried at
+# every line start, several times slower on the large texts the limits are there for.
+_PROFILES = re.compile(r"profiles:[ \t]*(?:#.*)?\n")
 _ITEM = re.compile(r"(?:[ \t]*(?:#.*)?\r?\n)*([ \t]*)-(?=[ \t\r\n]|$)")  # the first item after blank lines
 
 
@@ -51,7 +54,7 @@ class PolicyLimits(NamedTuple):
         documents = text.count("\n---") + text.startswith("---") + 1
         if documents > self.max_documents:
             return f"{documents} YAML documents exceed the limit of {self.max_documents}"
-        profiles = max((_items(text, match) for match in _PROFILES.finditer(text)), default=0)
+        profiles = max((_items(text, indent, end) for indent, end in _profile_keys(text)), default=0)
         if profiles > self.max_profiles:
             return f"{profiles} profiles exceed the limit of {self.max_profiles}"
         keys = text.count(": ") + text.count(":\n") + text.count(":\r")
@@ -73,15 +76,24 @@ class PolicyLimits(NamedTuple):
         return None
 
 
-def _items(text: str, key: re.Match[str]) -> int:
-    """The number of items of the block sequence under the ``profiles:`` key ``key`` (0 if it is not one)."""
-    first = _ITEM.match(text, key.end())
-    if first is None or len(first.group(1)) < len(key.group(1)):
+def _profile_keys(text: str) -> Iterator[tuple[str, int]]:
+    """The indentation and end of every line that is a block key ``profiles:`` (nothing else before it)."""
+    for match in _PROFILES.finditer(text):
+        indent = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        if not indent.strip(" \t"):
+            yield indent, match.end()
+
+
+def _items(text: str, key_indent: str, key_end: int) -> int:
+    """The number of items of the block sequence under a ``profiles:`` key (0 if it is not one): indented
+    ``key_indent``, its line ending at ``key_end``."""
+    first = _ITEM.match(text, key_end)
+    if first is None or len(first.group(1)) < len(key_indent):
         return 0
     indent = re.escape(first.group(1))
-    end = re.compile(rf"^(?!{indent}-[ \t\r\n]|{indent}[ \t]|[ \t]*(?:#|\r?$))", re.MULTILINE).search(text, key.end())
-    block = text[key.end() : end.start() if end else len(text)]
-    return len(re.findall(rf"^{indent}-(?=[ \t\r\n]|$)", block, re.MULTILINE))
+    end = re.compile(rf"\n(?!{indent}-[ \t\r\n]|{indent}[ \t]|[ \t]*(?:#|\r?\n|\r?$))").search(text, key_end - 1)
+    block = text[key_end - 1 : end.start() if end else len(text)]
+    return len(re.findall(rf"\n{indent}-(?=[ \t\r\n]|$)", block))
 
 
 def _nodes(value: Any) -> int:
