@@ -193,17 +193,21 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 f"p99 <= 20 ms: {verdict(p99)}",
             )
         )
-    if "flood" in webhook:
-        flood = webhook["flood"]
+    for row in ("flood", "flood_hog"):
+        if row not in webhook:
+            continue
+        flood = webhook[row]
+        hogs = f" under {flood['hogs']} CPU hogs" if flood.get("hogs") else ""
+        name = row.replace("_", "-")
         table.append(
             (
-                f"Webhook, {flood['requests']} concurrent distinct 1 MB policy ConfigMaps",
+                f"Webhook, {flood['requests']} concurrent distinct 1 MB policy ConfigMaps{hogs}",
                 f"max {flood['max_s']:.2f} s, p99 {flood['p99_s']:.2f} s, "
                 f"peak RSS {flood['peak_rss_bytes'] / 2**20:.0f} MiB",
                 "",
                 "",
-                f"<= 5 s: {verdict(flood['targets']['flood/max'])}, "
-                f"<= {flood['memory_limit_bytes'] / 2**20:.0f} MiB: {verdict(flood['targets']['flood/rss'])}",
+                f"<= 5 s: {verdict(flood['targets'][f'{name}/max'])}, "
+                f"<= {flood['memory_limit_bytes'] / 2**20:.0f} MiB: {verdict(flood['targets'][f'{name}/rss'])}",
             )
         )
     return table
