@@ -56,7 +56,10 @@ def test_over_the_limits_or_busy_is_answered_at_once_per_failure_policy(mode: st
     reviewer = Reviewer(Options(mode), limits=PolicyLimits(max_bytes=64))
     client = TestClient(create_app(reviewer))
     over = client.post("/validate", json=review(configmap(POLICY))).json()["response"]
-    reason = "desched: not checked: policy over the limits: data[policy.yaml]: policy text of 133 bytes exceeds the limit of 64"
+    reason = (
+        "desched: not checked: policy over the limits: "
+        "data[policy.yaml]: policy text of 133 bytes exceeds the limit of 64"
+    )
     assert over["allowed"] is allowed and reason in (
         over.get("status", {}).get("message", "") + str(over.get("warnings"))
     )
