@@ -16,6 +16,7 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from desched.collector import paused
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
 from desched.executor.nodeutil import node_requested
 from desched.executor.podutil import is_terminal, pod_requests
@@ -26,18 +27,13 @@ Json = dict[str, Any]
 
 @contextlib.contextmanager
 def bulk_load() -> Iterator[None]:
-    """Around reading and indexing a cluster: Python's cyclic garbage collector stays off while the objects are made
-    (millions of containers, none in a reference cycle: collecting over and over finds nothing and took 80% of the
-    time of decoding a 150 MB snapshot), and what was made is then left out of later collections (``gc.freeze``).
-    Reference counting still frees everything as usual."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
+    """Around reading and indexing a cluster: the cyclic garbage collector is paused while the objects are made
+    (:func:`desched.collector.paused`), and what was made is then left out of later collections (``gc.freeze``)."""
+    with paused():
+        try:
+            yield
+        finally:
+            gc.freeze()
 
 
 def key(obj: Json) -> tuple[str, str]:

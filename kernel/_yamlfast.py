@@ -4,7 +4,7 @@
 the same :class:`~desched.yamlnodes.YMap`/:class:`~desched.yamlnodes.YSeq` trees, positions included, that
 :func:`desched.yamlsrc.load_all` composes from libyaml's events, about 2.5 times faster. Anything outside the subset
 makes it return ``None`` so that the caller falls back to libyaml; accepting a text is a promise that
-``load_all`` returns equal documents.
+``load_all`` returns equal documents, having spent as many nodes from the :class:`~desched.yamlnodes.NodeBudget`.
 
 The subset: block mappings and sequences indented with spaces (compact ``- key: value`` and ``- - item`` forms,
 sequences at their parent key's indentation), keys and values that are plain scalars on one line or quoted scalars
@@ -24,6 +24,7 @@ from desched.yamlnodes import (
     MAX_DEPTH,
     MAX_EXPANDED_NODES,
     PLAIN_CACHE,
+    NodeBudget,
     Position,
     YMap,
     YSeq,
@@ -158,10 +159,10 @@ def _finish(root: YSeq, duplicates: int) -> Any:
     return document
 
 
-def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tuple[YMap | YSeq, int] | None:
+def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tuple[YMap | YSeq, int, int] | None:
     """The flow collection of scalars ``token`` (a match of :data:`_USUAL` if ``usual``, else of :data:`_FLAT`) at
-    0-based ``column``, and its number of duplicate keys; None when it has a key outside the subset or would open
-    collection number MAX_DEPTH + 1 (``depth`` are open)."""
+    0-based ``column``, its number of duplicate keys and its number of nodes; None when it has a key outside the
+    subset or would open collection number MAX_DEPTH + 1 (``depth`` are open)."""
     if depth >= MAX_DEPTH:
         return None
     cache = PLAIN_CACHE
@@ -179,7 +180,7 @@ def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tupl
                     append(cache[item] if item in cache else plain_scalar(item))
                     add_style("")
                     index += len(item) + 2
-            return sequence, 0
+            return sequence, 0, len(sequence) + 1
         for lead, plain, quoted in _FLAT_ITEMS.findall(inner):
             index += len(lead)
             add_position((lineno, index))
@@ -191,7 +192,7 @@ def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tupl
                 append(_unquote(quoted))
                 add_style(quoted[0])
                 index += len(quoted)
-        return sequence, 0
+        return sequence, 0, len(sequence) + 1
     mapping = YMap(lineno, column + 1)
     key_positions = mapping.key_pos
     value_positions = mapping.value_pos
@@ -225,20 +226,20 @@ def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tupl
         key_positions[key] = key_pos
         if usual:
             index += 2
-    return mapping, duplicates
+    return mapping, duplicates, 2 * len(entries) + 1
 
 
-def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int] | None:
-    """The flow collection ``text`` (the rest of a line, at 0-based ``column``) and its number of duplicate keys;
-    None unless the collection ends the line (but for a comment) and lies within the subset.
+def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
+    """The flow collection ``text`` (the rest of a line, at 0-based ``column``), its number of duplicate keys and
+    its number of nodes; None unless the collection ends the line (but for a comment) and lies within the subset.
 
     ``depth`` counts the collections already open.
     """
-    duplicates = [0]
-    parsed = _flow_node(text, 0, column + 1, lineno, depth, duplicates)
+    tally = [0, 0]
+    parsed = _flow_node(text, 0, column + 1, lineno, depth, tally)
     if parsed is None or _END.fullmatch(text, parsed[1]) is None:
         return None
-    return parsed[0], duplicates[0]
+    return parsed[0], tally[0], tally[1]
 
 
 def _skip(text: str, index: int) -> int:
@@ -247,12 +248,13 @@ def _skip(text: str, index: int) -> int:
 
 
 def _flow_node(
-    text: str, start: int, base: int, lineno: int, depth: int, duplicates: list[int]
+    text: str, start: int, base: int, lineno: int, depth: int, tally: list[int]
 ) -> tuple[YMap | YSeq, int] | None:
     """The flow collection opening at ``text[start]`` and the index after it; ``text[index]`` stands in 1-based
-    column ``base + index``; duplicate keys count in ``duplicates[0]``."""
+    column ``base + index``; duplicate keys count in ``tally[0]``, nodes in ``tally[1]``."""
     if depth >= MAX_DEPTH:
         return None
+    tally[1] += 1
     node: YMap | YSeq
     if text[start] == "{":
         node = YMap(lineno, base + start)
@@ -279,7 +281,7 @@ def _flow_node(
         pos = (lineno, base + index)
         char = text[index : index + 1]
         if char == "[" or char == "{":
-            nested = _flow_node(text, index, base, lineno, depth + 1, duplicates)
+            nested = _flow_node(text, index, base, lineno, depth + 1, tally)
             if nested is None:
                 return None
             value, index = nested
@@ -290,10 +292,12 @@ def _flow_node(
                 return None
             value, style = _scalar(*item.groups())
             index = item.end()
+            tally[1] += 1
         if isinstance(node, YMap):
+            tally[1] += 1  # the key
             if key in node:
                 node.duplicates.append((key, key_pos))
-                duplicates[0] += 1
+                tally[0] += 1
             node[key] = value
             node.key_pos[key] = key_pos
             node.value_pos[key] = pos
@@ -313,26 +317,26 @@ def _flow_node(
             return node, index + 1
 
 
-def _written(value: tuple[str, ...], column: int, lineno: int, open_frames: int) -> tuple[Any, str, int] | None:
+def _written(value: tuple[str, ...], column: int, lineno: int, open_frames: int) -> tuple[Any, str, int, int] | None:
     """The value written on a line at 0-based ``column`` (the value groups of :data:`_LINE`, one of them set): the
-    value, its style and the number of duplicate keys in it; None outside the subset. ``open_frames`` counts the
-    composer's frames, the stand-in bottom one included."""
+    value, its style, the number of duplicate keys in it and its number of nodes; None outside the subset.
+    ``open_frames`` counts the composer's frames, the stand-in bottom one included."""
     plain, quoted, usual, flat, flow = value
     if plain:
-        return (PLAIN_CACHE[plain] if plain in PLAIN_CACHE else plain_scalar(plain)), "", 0
+        return (PLAIN_CACHE[plain] if plain in PLAIN_CACHE else plain_scalar(plain)), "", 0, 1
     if quoted:
-        return _unquote(quoted), quoted[0], 0
+        return _unquote(quoted), quoted[0], 0, 1
     parsed = (
         _flow(flow, column, lineno, open_frames - 1) if flow
         else _flat(usual or flat, column, lineno, bool(usual), open_frames - 1)
     )  # fmt: skip
-    return None if parsed is None else (parsed[0], "", parsed[1])
+    return None if parsed is None else (parsed[0], "", parsed[1], parsed[2])
 
 
 def _rows(text: str) -> list[tuple[str, ...]] | None:
     """The tokenizer: one row of :data:`_LINE`'s groups per line of ``text``, or None when the text or one of its
-    lines is outside the subset (including texts long enough that libyaml's node limit could matter)."""
-    # Every node takes at least two characters, so the node limit cannot be reached below this length.
+    lines is outside the subset (including texts longer than a file's node limit)."""
+    # Longer texts go to libyaml: the rows of all their lines, held at once, would take up to twice its memory.
     if len(text) > MAX_EXPANDED_NODES:
         return None
     # isprintable() refuses all that libyaml refuses or reads as a line break, and more (no-break spaces...).
@@ -345,7 +349,8 @@ def _rows(text: str) -> list[tuple[str, ...]] | None:
 
 
 class _Composer:
-    """The stack builder: fed the rows of a text line by line, it builds the documents yamlsrc would compose.
+    """The stack builder: fed the rows of a text line by line, it builds the documents yamlsrc would compose, and
+    counts their nodes as yamlsrc does (``nodes``: every scalar, keys and empty values included, and collection).
 
     The open collections are kept innermost last as :data:`_Frame` tuples; the bottom frame is a stand-in sequence
     that receives the document's root. A method returning False means the line is outside the subset.
@@ -355,6 +360,7 @@ class _Composer:
         "documents",
         "duplicates",
         "frame",
+        "nodes",
         "null_pos",
         "pending",
         "pending_key",
@@ -366,6 +372,7 @@ class _Composer:
 
     def __init__(self) -> None:
         self.documents: list[Any] = []
+        self.nodes = 0
         self._begin()
 
     def _begin(self) -> None:
@@ -384,6 +391,9 @@ class _Composer:
         if self.started:
             if self.pending and len(self.stack) > 1:
                 self.duplicates += _put(self.frame, self.pending_key, self.pending_key_pos, None, self.null_pos)
+                self.nodes += 1
+            if not self.root:
+                self.nodes += 1  # an empty document: libyaml reads one empty scalar
             self.documents.append(_finish(self.root, self.duplicates))
 
     def _push(self, opened: _Frame) -> None:
@@ -395,6 +405,7 @@ class _Composer:
         self.pending = False
         if len(self.stack) > MAX_DEPTH:
             return False
+        self.nodes += 1
         pos = (lineno, column + 1)
         opened: _Frame
         if dash:
@@ -427,6 +438,7 @@ class _Composer:
         if self.pending:
             self.pending = False
             self.duplicates += _put(self.frame, self.pending_key, self.pending_key_pos, None, self.null_pos)
+            self.nodes += 1
         frame = self.frame
         if column < frame[1] or (column == frame[1] and not frame[2] and not dash):
             stack = self.stack
@@ -444,6 +456,7 @@ class _Composer:
             if char == "-" and offset:
                 if len(self.stack) > MAX_DEPTH:
                     return False
+                self.nodes += 1
                 sequence = YSeq(lineno, column + offset + 1)
                 node, _, _, positions, _, styles = self.frame
                 node.append(sequence)
@@ -461,8 +474,9 @@ class _Composer:
         written = _written(value, column, lineno, len(self.stack))
         if written is None:
             return False
-        item, style, found = written
+        item, style, found, nodes = written
         self.duplicates += found
+        self.nodes += nodes
         node, _, _, positions, _, styles = self.frame
         node.append(item)
         positions.append((lineno, column + 1))
@@ -473,6 +487,7 @@ class _Composer:
         """``- key: value``: a mapping opens at the key (False past the depth limit)."""
         if len(self.stack) > MAX_DEPTH:
             return False
+        self.nodes += 1
         mapping = YMap(lineno, column + 1)
         node, _, _, positions, _, styles = self.frame
         node.append(mapping)
@@ -490,6 +505,7 @@ class _Composer:
                 return False
             if len(_FIELDS) < CACHE_LIMIT and len(field) < 64:
                 _FIELDS[field] = key
+        self.nodes += 1
         if value == _NO_VALUE:
             self.pending = True
             self.pending_key = key
@@ -499,7 +515,8 @@ class _Composer:
         written = _written(value, column + len(field), lineno, len(self.stack))
         if written is None:
             return False
-        item, style, found = written
+        item, style, found, nodes = written
+        self.nodes += nodes
         node, _, _, positions, value_positions, styles = self.frame
         key_pos = (lineno, column + 1)
         if key in node:
@@ -543,9 +560,10 @@ class _Composer:
         return self._entry(lineno, column, field, value)
 
 
-def compose_simple(text: str) -> list[Any] | None:
-    """The documents of ``text`` exactly as yamlsrc.load_all composes them, or None when ``text`` is outside the
-    simple subset this scanner understands (the caller then falls back to libyaml)."""
+def compose_simple(text: str, budget: NodeBudget | None = None) -> list[Any] | None:
+    """The documents of ``text`` exactly as yamlsrc.load_all composes them, their nodes spent from ``budget``
+    (default: a budget of its own), or None when ``text`` is outside the simple subset this scanner understands or
+    holds more nodes than ``budget`` has left (the caller then falls back to libyaml, which says where)."""
     rows = _rows(text)
     if rows is None:
         return None
@@ -555,4 +573,8 @@ def compose_simple(text: str) -> list[Any] | None:
         if not feed(lineno, row):
             return None
     composer.end_document()
+    budget = budget if budget is not None else NodeBudget()
+    if composer.nodes > budget.left:
+        return None
+    budget.left -= composer.nodes
     return composer.documents

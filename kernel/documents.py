@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from desched.wrappers import chart_values, is_values_text, object_label
-from desched.yamlsrc import Position, YamlError, YMap, YSeq, load_all, locate
+from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 
 __all__ = [
     "CHART_VALUES",
@@ -175,14 +175,16 @@ class EmbeddedError(NamedTuple):
 
 
 class Extraction:
-    """What one file holds: policies, other documents, and embedded policies that do not parse."""
+    """What one file holds: policies, other documents, and embedded policies that do not parse. The YAML texts it
+    holds (policies, chart values) are read on ``budget``, the file's (:class:`~desched.yamlsrc.NodeBudget`)."""
 
-    __slots__ = ("errors", "others", "policies")
+    __slots__ = ("budget", "errors", "others", "policies")
 
-    def __init__(self) -> None:
+    def __init__(self, budget: NodeBudget | None = None) -> None:
         self.policies: list[PolicyDoc] = []
         self.others: list[Any] = []
         self.errors: list[EmbeddedError] = []
+        self.budget = budget if budget is not None else NodeBudget()
 
 
 def looks_like_policy(doc: Any) -> bool:
@@ -332,11 +334,12 @@ def _holds_policy(values: Any) -> bool:
     return isinstance(values, YMap) and isinstance(values.get(HELM_POLICY_KEY), YMap)
 
 
-def extract(file: str, text: str, documents: list[Any] | None = None) -> Extraction:
-    """Find every policy in ``text`` (composed already as ``documents``, if given); raises
-    :class:`~desched.yamlsrc.YamlError` when the file is not YAML."""
-    result = Extraction()
-    for location in locate_policies(load_all(text) if documents is None else documents):
+def extract(file: str, text: str, documents: list[Any] | None = None, budget: NodeBudget | None = None) -> Extraction:
+    """Find every policy in ``text`` (composed already as ``documents``, if given), reading it and the YAML texts it
+    holds on one node ``budget`` (default: a budget of its own); raises :class:`~desched.yamlsrc.YamlError` when the
+    file is not YAML or holds more nodes."""
+    result = Extraction(budget)
+    for location in locate_policies(load_all(text, budget=result.budget) if documents is None else documents):
         node = location.node
         if location.shape == "configmap":
             found = [_configmap_policies(file, text, node, key, result) for key in location.keys]
@@ -402,11 +405,11 @@ def _parse_embedded(
 ) -> tuple[list[Any], Position, tuple[int, int] | None] | None:
     """The documents of the YAML text at ``holder[key]``, where the value starts, and the offsets that place a
     position inside a literal block in the file (``None`` otherwise); ``None`` (recorded as an
-    :class:`EmbeddedError`) when the text is not YAML."""
+    :class:`EmbeddedError`) when the text is not YAML or holds more nodes than the file's budget has left."""
     line, column = holder.value_pos[key]
     offsets = _block_offsets(text, line, column) if holder.styles.get(key, "") == "|" else None
     try:
-        return load_all(holder[key]), (line, column), offsets
+        return load_all(holder[key], budget=result.budget), (line, column), offsets
     except YamlError as exc:
         at = (exc.line + offsets[0], exc.column + offsets[1]) if offsets else (line, column)
         result.errors.append(EmbeddedError(file, f"{owner} (key {key})", exc.message, *at))

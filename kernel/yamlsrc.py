@@ -7,9 +7,11 @@ when a finding is reported (:func:`locate`). The plain block YAML policies are m
 faster scanner (:mod:`desched._yamlfast`) that composes exactly the same documents, or declines.
 
 The composer is iterative, so deep nesting cannot exhaust the C or Python stack; it stops with a
-:class:`YamlError` past :data:`MAX_DEPTH` levels, and when aliases would expand the document beyond
-:data:`MAX_EXPANDED_NODES` nodes (a "billion laughs" alias bomb). Aliases share the anchored object, the way
-PyYAML does, so memory stays bounded by the source size.
+:class:`YamlError` past :data:`MAX_DEPTH` levels, and as soon as the text holds more YAML nodes than its
+:class:`NodeBudget` has left (by default :data:`MAX_EXPANDED_NODES`), aliases counted as the nodes they stand for,
+so that a "billion laughs" alias bomb stops too. Aliases share the anchored object, the way PyYAML does, so memory
+stays bounded by the nodes read. The cyclic garbage collector is paused while a text is composed
+(:mod:`desched.collector`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from desched._yamlfast import compose_simple
+from desched.collector import paused
 from desched.errors import InputError
 from desched.yamlnodes import (
     BOOLEANS,
     GO_FLOAT,
     MAX_DEPTH,
     MAX_EXPANDED_NODES,
+    NodeBudget,
     Position,
     YMap,
     YSeq,
@@ -38,6 +42,8 @@ __all__ = [
     "GO_FLOAT",
     "MAX_DEPTH",
     "MAX_EXPANDED_NODES",
+    "NodeBudget",
+    "NodeLimitError",
     "Position",
     "YMap",
     "YSeq",
@@ -54,6 +60,10 @@ _TAG = "tag:yaml.org,2002:"
 
 class YamlError(InputError):
     """The text is not YAML we accept; ``line``/``column`` are 1-based."""
+
+
+class NodeLimitError(YamlError):
+    """The text holds more YAML nodes than its budget has left; the position is the node past it."""
 
 
 def _scalar(event: Any) -> Any:
@@ -84,17 +94,25 @@ def _mark(event: Any) -> Position:
 class _Frame:
     """One open collection on the composer's stack."""
 
-    __slots__ = ("key", "key_pos", "merge_pending", "node", "weight")
+    __slots__ = ("anchor", "key", "key_pos", "merge_pending", "node", "weight")
 
-    def __init__(self, node: YMap | YSeq) -> None:
+    def __init__(self, node: YMap | YSeq, anchor: str | None) -> None:
         self.node = node
+        self.anchor = anchor
         self.key: str | None = None
         self.key_pos: Position = (0, 0)
         self.weight = 1
         self.merge_pending = False
 
 
-def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
+def _over_budget(budget: NodeBudget, aliased: bool, pos: Position) -> NodeLimitError:
+    """The error for a text whose nodes exceed what ``budget`` had left, at the node ``pos`` that did."""
+    if aliased:
+        return NodeLimitError(f"YAML expands to more than {budget.limit} nodes through aliases (alias bomb?)", *pos)
+    return NodeLimitError(f"more than {budget.limit} YAML nodes, the limit per file; not read", *pos)
+
+
+def _compose(parser: Any, max_depth: int, budget: NodeBudget) -> Iterator[Any]:
     from yaml.events import (
         AliasEvent,
         DocumentEndEvent,
@@ -108,15 +126,17 @@ def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
 
     anchors: dict[str, tuple[Any, int]] = {}
     stack: list[_Frame] = []
-    expanded = 0
+    expanded = 0  # nodes of the text so far: a collection counts once closed, an alias the nodes it stands for
+    left = budget.left
+    aliased = False
     duplicates = 0
     document: Any = None
 
     def attach(value: Any, pos: Position, style: str, weight: int) -> None:
         nonlocal document, expanded, duplicates
         expanded += weight
-        if expanded > max_nodes:
-            raise YamlError(f"document expands to more than {max_nodes} nodes through aliases (alias bomb?)", *pos)
+        if expanded > left:
+            raise _over_budget(budget, aliased, pos)
         if not stack:
             document = value
             return
@@ -149,46 +169,49 @@ def _compose(parser: Any, max_depth: int, max_nodes: int) -> Iterator[Any]:
         node.styles[key] = style
 
     get = parser.get_event
-    while True:
-        event = get()
-        cls = event.__class__
-        if cls is ScalarEvent:
-            value = _scalar(event)
-            if event.anchor:
-                anchors[event.anchor] = (value, 1)
-            mark = event.start_mark
-            attach(value, (mark.line + 1, mark.column + 1), event.style or "", 1)
-        elif cls is MappingStartEvent or cls is SequenceStartEvent:
-            if len(stack) >= max_depth:
-                raise YamlError(f"nesting deeper than {max_depth} levels", *_mark(event))
-            line, column = _mark(event)
-            node: YMap | YSeq = YMap(line, column) if cls is MappingStartEvent else YSeq(line, column)
-            frame = _Frame(node)
-            stack.append(frame)
-            if event.anchor:
-                anchors[event.anchor] = (node, 0)  # weight filled in when the collection closes
-        elif cls is MappingEndEvent or cls is SequenceEndEvent:
-            frame = stack.pop()
-            if anchors:
-                for anchor, (anchored, _) in anchors.items():
-                    if anchored is frame.node:
-                        anchors[anchor] = (anchored, frame.weight)
-            expanded -= frame.weight - 1  # children were counted as they attached
-            attach(frame.node, (frame.node.line, frame.node.column), "", frame.weight)
-        elif cls is AliasEvent:
-            if event.anchor not in anchors:
-                raise YamlError(f"found undefined alias {event.anchor!r}", *_mark(event))
-            value, weight = anchors[event.anchor]
-            attach(value, _mark(event), "", max(weight, 1))
-        elif cls is DocumentEndEvent:
-            if isinstance(document, YMap):
-                document.nested_duplicates = duplicates
-            yield document
-            document = None
-            anchors.clear()
-            expanded = duplicates = 0
-        elif cls is StreamEndEvent:
-            return
+    try:
+        while True:
+            event = get()
+            cls = event.__class__
+            if cls is ScalarEvent:
+                value = _scalar(event)
+                if event.anchor:
+                    anchors[event.anchor] = (value, 1)
+                mark = event.start_mark
+                attach(value, (mark.line + 1, mark.column + 1), event.style or "", 1)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                if len(stack) >= max_depth:
+                    raise YamlError(f"nesting deeper than {max_depth} levels", *_mark(event))
+                line, column = _mark(event)
+                node: YMap | YSeq = YMap(line, column) if cls is MappingStartEvent else YSeq(line, column)
+                frame = _Frame(node, event.anchor)
+                stack.append(frame)
+                if event.anchor:
+                    anchors[event.anchor] = (node, 0)  # weight filled in when the collection closes
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                frame = stack.pop()
+                anchor = frame.anchor
+                if anchor and anchors[anchor][0] is frame.node:  # unless a node inside took the anchor's name
+                    anchors[anchor] = (frame.node, frame.weight)
+                expanded -= frame.weight - 1  # children were counted as they attached
+                attach(frame.node, (frame.node.line, frame.node.column), "", frame.weight)
+            elif cls is AliasEvent:
+                if event.anchor not in anchors:
+                    raise YamlError(f"found undefined alias {event.anchor!r}", *_mark(event))
+                value, weight = anchors[event.anchor]
+                aliased = True
+                attach(value, _mark(event), "", max(weight, 1))
+            elif cls is DocumentEndEvent:
+                if isinstance(document, YMap):
+                    document.nested_duplicates = duplicates
+                yield document
+                document = None
+                anchors.clear()
+                duplicates = 0
+            elif cls is StreamEndEvent:
+                return
+    finally:  # what was read is spent, also when the text is refused: later texts of the file cannot repeat it
+        budget.left = max(0, left - expanded)
 
 
 def _merge(node: YMap, value: Any, pos: Position) -> None:
@@ -205,10 +228,16 @@ def _merge(node: YMap, value: Any, pos: Position) -> None:
                 node.styles[key] = source.styles[key]
 
 
-def load_all(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_EXPANDED_NODES) -> list[Any]:
-    """Parse every document of ``text``; raises :class:`YamlError` with the position of the first problem."""
-    if max_depth == MAX_DEPTH and max_nodes == MAX_EXPANDED_NODES:  # the limits the fast scanner enforces
-        documents = compose_simple(text)
+def load_all(text: str, *, max_depth: int = MAX_DEPTH, budget: NodeBudget | None = None) -> list[Any]:
+    """Parse every document of ``text``, spending its nodes from ``budget`` (default: a budget of its own); raises
+    :class:`YamlError` with the position of the first problem, the node past the budget included."""
+    with paused():
+        return _load_all(text, max_depth, budget if budget is not None else NodeBudget())
+
+
+def _load_all(text: str, max_depth: int, budget: NodeBudget) -> list[Any]:
+    if max_depth == MAX_DEPTH:  # the depth limit the fast scanner enforces
+        documents = compose_simple(text, budget)
         if documents is not None:
             return documents
     import yaml  # only what the fast scanner declines pays for PyYAML's import
@@ -217,7 +246,7 @@ def load_all(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_EXPA
     try:
         parser = loader(text)
         try:
-            return list(_compose(parser, max_depth, max_nodes))
+            return list(_compose(parser, max_depth, budget))
         finally:
             parser.dispose()
     except yaml.MarkedYAMLError as exc:

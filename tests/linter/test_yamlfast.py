@@ -10,23 +10,34 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from desched import yamlsrc
 from desched._yamlfast import compose_simple
-from desched.yamlsrc import MAX_DEPTH, YamlError, load_all
+from desched.yamlsrc import MAX_DEPTH, NodeBudget, YamlError, load_all
 from tests.trees import tree_difference
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def libyaml(text: str, budget: NodeBudget | None = None) -> list[Any]:
+    """load_all(text) through libyaml's events, the fast scanner turned off."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yamlsrc, "compose_simple", lambda text, budget=None: None)
+        return load_all(text, budget=budget)
+
+
 def check(text: str) -> list[Any] | None:
-    """compose_simple(text), after checking that whatever it returns is what load_all returns."""
-    fast = compose_simple(text)
+    """compose_simple(text), after checking that whatever it returns is what libyaml's path of load_all returns,
+    having spent as many nodes."""
+    fast_budget, slow_budget = NodeBudget(), NodeBudget()
+    fast = compose_simple(text, fast_budget)
     if fast is not None:
         try:
-            slow = load_all(text)
+            slow = libyaml(text, slow_budget)
         except YamlError as exc:  # pragma: no cover - only on a bug
             pytest.fail(f"the fast path accepted {text!r}, which libyaml refuses: {exc.message}")
         difference = tree_difference(fast, slow)
         assert difference is None, f"{text!r}: {difference}"
+        assert fast_budget.left == slow_budget.left, f"{text!r}: nodes counted differ"
     return fast
 
 
@@ -237,7 +248,7 @@ def test_the_comparison_catches_differences():
     text = "a: [x, {b: 1}]\nc:\n- d\n"
     fast = compose_simple(text)
     assert fast is not None
-    assert tree_difference(fast, load_all(text)) is None
+    assert tree_difference(fast, libyaml(text)) is None
     mutations = [
         lambda doc: doc.value_pos.update(c=(3, 2)),
         lambda doc: doc["a"].item_pos.__setitem__(0, (1, 6)),
@@ -252,7 +263,7 @@ def test_the_comparison_catches_differences():
     for mutate in mutations:
         broken = copy.deepcopy(fast)
         mutate(broken[0])
-        assert tree_difference(broken, load_all(text)) is not None
+        assert tree_difference(broken, libyaml(text)) is not None
 
 
 # Random texts from a grammar of lines, valid and not: whenever the fast path answers, libyaml agrees.
