@@ -22,9 +22,10 @@ from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
 from desched.linter.suppress import parse as parse_suppressions
+from desched.policylimits import within_limits
 from desched.releases import Deployments, Release, configured, release_of
 from desched.sources import SourceError, is_template, read_text
-from desched.yamlsrc import YamlError, load_all
+from desched.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 
 if TYPE_CHECKING:
     from desched.linter.templates import Neutralized
@@ -317,10 +318,23 @@ def read_file(path: str, settings: Settings, display: str | None = None) -> File
 
 
 def _parsed(result: FileResult, settings: Settings) -> FileResult:
-    """``result`` with what its text holds: read as a template when its file name says it is one."""
+    """``result`` with what its text holds (read as a template when its file name says it is one), but the policies
+    over a limit of :mod:`desched.policylimits`."""
     if is_template(result.file):
-        return _read_template(result, settings)
-    return _extracted(result, lambda: extract(result.file, result.text), settings)
+        _read_template(result, settings)
+    else:
+        _extracted(result, lambda: extract(result.file, result.text), settings)
+    return _within_limits(result, settings)
+
+
+def _within_limits(result: FileResult, settings: Settings) -> FileResult:
+    """``result`` without its policies over a limit (:func:`desched.policylimits.within_limits`), reported as DS001
+    where they go past it: no rule reads them, the rules that need every file included."""
+    result.policies, refused = within_limits(result.policies)
+    for doc, breach in refused:
+        line, column = doc.position(breach.path)
+        _unreadable(result, settings, f"{breach.message}; the policy is not checked", line, column, doc.object)
+    return result
 
 
 def _read_template(result: FileResult, settings: Settings) -> FileResult:
@@ -329,9 +343,13 @@ def _read_template(result: FileResult, settings: Settings) -> FileResult:
     expressions, so they take no part in the rules that need every file, nor in finding the deployed release."""
     from desched.linter.templates import TemplateError, neutralize  # only templates pay for it
 
+    budget = NodeBudget()
     try:
         template = neutralize(result.text)
-        documents = load_all(template.text)
+        documents = load_all(template.text, budget=budget)
+    except NodeLimitError as exc:
+        _unreadable(result, settings, exc.message, exc.line, exc.column)
+        return result
     except TemplateError as exc:
         result.skipped = f"{exc.message} (line {exc.line}, column {exc.column})"
         return result
@@ -341,7 +359,7 @@ def _read_template(result: FileResult, settings: Settings) -> FileResult:
         result.skipped = f"not YAML once its template actions are neutralised ({where}: {problem})"
         return result
     result.template = template
-    _extracted(result, lambda: extract(result.file, template.text, documents), settings)
+    _extracted(result, lambda: extract(result.file, template.text, documents, budget), settings)
     result.others = []
     return result
 

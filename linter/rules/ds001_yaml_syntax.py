@@ -5,17 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.policylimits import MAX_PLUGIN_CONFIGS, MAX_POLICY_NODES, MAX_PROFILES
+from desched.sources import MAX_FILE_BYTES
+from desched.yamlnodes import MAX_DEPTH, MAX_EXPANDED_NODES
 
 ID = "DS001"
 NAME = "yaml-syntax"
 SEVERITY = "error"
 SCOPE = "file"
 RUNS_ON = frozenset({DocumentKind.FILE})
-SUMMARY = "Not YAML, not text, or a policy that is not a mapping"
+SUMMARY = "Not YAML, not text, over a size limit, or a policy that is not a mapping"
 RATIONALE = (
     "The descheduler cannot decode a policy that is not valid YAML and fails at start-up; a ConfigMap holding a "
-    "broken policy crash-loops the descheduler. Binary files, invalid UTF-8, oversized files, documents nested "
-    "deeper than 256 levels and YAML alias bombs are refused with a position instead of being read."
+    f"broken policy crash-loops the descheduler. Binary files, invalid UTF-8, files over {MAX_FILE_BYTES >> 20} MiB "
+    f"or {MAX_EXPANDED_NODES:,} YAML nodes, documents nested deeper than {MAX_DEPTH} levels and YAML alias bombs "
+    f"are refused with a position instead of being read; a policy with more than {MAX_PROFILES} profiles, or "
+    f"{MAX_PLUGIN_CONFIGS} pluginConfig entries in a profile, and the policies past {MAX_POLICY_NODES:,} YAML nodes "
+    "in one file are reported instead of checked. These limits keep the cost of linting any file bounded "
+    "(README.md, Limits)."
 )
 REMEDIATION = "Fix the YAML at the reported position so that the document parses to a mapping."
 EXAMPLES = {
