@@ -172,6 +172,8 @@ class _Graph:
                 spec = _map(_map(spec.get("template")).get("spec"))
             sources = [spec.get("source"), *_list(spec.get("sources"))]
             paths += [_map(source).get("path") for source in sources if _map(source).get("path")]
+        if not paths:
+            return set()
         root = _repository_root(file)
         targets: set[str] = set()
         for path in paths:

@@ -300,9 +300,12 @@ def _sources(path: str, container: dict[str, Any], volumes: dict[Any, dict[str, 
 
 def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, tuple[str | None, str, str]]]:
     """Each file a ``configMapGenerator`` turns into a ConfigMap key: (its path, (namespace, name, key))."""
+    generators = _list(kustomization.get("configMapGenerator"))
+    if not generators:
+        return
     base = os.path.dirname(file)
     namespace = _text(kustomization.get("namespace"))
-    for generator in map(_map, _list(kustomization.get("configMapGenerator"))):
+    for generator in map(_map, generators):
         name = _text(generator.get("name"))
         if name is None:
             continue

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from desched.collector import paused
 from desched.linter.config import Config, discover, load
 from desched.linter.engine import FileResult, Settings, check, lint_repository, read_file
 from desched.linter.finding import Finding
@@ -60,6 +61,7 @@ def settings_from(config: Config) -> Settings:
     )
 
 
+@paused()
 def lint_paths(
     paths: Iterable[str],
     settings: Settings | None = None,
@@ -68,7 +70,8 @@ def lint_paths(
 ) -> LintRun:
     """Lint ``paths`` (files, directories walked for ``*.yaml``/``*.yml`` and the templates of
     :data:`~desched.sources.TEMPLATE_SUFFIXES`, ``-`` for stdin reported as ``stdin_name``) with ``settings``
-    (default: every rule, target from the chart or the newest release)."""
+    (default: every rule, target from the chart or the newest release). The cyclic garbage collector is paused
+    meanwhile (:mod:`desched.collector`): the trees of every file are kept until the repository rules have run."""
     chosen = settings if settings is not None else Settings()
     unreadable: list[str] = []
 
@@ -96,7 +99,8 @@ def lint_paths(
         else:
             _collect(check(result, chosen), findings, sources)
     # a policy is checked against the release deployed with it, which another file may say
-    deployments = Deployments((result.file, doc) for result in kept for doc in result.others)
+    with_policies = any(result.policies for result in kept)
+    deployments = Deployments((r.file, doc) for r in kept for doc in r.others) if with_policies else Deployments()
     for result in kept:
         _collect(check(result, chosen, deployments), findings, sources)
     texts = {result.file: result.text for result in kept}
