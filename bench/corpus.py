@@ -211,3 +211,44 @@ def write_gitops_tree(root: str, count: int, seed: int = 11) -> list[str]:
             handle.write(text)
         paths.append(path)
     return paths
+
+
+# Hostile files for the lint limits (README.md, Limits): each the worst of its kind found, all under the read limit.
+HOSTILE = {
+    "empty-profiles": "empty profiles (`- name: pN`) up to 8 MiB: issue 23, 31 s and 1.4 GB before the limits",
+    "empty-mappings": "`- {}` lines up to 8 MiB: the most memory per YAML node",
+    "unknown-plugins": "a policy of 100,000 YAML nodes enabling 99,984 unknown plugins: the most rule work",
+    "tiny-documents": "a policy and 249,994 documents `k: v`, 750,000 YAML nodes: the most work per node",
+}
+_HEAD = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"
+
+
+def _filled(head: str, line: str, size: int) -> str:
+    """``head``, then ``line`` (formatted with its index ``i``) as often as the text stays within ``size`` bytes."""
+    parts, used, index = [head], len(head), 0
+    while True:
+        text = line.format(i=index)
+        if used + len(text) > size:
+            return "".join(parts)
+        parts.append(text)
+        used += len(text)
+        index += 1
+
+
+def hostile(name: str, size: int) -> str:
+    """The text of hostile file ``name`` (one of :data:`HOSTILE`); ``size`` bounds the files made of lines (the
+    others fill desched's node limits)."""
+    from desched.policylimits import MAX_POLICY_NODES
+    from desched.yamlnodes import MAX_EXPANDED_NODES
+
+    if name == "empty-profiles":
+        return _filled(_HEAD + "profiles:\n", "- name: p{i}\n", size)
+    if name == "empty-mappings":
+        return _filled("", "- {{}}\n", size)
+    profile = _HEAD + "profiles:\n- name: p\n  plugins:\n    balance:\n      enabled:\n"  # 16 YAML nodes
+    if name == "unknown-plugins":
+        return profile + "".join(f"      - X{i}\n" for i in range(MAX_POLICY_NODES - 16))
+    if name == "tiny-documents":
+        policy = profile + "      - LowNodeUtilization\n"  # 17 YAML nodes
+        return policy + "---\nk: v\n" * ((MAX_EXPANDED_NODES - 17) // 3)
+    raise ValueError(f"no hostile file {name!r}")

@@ -15,6 +15,10 @@ whole process from its own virtual environment (bench/peers.py), with bytecode c
 3. GitOps case: 200 Flux HelmReleases, Argo CD Applications (values as a string) and kustomizations with
    ``helmCharts`` (one cluster each, sharing Deployments and PDBs), ``desched lint DIR`` against ``yamllint DIR``,
    pinned to one core, alternated; medians over ``max(5, runs // 2)`` rounds. Target: faster than yamllint.
+4. Hostile files (bench/corpus.py ``HOSTILE``): ``desched lint --format json FILE`` on each, pinned to one core;
+   median seconds and the highest peak RSS over ``--hostile-runs``, and ``yamllint FILE`` on the issue's file (empty
+   profiles up to 8 MiB) over ``--hostile-peer-runs`` (it takes minutes), alternated. Targets: every file within
+   10 s and 500 MiB (README.md, Limits). ``--quick`` makes the files of lines 1 MiB.
 
 Each tool first runs once untimed, its output captured: one that did not really run (an exit code other than its
 "ran, maybe with findings" ones, anything on stderr, or its expected output missing) stops the benchmark with its
@@ -41,8 +45,10 @@ from typing import NamedTuple, TypedDict
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from corpus import POLICY, write_gitops_tree, write_tree  # noqa: E402
+from corpus import HOSTILE, POLICY, hostile, write_gitops_tree, write_tree  # noqa: E402
 from peers import ENV, checkov_venv, desched_venv, peers_venv, versions  # noqa: E402
+
+from desched.sources import MAX_FILE_BYTES  # noqa: E402
 
 # checkov offline and anonymous: no platform API key (BC_*, PRISMA_*) or checkov settings (CKV_*) from the caller's
 # environment; no update check against PyPI.
@@ -102,9 +108,32 @@ class GitOps(TypedDict):
     speedup: float
 
 
+class HostileFile(TypedDict):
+    name: str
+    text: str
+    bytes: int
+    seconds: float
+    peak_mib: float
+    findings: dict[str, int]
+    yamllint_seconds: float | None
+
+
+class Hostile(TypedDict):
+    runs: int
+    peer_runs: int
+    limit_seconds: float
+    limit_mib: float
+    files: list[HostileFile]
+
+
 class Target(TypedDict):
     text: str
     met: bool
+
+
+HOSTILE_SECONDS = 10.0  # README.md, Limits: any file under the read limit, on one core
+HOSTILE_MIB = 500.0
+HOSTILE_PEER = "empty-profiles"  # the file yamllint also reads: issue 23's
 
 
 def _say(text: str = "") -> None:
@@ -246,10 +275,72 @@ def gitops(bins: Bins, count: int, runs: int) -> GitOps:
     return {"files": files, "runs": runs, "seconds": seconds, "files_per_second": rate, "speedup": speedup}
 
 
-def targets(single: SingleFile, repo: Repository, wrapped: GitOps) -> dict[str, Target]:
+def _measured(command: list[str], cwd: str) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of one run of ``command``, a whole process (its own rusage, by ``wait4``)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def hostile_files(bins: Bins, runs: int, peer_runs: int, size: int) -> Hostile:
+    """Each hostile file: desched's median seconds and highest peak RSS, the findings it reports (by rule), and
+    yamllint's median seconds on the issue's file, the two alternated."""
+    files: list[HostileFile] = []
+    _say(f"hostile files: desched lint FILE pinned to one core, median of {runs} runs; yamllint {peer_runs} run(s)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in HOSTILE.items():
+            path = os.path.join(tmp, f"{name}.yaml")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(hostile(name, size))
+            ours = Tool("desched", f"desched lint {name}.yaml",
+                        _pinned([os.path.join(bins.desched, "desched"), "lint", "--format", "json", path]),
+                        expect=r'"findings"')  # fmt: skip
+            theirs = Tool("yamllint", f"yamllint {name}.yaml", _pinned([os.path.join(bins.peers, "yamllint"), path]))
+            check(ours, tmp)
+            report = json.loads(subprocess.run(ours.command, env=ENV, capture_output=True, text=True).stdout)
+            found: dict[str, int] = {}
+            for finding in report["findings"]:
+                found[finding["rule"]] = found.get(finding["rule"], 0) + 1
+            seconds, peaks, peer = [], [], []
+            for index in range(runs):
+                took, peak = _measured(ours.command, tmp)
+                seconds.append(took)
+                peaks.append(peak)
+                if name == HOSTILE_PEER and index < peer_runs:
+                    peer.append(_measured(theirs.command, tmp)[0])
+            row: HostileFile = {
+                "name": name, "text": text, "bytes": os.path.getsize(path), "seconds": statistics.median(seconds),
+                "peak_mib": max(peaks), "findings": found,
+                "yamllint_seconds": statistics.median(peer) if peer else None,
+            }  # fmt: skip
+            files.append(row)
+            note = f"   yamllint {row['yamllint_seconds']:.1f} s" if peer else ""
+            _say(f"  {name:<16} {row['bytes'] / 2**20:5.1f} MiB {row['seconds']:7.2f} s {row['peak_mib']:6.0f} MiB"
+                 f"   {found}{note}")  # fmt: skip
+    return {
+        "runs": runs, "peer_runs": peer_runs, "limit_seconds": HOSTILE_SECONDS, "limit_mib": HOSTILE_MIB,
+        "files": files,
+    }  # fmt: skip
+
+
+def targets(single: SingleFile, repo: Repository, wrapped: GitOps, worst: Hostile) -> dict[str, Target]:
     """Each target's text, with the measured value, and whether it was met."""
     ratio, rate, speedup = single["ratio"]["yamllint"], repo["files_per_second"]["desched"], repo["speedup"]
+    slowest = max(worst["files"], key=lambda row: row["seconds"])
+    largest = max(worst["files"], key=lambda row: row["peak_mib"])
     return {
+        "hostile_seconds": {
+            "text": f"hostile files: each linted within {HOSTILE_SECONDS:.0f} s on one core (slowest "
+            f"{slowest['name']}: {slowest['seconds']:.2f} s)",
+            "met": slowest["seconds"] <= HOSTILE_SECONDS,
+        },
+        "hostile_memory": {
+            "text": f"hostile files: each linted within {HOSTILE_MIB:.0f} MiB (largest {largest['name']}: "
+            f"{largest['peak_mib']:.0f} MiB)",
+            "met": largest["peak_mib"] <= HOSTILE_MIB,
+        },
         "gitops_vs_yamllint": {
             "text": f"GitOps wrappers: desched lint faster than yamllint ({wrapped['speedup']:.1f}x)",
             "met": wrapped["speedup"] > 1.0,
@@ -279,12 +370,16 @@ def main() -> int:
                         "case runs max(3, runs // 4) rounds")  # fmt: skip
     parser.add_argument("--files", type=int, help="files in the repository case (default 2000; --quick 400)")
     parser.add_argument("--checkov-runs", type=int, help="checkov's runs in the repository case (default 3; --quick 1)")
+    parser.add_argument("--hostile-runs", type=int, help="desched's runs on each hostile file (default 5; --quick 1)")
+    parser.add_argument("--hostile-peer-runs", type=int, help="yamllint's runs on the issue's file (default 1)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: fewer runs and files")
     parser.add_argument("--json", metavar="PATH", help="also write the results to PATH as JSON")
     args = parser.parse_args()
     runs = args.runs or (5 if args.quick else 21)
     count = args.files or (400 if args.quick else 2000)
     checkov_runs = args.checkov_runs or (1 if args.quick else 3)
+    hostile_runs = args.hostile_runs or (1 if args.quick else 5)
+    hostile_size = 2**20 if args.quick else MAX_FILE_BYTES - 64
 
     bins = Bins(desched_venv(), peers_venv(), checkov_venv())
     machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
@@ -298,10 +393,12 @@ def main() -> int:
         repo = repository(bins, count, max(3, runs // 4), checkov_runs)
         _say()
         wrapped = gitops(bins, 200, max(5, runs // 2))
+        _say()
+        worst = hostile_files(bins, hostile_runs, args.hostile_peer_runs or 1, hostile_size)
     except ToolError as error:
         print(f"\nbench/lint.py: {error}", file=sys.stderr, flush=True)
         return 2
-    goals = targets(single, repo, wrapped)
+    goals = targets(single, repo, wrapped, worst)
     _say("\ntargets")
     for goal in goals.values():
         _say(f"  {'met' if goal['met'] else 'MISSED':<6}  {goal['text']}")
@@ -312,6 +409,7 @@ def main() -> int:
             "single_file": single,
             "repository": repo,
             "gitops": wrapped,
+            "hostile": worst,
             "targets": goals,
         }
         with open(args.json, "w", encoding="utf-8") as handle:

@@ -124,6 +124,20 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 verdict(lint["targets"].get("gitops_vs_yamllint")),
             )
         )
+    worst = lint.get("hostile", {})
+    for row in worst.get("files", []):
+        peer = row["yamllint_seconds"]
+        fast, small = row["seconds"] <= worst["limit_seconds"], row["peak_mib"] <= worst["limit_mib"]
+        table.append(
+            (
+                f"Lint, hostile file ({row['bytes'] / 2**20:.1f} MiB): {row['text']}, one core",
+                f"{row['seconds']:.2f} s, peak RSS {row['peak_mib']:.0f} MiB",
+                f"yamllint {peer:.1f} s" if peer else "",
+                f"{row['seconds'] / peer:.3f}x the time" if peer else "",
+                f"<= {worst['limit_seconds']:.0f} s: {verdict({'met': fast})}, "
+                f"<= {worst['limit_mib']:.0f} MiB: {verdict({'met': small})}",
+            )
+        )
     migrate = results.get("migrate", {})
     for label, target in migrate.get("targets", {}).items():
         table.append(
@@ -292,7 +306,10 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "alternation (A B A B), so that drift on the machine cancels, and the ratio is taken between medians.",
         "- Lint: whole processes, as pre-commit and CI run them, from separate virtual environments (desched installed "
         "from this checkout, not editable; yamllint and kubernetes-validate; checkov with `--framework kubernetes` and "
-        "one `-f` per file). The repository case is pinned to one core.",
+        "one `-f` per file). The repository case is pinned to one core. Hostile files (`bench/corpus.py`, the worst "
+        "shapes found for the lint limits of README.md, Limits): `desched lint --format json FILE` pinned to one core, "
+        "median time and highest peak RSS (the process's own, from `wait4`); yamllint on the issue's file only, once "
+        "(it takes minutes).",
         "- Migration, workload safety and simulate: whole processes (workload safety in process), one core where "
         "stated; simulate runs every plugin (HighNodeUtilization separately, as the linter forbids it beside "
         "LowNodeUtilization), with DefaultEvictor's `nodeFit` on and off, on a packed generated cluster where one "
