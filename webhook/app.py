@@ -1,21 +1,24 @@
 """The HTTP face of the webhook: ``POST /validate`` (TLS port) and ``/healthz``, ``/readyz``, ``/metrics`` (plain port).
 
 Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``
-(:mod:`desched.webhook.review` decides). A body over ``max_body_bytes`` gets 413, a body that is not an AdmissionReview
-400 (``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision
-(deny for policy objects in ``enforce`` mode, allow with a warning otherwise), as are a policy object over the
-:class:`~desched.webhook.limits.PolicyLimits` (checked before anything parses it), a full worker pool ("webhook busy")
-and
-running out of the time budget (counted from the request's arrival, reading the body included). Small policy objects
-(a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on the event loop: their cost is bounded by
-their size and is below that of a hand-off. The other policy objects are decided in the
-:class:`~desched.webhook.pool.DecisionPool` (worker processes, a bounded queue; a worker still deciding when the
-budget runs out is killed, so the work stops). Workloads, PDBs and the active policy ConfigMap, which read the
-cluster cache, run in the thread pool, at most ``max_concurrency`` at once, the others waiting within their time
-budget. Decisions on policy objects are remembered by content (:class:`~desched.webhook.cache.DecisionCache`).
-Every request logs one JSON line with its uid, kind, namespace/name, operation, verdict, rule IDs, whether the
-decision came from the cache, and duration - never the object's data.
-``/readyz`` is 200 only while the TLS certificate is loaded (and the cluster cache, when there is one, has synced).
+(:mod:`desched.webhook.review` decides). A body over ``max_body_bytes`` gets 413 (and the connection closes), a body
+that is not an AdmissionReview or nests too deep 400 (``{"message": ...}``), never 500: an unexpected failure while
+deciding is logged and answered as a decision (deny for policy objects in ``enforce`` mode, allow with a warning that
+says it was not checked otherwise), as are a policy object over the :class:`~desched.webhook.limits.PolicyLimits`
+(checked before any YAML is parsed), a full worker pool ("webhook busy"), no worker able to start, and running out
+of the time budget (counted from the request's arrival, reading the body and queueing included).
+
+The event loop reads, parses and answers; it does no work that grows with a policy's text beyond hashing it. Small
+policy objects (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on it: their cost is bounded by
+their size and is below that of a hand-off. Of the other policy objects the loop checks only the sizes of the policy
+texts and the decision cache; the :class:`~desched.webhook.pool.DecisionPool` (worker processes, a bounded queue)
+checks the other limits and decides, and a worker still deciding when the budget runs out is killed, so the work
+stops. Workloads, PDBs and the active policy ConfigMap, which read the cluster cache, run in the thread pool, at most
+``max_concurrency`` at once, the others waiting within their time budget. Decisions on policy objects are remembered
+by content (:class:`~desched.webhook.cache.DecisionCache`). Every request logs one JSON line with its uid, kind,
+namespace/name, operation, verdict, rule IDs, whether the decision came from the cache, and duration from its
+arrival - never the object's data. ``/readyz`` is 200 only while the worker pool can decide and, as the caller's
+``ready()`` says, the cluster cache, when there is one, has synced.
 """
 
 from __future__ import annotations
@@ -34,10 +37,9 @@ from starlette.requests import ClientDisconnect
 
 from desched.prometheus import Counter, Histogram
 from desched.webhook.cache import DecisionCache, reads_cluster
-from desched.webhook.decision import ClusterView, Decision, Options, mapping, response, skip
-from desched.webhook.depth import MAX_DEPTH, too_deep
+from desched.webhook.decision import ClusterView, Decision, Options, mapping, response
 from desched.webhook.limits import PolicyLimits
-from desched.webhook.pool import DecisionPool, WorkerError
+from desched.webhook.pool import DecisionPool, OverLimits, WorkerError
 from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
 from desched.webhook.server import ARRIVAL
 
@@ -115,7 +117,9 @@ class Reviewer:
         self.limits = limits or PolicyLimits()
         self.metrics = WebhookMetrics()
         self.decisions = DecisionCache()
-        self.pool = DecisionPool(options, workers, queue, start_failures=self.metrics.worker_start_failures)
+        self.pool = DecisionPool(
+            options, workers, queue, start_failures=self.metrics.worker_start_failures, limits=self.limits
+        )
         self._slots = asyncio.Semaphore(max_concurrency)
 
     async def answer(self, request: Json, body: bytes, received: float) -> Decision:
@@ -150,11 +154,16 @@ class Reviewer:
             return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
         if request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
             return decide(request, self.options)  # allowed at once: nothing to check
-        reason = self.limits.exceeded(kind, obj)
-        if reason is not None and skip(str(request["uid"]), kind, obj) is None:
-            return self._fallback(request, f"policy over the limits: {reason}")
         if self.inline(request, body):
+            reason = self.limits.refuses(request)
+            if reason is not None:
+                return self._fallback(request, f"policy over the limits: {reason}")
             return self.decisions.decide(request, self.options, self.cluster)
+        # A large object: the event loop checks only the sizes of its policy texts and looks it up in the cache; the
+        # other limits are checked in the worker (tens of ms per MB, which would delay every answer due meanwhile).
+        reason = self.limits.refuses(request, sizes_only=True)
+        if reason is not None:
+            return self._fallback(request, f"policy over the limits: {reason}")
         key = self.decisions.key(request, self.cluster)
         known = self.decisions.get(key, request)
         if known is not None:
@@ -162,9 +171,11 @@ class Reviewer:
         if self.pool.full():
             pending = self.pool.workers + self.pool.queue
             return self._fallback(request, f"webhook busy: {pending} policy decisions running or queued, retry later")
-        decision = await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
-        self.decisions.put(key, decision)
-        return decision
+        answer = await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+        if isinstance(answer, OverLimits):
+            return self._fallback(request, f"policy over the limits: {answer.reason}")
+        self.decisions.put(key, answer)
+        return answer
 
     async def _decide(self, request: Json) -> Decision:
         async with self._slots:
@@ -232,8 +243,6 @@ def create_app(reviewer: Reviewer) -> FastAPI:
         except ClientDisconnect:  # gone, or refused by the server (late, or one too many reading): nobody to answer
             return Response(status_code=499)
         data = bytes(body)
-        if too_deep(data):
-            return _refuse(reviewer, 400, f"the body nests deeper than {MAX_DEPTH} levels")
         try:
             review = parse_review(data)
         except BadReview as error:

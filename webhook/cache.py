@@ -80,15 +80,24 @@ class DecisionCache:
             or reads_cluster(request, cluster)
         ):
             return None
-        content = json.dumps([kind, request["operation"], _decision_input(kind, obj)], separators=(",", ":"))
-        return hashlib.blake2b(content.encode(), digest_size=16).digest()
+        data = obj.get("data") if kind == "ConfigMap" else None
+        texts = data if isinstance(data, dict) and all(isinstance(value, str) for value in data.values()) else None
+        head = _decision_input(kind, obj, ["texts", len(texts)] if texts is not None else obj.get("data"))
+        digest = hashlib.blake2b(json.dumps([kind, request["operation"], head]).encode(), digest_size=16)
+        # The policy texts are hashed as they are, length-prefixed: no JSON escaping of megabytes on the event loop,
+        # and hashlib works on large buffers without holding the GIL.
+        for part in (part for name, value in (texts or {}).items() for part in (name, value)):
+            raw = part.encode("utf-8", "surrogatepass")
+            digest.update(len(raw).to_bytes(8, "big"))
+            digest.update(raw)
+        return digest.digest()
 
 
-def _decision_input(kind: str, obj: Json) -> Any:
-    """What of a policy object its decision reads (see the module contract)."""
+def _decision_input(kind: str, obj: Json, data: Any) -> Any:
+    """What of a policy object its decision reads (see the module contract), ``data`` standing for a ConfigMap's."""
     if kind != "ConfigMap":
         return obj
     metadata = mapping(obj.get("metadata"))
     annotations = mapping(metadata.get("annotations"))
     envelope = [obj.get("apiVersion"), obj.get("kind"), metadata.get("name"), metadata.get("namespace")]
-    return [envelope, [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], obj.get("data")]
+    return [envelope, [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], data]

@@ -7,7 +7,10 @@ lines that start with ``---`` plus one, profiles the items of a block ``profiles
 counts), and YAML nodes an upper estimate for block YAML: two per ``key:``, one per ``-`` item and per comma. Of an
 object, bytes are those of its ``repr``, profiles ``spec.profiles`` and nodes every key and value. Aliases, which
 could expand beyond the text, stay bounded by the loader's own limit (:data:`desched.yamlnodes.MAX_EXPANDED_NODES`)
-and by the time budget of the worker process that decides them.
+and by the time budget of the worker process that decides them. :meth:`PolicyLimits.refuses` applies them to an
+admission request (an object that opts out of validation is not refused); with ``sizes_only``, only the byte size of
+a ConfigMap's policy texts is checked, which needs no scan (what the server's event loop checks of a large object
+before handing it to a worker, which checks the rest).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from desched.documents import configmap_keys
-from desched.webhook.decision import Json, mapping
+from desched.webhook.decision import Json, mapping, skip
 
 __all__ = ["PolicyLimits"]
 
@@ -35,22 +38,39 @@ class PolicyLimits(NamedTuple):
     max_profiles: int = 256
     max_nodes: int = 100_000
 
-    def exceeded(self, kind: str, obj: Json) -> str | None:
-        """The first limit the policy object ``obj`` of ``kind`` exceeds, as a reason naming it; None within."""
+    def refuses(self, request: Json, sizes_only: bool = False) -> str | None:
+        """The first limit the object of the admission ``request`` exceeds, unless it opts out of validation
+        (``desched.io/skip-validation``) or is not being created or updated; None otherwise. ``sizes_only`` checks
+        only the sizes of a ConfigMap's policy texts, which costs no scan of them."""
+        kind, obj = str(mapping(request.get("kind")).get("kind", "")), request.get("object")
+        if request.get("operation") not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
+            return None
+        reason = self.exceeded(kind, obj, sizes_only)
+        return reason if reason is not None and skip(str(request.get("uid")), kind, obj) is None else None
+
+    def exceeded(self, kind: str, obj: Json, sizes_only: bool = False) -> str | None:
+        """The first limit the policy object ``obj`` of ``kind`` exceeds, as a reason naming it; None within (see
+        :meth:`refuses` for ``sizes_only``)."""
         if kind != "ConfigMap":
-            return self._object(obj)
+            return None if sizes_only else self._object(obj)
         data = mapping(obj.get("data"))
         keys, values = configmap_keys(data)
         for key in (*keys, *values):
-            reason = self._text(data[key])
+            reason = self._size(data[key]) if sizes_only else self._text(data[key])
             if reason is not None:
                 return f"data[{key}]: {reason}"
         return None
 
-    def _text(self, text: str) -> str | None:
+    def _size(self, text: str) -> str | None:
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.max_bytes:
             return f"policy text of {size} bytes exceeds the limit of {self.max_bytes} bytes"
+        return None
+
+    def _text(self, text: str) -> str | None:
+        reason = self._size(text)
+        if reason is not None:
+            return reason
         documents = text.count("\n---") + text.startswith("---") + 1
         if documents > self.max_documents:
             return f"{documents} YAML documents exceed the limit of {self.max_documents}"

@@ -2,7 +2,8 @@
 
 Contract:
 * :func:`parse_review` turns a request body into an ``admission.k8s.io/v1`` ``AdmissionReview``'s ``request`` or
-  raises :class:`BadReview` with a message for a 400 answer.
+  raises :class:`BadReview` with a message for a 400 answer (also for JSON nesting deeper than
+  :data:`~desched.webhook.depth.MAX_DEPTH` levels).
 * :func:`decide` runs the same rules as ``desched lint`` on the object the API server sends:
   - a ConfigMap holding a DeschedulerPolicy or the chart's values (any data key), a ``KubeDescheduler``, a Flux
     ``HelmRelease`` or an Argo CD ``Application``/``ApplicationSet`` of the descheduler chart: every finding of
@@ -45,6 +46,7 @@ from desched.webhook.decision import (
     skip,
     verdict,
 )
+from desched.webhook.depth import MAX_DEPTH, too_deep
 from desched.webhook.workloads import WORKLOAD_KINDS, pdb_decision, policy_warnings, workload_decision
 from desched.yamlnodes import from_json
 
@@ -63,8 +65,12 @@ def parse_review(body: bytes) -> Json:
     """The ``request`` of an AdmissionReview v1 body (see the module contract)."""
     try:
         document = json.loads(body)
+    except RecursionError:
+        raise BadReview(f"the body nests deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise BadReview(f"the body is not JSON: {error}") from None
+    if too_deep(document):
+        raise BadReview(f"the body nests deeper than {MAX_DEPTH} levels")
     if not isinstance(document, dict):
         raise BadReview("the body is not a JSON object")
     if document.get("kind") != "AdmissionReview" or document.get("apiVersion") != "admission.k8s.io/v1":

@@ -110,11 +110,11 @@ def test_deep_json_is_400_with_one_log_line(running: Running) -> None:
     assert "Traceback" not in log and "nests deeper than" in log
 
 
-def test_too_deep_counts_brackets_outside_strings() -> None:
-    assert not too_deep(b'{"a": [1, {"b": "[[[[\\"[["}]}', 3)
-    assert too_deep(b'{"a": [1, {"b": "x"}]}', 2)
-    assert not too_deep(b"[]" * 10_000, 1)
-    assert too_deep(b"[" * 101 + b"]" * 101)
+def test_too_deep_counts_arrays_and_objects_not_strings() -> None:
+    assert not too_deep(json.loads('{"a": [1, {"b": "[[[[\\"[["}]}'), 3)
+    assert too_deep(json.loads('{"a": [1, {"b": "x"}]}'), 2)
+    assert not too_deep([[] for _ in range(10_000)], 2)
+    assert too_deep(json.loads("[" * 101 + "]" * 101)) and not too_deep(json.loads("[" * 100 + "]" * 100))
 
 
 def test_no_openapi_or_docs(running: Running) -> None:
