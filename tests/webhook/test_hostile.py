@@ -14,6 +14,7 @@ import http.client
 import json
 import pickle
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -366,6 +367,32 @@ def test_sigterm_cuts_no_keep_alive_client(tmp_path: Path, round_: int) -> None:
     assert all(client.refused for client in clients)
     assert sum(client.without_close_after_signal for client in clients) == 0
     assert sum(client.answers for client in clients) > 50
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("go") is None, reason="no Go toolchain (scripts/control-plane install brings one)")
+def test_sigterm_fails_no_request_of_go_net_http(tmp_path: Path) -> None:
+    """The client kube-apiserver uses: Go's net/http Transport, eight closed loops over pooled keep-alive connections
+    (tests/webhook/goclient). Across SIGTERM no request fails; each loop ends on connection refused."""
+    binary = tmp_path / "goclient"
+    source = Path(__file__).parent / "goclient" / "main.go"
+    subprocess.run(["go", "build", "-o", str(binary), str(source)], cwd=tmp_path, check=True, timeout=600)
+    running = start(tmp_path / "server")
+    body = tmp_path / "body.json"
+    body.write_text(SMALL_POLICY)
+    command = [str(binary), "-url", running.url, "-ca", str(running.ca_file), "-body", str(body), "-clients", "8"]
+    client = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        running.process.send_signal(signal.SIGTERM)
+        assert running.process.wait(timeout=40) == 0
+        output, _ = client.communicate(timeout=60)
+    finally:
+        client.kill()
+        if running.process.poll() is None:
+            running.stop()
+    report = json.loads(output)
+    assert report["failures"] == [] and report["refused"] == 8 and report["answers"] > 50, report
 
 
 # -- 7. one log format ---------------------------------------------------------------------------------------------
