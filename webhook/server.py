@@ -262,7 +262,7 @@ class _Protocol(H11Protocol):
         if self.transport.is_closing() or (self.cycle is not None and self.cycle.response_started):
             return
         if not partial:
-            self.transport.close()  # nothing was asked: close quietly, as for an idle keep-alive connection
+            self._close()  # nothing was asked: close quietly, as for an idle keep-alive connection
             return
         self.gate.refused(408)
         LOG.info("rejected", extra={"event": {"code": 408, "message": "the request did not arrive in time"}})
@@ -278,6 +278,12 @@ class _Protocol(H11Protocol):
         reason = http.HTTPStatus(code).phrase
         head = f"HTTP/1.1 {code} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
         self.transport.write(head.encode() + b"connection: close\r\n\r\n" + body)
+        self._close()
+
+    def _close(self) -> None:
+        """Close the connection, and free its slot now: TLS waits up to :data:`HANDSHAKE_TIMEOUT` for the client's
+        close_notify, and a client that does not answer must not count against ``max_connections`` meanwhile."""
+        self.connections.discard(self)
         self.transport.close()
 
 
