@@ -5,34 +5,200 @@ Contract: :func:`workload_decision` reports what the active policy may evict of 
 warnings, or denials for the rules in ``Options.deny_rules``); :func:`pdb_decision` reports the workloads a PDB change
 or deletion leaves unprotected (warnings); :func:`policy_warnings` says what an updated active policy means for the
 cached workloads. Without a cluster view or an active policy everything is allowed.
+
+A decision is what DS401-DS406 find over the active policy and every cached object (``lint_repository``, the incoming
+object in a file of its own), but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's cache)
+is not read whole: a workload request judges the incoming workload alone, a PDB request the workloads its old and new
+selectors pick in their namespace, against the policy's eviction scopes compiled once per policy change. What a
+request costs grows with that object's namespace and selectors, not with the cluster. ``reference=True`` (and an
+object whose ``kind`` is not the request's, which the API server never sends, or a view without an index) decides
+over every cached object instead; the tests hold the two to the same decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from types import ModuleType
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from desched.linter.engine import FileResult, lint_repository
+from desched.documents import PolicyDoc
+from desched.linter.engine import FileResult, Settings, lint_repository
 from desched.linter.finding import Finding
+from desched.linter.rules._base import DocumentKind
+from desched.linter.rules._repository import Analysis, Repository, _signature
+from desched.policy.effective import effective_policy
 from desched.webhook.decision import (
     MAX_MESSAGES,
     ClusterView,
     Decision,
     Json,
     Options,
+    mapping,
     namespaced_name,
     settings_for,
     skip,
     verdict,
 )
+from desched.workloads import PDB, EvictionScope, Inventory, InventoryStore, PDBIndex, collect, summarize
+from desched.workloads.store import Key
 
-__all__ = ["WORKLOAD_KINDS", "WORKLOAD_RULES", "pdb_decision", "policy_warnings", "workload_decision"]
+__all__ = [
+    "WORKLOAD_KINDS",
+    "WORKLOAD_RULES",
+    "ClusterIndex",
+    "Indexed",
+    "bounded",
+    "object_key",
+    "pdb_decision",
+    "policy_warnings",
+    "workload_decision",
+]
 
 WORKLOAD_RULES = ("DS401", "DS402", "DS403", "DS404", "DS405", "DS406")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job")
+CACHED, INCOMING = "cluster", "incoming"  # the file names findings carry: the cached objects, the request's
+INLINE_WORKLOADS = 32
 
 
-def _object_key(obj: Json) -> tuple[str, str, str]:
+def object_key(obj: Json) -> Key:
+    """``(kind, namespace, name)`` of a cached or incoming object (namespace ``default`` when it has none)."""
     return (str(obj.get("kind", "")), *namespaced_name(obj))
+
+
+class _Group(NamedTuple):
+    """Policies that evict alike (one analysis of the repository pass), with their scope compiled. The scope's clock
+    is never read: templates have no start time for ``minPodAge``."""
+
+    policy: Any
+    target: int
+    docs: list[PolicyDoc]
+    scope: EvictionScope
+
+
+class ClusterIndex:
+    """The cached objects as the workload checks read them: :attr:`store` (every cached object, kept current by the
+    cache on each watch event) and the active policy's eviction scopes, compiled once per policy or PriorityClass
+    change. Not thread-safe: the cache serialises (:meth:`Indexed.indexed`)."""
+
+    def __init__(self) -> None:
+        self.store = InventoryStore(CACHED)
+        self._compiled: tuple[FileResult, int, list[_Group]] | None = None
+
+    def groups(self, policy: FileResult) -> list[_Group]:
+        """``policy``'s policies grouped by eviction scope as the repository pass groups them, compiled."""
+        compiled = self._compiled
+        if compiled is None or compiled[0] is not policy or compiled[1] != self.store.priorities:
+            groups: dict[str, _Group] = {}
+            inventory = self.store.inventory(())
+            for doc, release in zip(policy.policies, policy.releases, strict=True):
+                effective, _ = effective_policy(doc, release.target)
+                key = _signature(effective, release.target)
+                if key not in groups:
+                    scope = EvictionScope(effective, inventory, release.target)
+                    groups[key] = _Group(effective, release.target, [], scope)
+                groups[key].docs.append(doc)
+            compiled = self._compiled = (policy, self.store.priorities, list(groups.values()))
+        return compiled[2]
+
+
+@runtime_checkable
+class Indexed(Protocol):
+    """A cluster view that keeps a :class:`ClusterIndex`."""
+
+    def indexed(self) -> AbstractContextManager[ClusterIndex]:
+        """The index, held still (no watch event applied to it) until the block ends."""
+        ...
+
+
+class _Subjects(Repository):
+    """The repository pass over a few workloads (the incoming one, or those a PDB selects), with the PDBs of
+    ``index`` and the compiled scopes of ``groups``: the rules DS401-DS406 run on it unchanged."""
+
+    def __init__(self, groups: list[_Group], inventory: Inventory, index: PDBIndex) -> None:
+        super().__init__((), ())
+        self.inventory = inventory
+        self.index = index
+        self._groups = groups
+
+    def analyses(self) -> list[Analysis]:
+        if self._analyses is None:
+            self._analyses = []
+            for group in self._groups if self.inventory.workloads else ():
+                verdicts = group.scope.evaluate(self.inventory, self.index)
+                self._analyses.append(Analysis(group.docs, group.policy, group.target, verdicts, summarize(verdicts)))
+        return self._analyses
+
+
+@functools.lru_cache(maxsize=16)
+def _rules(options: Options) -> tuple[Settings, tuple[ModuleType, ...]]:
+    settings = settings_for(options, WORKLOAD_RULES)
+    return settings, tuple(settings.enabled_rules(DocumentKind.REPOSITORY))
+
+
+def _findings(repo: Repository, options: Options) -> list[Finding]:
+    """What the enabled workload rules find in ``repo``, as ``lint_repository`` reports it (no suppression: the
+    webhook's files have no text)."""
+    settings, modules = _rules(options)
+    found = []
+    for module in modules:
+        for hit in module.check(repo):
+            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
+    return found
+
+
+def _incoming(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted({f for f in findings if f.file == INCOMING}, key=Finding.sort_key)
+
+
+def _first_pdb(file: str, obj: Json | None) -> PDB | None:
+    pdbs = collect([(file, obj)]).pdbs if obj is not None else []
+    return pdbs[0] if pdbs else None
+
+
+def _indexed_workload(index: ClusterIndex, policy: FileResult, obj: Json, options: Options) -> list[Finding]:
+    """The incoming workload's findings, judged alone (no other workload changes them)."""
+    store = index.store
+    subjects = [store.workload(workload) for workload in collect([(INCOMING, obj)]).workloads]
+    return _incoming(_findings(_Subjects(index.groups(policy), store.inventory(subjects), store.index), options))
+
+
+def _indexed_pdb(
+    index: ClusterIndex, policy: FileResult, current: Json | None, previous: Json | None, options: Options
+) -> tuple[list[Finding], list[str]]:
+    """The incoming PDB's findings, and the workloads DS401 reports after the change and not before. Only the
+    workloads the old or the new PDB selects can differ; DS401 reported none of those the old one selected before
+    the change (a PDB covered them), and none the new one selects after: what it reports after is what is lost."""
+    store = index.store
+    hidden = store.order(object_key(current or previous or {}))
+    new, old = _first_pdb(INCOMING, current), _first_pdb(CACHED, previous)
+    affected = {workload.key: workload for workload in store.selected(new) + store.selected(old)}
+    after = store.index.view(hidden, new)
+    found = _findings(_Subjects(index.groups(policy), store.inventory(affected.values()), after), options)
+    return _incoming(found), sorted(_unprotected(found))
+
+
+def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKLOADS) -> bool:
+    """Whether :func:`~desched.webhook.review.decide` answers ``request`` from the index, judging at most ``most``
+    workloads: a workload request, or a PDB request whose old and new selectors may select ``most`` workloads in
+    all, of the kind the API server sends, against a view with an index. Such a decision costs about 0.1 ms a
+    workload judged, little enough for the event loop. False for every other request."""
+    kind = str(mapping(request.get("kind")).get("kind", ""))
+    indexed = _indexed(cluster) if cluster is not None else None
+    current, previous = request.get("object"), request.get("oldObject")
+    if indexed is None or kind not in (*WORKLOAD_KINDS, "PodDisruptionBudget"):
+        return False
+    if kind != "PodDisruptionBudget":
+        return _plain(current, kind)
+    if request.get("operation") == "DELETE":
+        current = None
+    if not (_plain(current, kind) and _plain(previous, kind)):
+        return False
+    new, old = _first_pdb(INCOMING, current), _first_pdb(CACHED, previous)
+    with indexed() as index:
+        return index.store.reach(new) + index.store.reach(old) <= most
 
 
 def _repository_findings(
@@ -40,31 +206,51 @@ def _repository_findings(
 ) -> list[Finding]:
     """DS401-DS406 over the active policy, the cached objects and ``incoming`` (in a file of its own)."""
     settings = settings_for(options, WORKLOAD_RULES)
-    cache = FileResult("cluster")
+    cache = FileResult(CACHED)
     cache.others = list(objects)
     results = [policy, cache]
     if incoming is not None:
-        mine = FileResult("incoming")
+        mine = FileResult(INCOMING)
         mine.others = [incoming]
         results.append(mine)
     return [f for f in lint_repository(results, settings) if f.suppressed is None]
 
 
-def _without(objects: list[Json], key: tuple[str, str, str]) -> list[Json]:
-    return [obj for obj in objects if _object_key(obj) != key]
+def _without(objects: list[Json], key: Key) -> list[Json]:
+    return [obj for obj in objects if object_key(obj) != key]
 
 
-def workload_decision(uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None) -> Decision:
+def _indexed(cluster: ClusterView) -> Callable[[], AbstractContextManager[ClusterIndex]] | None:
+    """``cluster.indexed`` when the view is :class:`Indexed` (read without ``isinstance``, which costs more on a
+    protocol than the rest of a decision)."""
+    indexed = getattr(cluster, "indexed", None)
+    return indexed if callable(indexed) else None
+
+
+def _plain(obj: Any, kind: str) -> bool:
+    """Whether ``obj`` is absent or of the request's kind, as the API server sends it."""
+    return obj is None or (isinstance(obj, dict) and obj.get("kind") == kind)
+
+
+def workload_decision(
+    uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None, *, reference: bool = False
+) -> Decision:
+    """The decision on the workload ``obj`` (see the module contract; ``reference``: over every cached object)."""
     policy = cluster.policy() if cluster is not None else None
     if cluster is None or policy is None:
         return Decision(uid, True, "", [], [], kind)
-    findings = _repository_findings(policy, _without(cluster.objects(), _object_key(obj)), obj, options)
-    mine = [f for f in findings if f.file == "incoming"]
+    indexed = None if reference or not _plain(obj, kind) else _indexed(cluster)
+    if indexed is not None:
+        with indexed() as index:
+            mine = _indexed_workload(index, policy, obj, options)
+    else:
+        findings = _repository_findings(policy, _without(cluster.objects(), object_key(obj)), obj, options)
+        mine = [f for f in findings if f.file == INCOMING]
     return verdict(uid, kind, mine, lambda finding: kind, options, [], deny=lambda f: f.rule in options.deny_rules)
 
 
 def _unprotected(findings: list[Finding]) -> set[str]:
-    return {f.object for f in findings if f.rule == "DS401" and f.file == "cluster"}
+    return {f.object for f in findings if f.rule == "DS401" and f.file == CACHED}
 
 
 def pdb_decision(
@@ -75,7 +261,10 @@ def pdb_decision(
     old: Json | None,
     options: Options,
     cluster: ClusterView | None,
+    *,
+    reference: bool = False,
 ) -> Decision:
+    """The decision on a PDB write or deletion (see the module contract; ``reference``: over every cached object)."""
     if operation != "DELETE" and obj is not None:
         skipped = skip(uid, kind, obj)
         if skipped is not None:
@@ -85,17 +274,20 @@ def pdb_decision(
         return Decision(uid, True, "", [], [], kind)
     current = obj if operation != "DELETE" else None
     previous = old
-    key = _object_key(current or previous or {})
-    others = _without(cluster.objects(), key)
-    before = _repository_findings(policy, others + ([previous] if previous else []), None, options)
-    after = _repository_findings(policy, others, current, options)
-    lost = sorted(_unprotected(after) - _unprotected(before))
+    indexed = None if reference or not (_plain(current, kind) and _plain(previous, kind)) else _indexed(cluster)
+    if indexed is not None:
+        with indexed() as index:
+            mine, lost = _indexed_pdb(index, policy, current, previous, options)
+    else:
+        others = _without(cluster.objects(), object_key(current or previous or {}))
+        before = _repository_findings(policy, others + ([previous] if previous else []), None, options)
+        after = _repository_findings(policy, others, current, options)
+        mine, lost = [f for f in after if f.file == INCOMING], sorted(_unprotected(after) - _unprotected(before))
     warnings = [
         f"DS401 {name}: no PodDisruptionBudget covers it any more after this "
         f"{'deletion' if operation == 'DELETE' else 'change'}"
         for name in lost
     ]
-    mine = [f for f in after if f.file == "incoming"]
     return verdict(
         uid,
         kind,

@@ -5,20 +5,25 @@
   from manifests into an :class:`Inventory`;
 * :mod:`.pdb`: :class:`PDBIndex` (sub-quadratic PDB matching) and :func:`allowed_disruptions`;
 * :mod:`.eviction`: the DefaultEvictor's decision about one pod, shared by the scope model and the executor;
-* :mod:`.scope`: :func:`evaluate` decides per workload and plugin whether the plugin may evict its pods, with reasons.
+* :mod:`.scope`: :func:`evaluate` decides per workload and plugin whether the plugin may evict its pods, with reasons
+  (:class:`EvictionScope`: a policy compiled once, to judge workloads as they come);
+* :mod:`.store`: :class:`InventoryStore`, an inventory kept current object by object (a cluster watched live).
 """
 
 from __future__ import annotations
 
 from desched.workloads.model import HPA, PDB, Inventory, Workload, collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
-from desched.workloads.scope import Summary, Verdict, evaluate, summarize
+from desched.workloads.scope import EvictionScope, Summary, Verdict, evaluate, summarize
 from desched.workloads.selectors import Selector, compile_selector, matches
+from desched.workloads.store import InventoryStore
 
 __all__ = [
     "HPA",
     "PDB",
+    "EvictionScope",
     "Inventory",
+    "InventoryStore",
     "PDBIndex",
     "Selector",
     "Summary",

@@ -25,7 +25,9 @@ __all__ = [
     "TEMPLATE_PATHS",
     "Inventory",
     "Workload",
+    "at_hpa_minimum",
     "collect",
+    "hpa_target",
     "objects",
 ]
 
@@ -130,6 +132,11 @@ class HPA(NamedTuple):
     file: str
     line: int
     column: int
+
+    @property
+    def target(self) -> tuple[str, str, str]:
+        """``(namespace, kind, name)`` of the workload it scales (:func:`hpa_target`)."""
+        return self.namespace, self.target_kind, self.target_name
 
 
 class Inventory:
@@ -342,14 +349,23 @@ def _apply_hpas(inventory: Inventory) -> None:
     """A scalable workload an HPA targets is judged at the HPA's ``minReplicas`` (the smallest of several)."""
     minimums: dict[tuple[str, str, str], int] = {}
     for hpa in inventory.hpas:
-        key = (hpa.namespace, hpa.target_kind, hpa.target_name)
-        minimums[key] = min(minimums.get(key, hpa.min_replicas), hpa.min_replicas)
+        minimums[hpa.target] = min(minimums.get(hpa.target, hpa.min_replicas), hpa.min_replicas)
     if not minimums:
         return
     for index, workload in enumerate(inventory.workloads):
-        minimum = minimums.get((workload.namespace, workload.kind, workload.name))
-        if minimum is not None and workload.kind in _SCALABLE and workload.replicas is not None:
-            inventory.workloads[index] = workload._replace(replicas=minimum)
+        inventory.workloads[index] = at_hpa_minimum(workload, minimums.get(hpa_target(workload)))
+
+
+def hpa_target(workload: Workload) -> tuple[str, str, str]:
+    """``(namespace, kind, name)``: the :attr:`HPA.target` of the HPAs that scale ``workload``."""
+    return workload.namespace, workload.kind, workload.name
+
+
+def at_hpa_minimum(workload: Workload, minimum: int | None) -> Workload:
+    """``workload`` judged at an HPA's ``minReplicas`` (the smallest of those targeting it; ``None``: no HPA does)."""
+    if minimum is not None and workload.kind in _SCALABLE and workload.replicas is not None:
+        return workload._replace(replicas=minimum)
+    return workload
 
 
 def collect(documents: Iterable[tuple[str, Any]]) -> Inventory:

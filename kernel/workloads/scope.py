@@ -49,6 +49,7 @@ from desched.workloads.selectors import Selector, compile_selector
 __all__ = [
     "EVICT_ANNOTATION",
     "PREFER_NO_EVICTION_ANNOTATION",
+    "EvictionScope",
     "Summary",
     "Verdict",
     "evaluate",
@@ -376,6 +377,61 @@ def _raw_args(profile: Profile, plugin: str) -> dict[str, Any]:
     return dict(config.raw_args) if config is not None else {}
 
 
+class _Profile(NamedTuple):
+    """One profile's evicting plugins and DefaultEvictor settings, read once."""
+
+    name: str
+    plugins: list[_Plugin]
+    settings: Evictor
+
+
+class EvictionScope:
+    """A policy's eviction scope, compiled once: each profile's evicting plugins and DefaultEvictor settings.
+
+    ``policy`` and ``target`` are read as :func:`evaluate` reads them; ``inventory`` only for the PriorityClass a
+    ``priorityThreshold.name`` names (compile again when the PriorityClasses change); ``now`` is the clock of
+    ``minPodAge``. :meth:`evaluate` judges the workloads of any inventory against it.
+    """
+
+    __slots__ = ("profiles",)
+
+    def __init__(self, policy: Any, inventory: Inventory, target: int = _NEWEST, now: datetime | None = None) -> None:
+        moment = now if now is not None else datetime.now(timezone.utc)
+        model = getattr(policy, "model", None)
+        if not isinstance(model, Policy):
+            root = getattr(policy, "policy", policy)
+            model = decode(root) if isinstance(root, dict) else Policy(())
+        self.profiles: list[_Profile] = []
+        for profile in model.profiles:
+            names = list(dict.fromkeys(ref.name for ref, _ in profile.evicting()))
+            plugins = [_Plugin(name, _raw_args(profile, name), target) for name in names]
+            if not plugins:
+                continue
+            settings = evictor(
+                _raw_args(profile, "DefaultEvictor"), target, moment, lambda name: _priority_of(name, inventory)
+            )
+            self.profiles.append(_Profile(profile.name or f"profiles[{profile.path[-1]}]", plugins, settings))
+
+    def evaluate(self, inventory: Inventory, index: PDBIndex | None = None) -> list[Verdict]:
+        """One :class:`Verdict` per (profile, plugin, workload of ``inventory``), in profile, inventory and plugin
+        order; ``index`` (default: built from ``inventory.pdbs``) says which PDBs cover a workload."""
+        if index is None:
+            index = PDBIndex(inventory.pdbs)
+        pdb_cache: dict[int, bool] = {}
+        verdicts: list[Verdict] = []
+        for profile in self.profiles:
+            for workload in inventory.workloads:
+                pod = _TemplatePod(workload, inventory, index, pdb_cache)
+                failures, notes = _evictor_reasons(pod, profile.settings)
+                for plugin in profile.plugins:
+                    plugin_failures, plugin_notes = plugin.reasons(workload)
+                    refused = failures + plugin_failures
+                    verdicts.append(
+                        Verdict(workload, profile.name, plugin.name, not refused, refused + notes + plugin_notes)
+                    )
+        return verdicts
+
+
 def evaluate(
     policy: Any,
     inventory: Inventory,
@@ -387,35 +443,10 @@ def evaluate(
     inventory order. ``policy`` is the decoded v1alpha2 policy mapping, or a rule
     :class:`~desched.linter.rules._base.Context` (whose typed ``model`` is read). ``target`` is the descheduler minor
     release (36 for v0.36): args a release does not know are ignored. ``now`` (default: the current time) is the clock
-    for ``minPodAge``. Never raises on malformed policies.
+    for ``minPodAge``. Never raises on malformed policies. The same as an :class:`EvictionScope` compiled once and
+    evaluated.
     """
-    moment = now if now is not None else datetime.now(timezone.utc)
-    model = getattr(policy, "model", None)
-    if not isinstance(model, Policy):
-        root = getattr(policy, "policy", policy)
-        model = decode(root) if isinstance(root, dict) else Policy(())
-    if index is None:
-        index = PDBIndex(inventory.pdbs)
-    pdb_cache: dict[int, bool] = {}
-    verdicts: list[Verdict] = []
-    for profile in model.profiles:
-        names = list(dict.fromkeys(ref.name for ref, _ in profile.evicting()))
-        plugins = [_Plugin(name, _raw_args(profile, name), target) for name in names]
-        if not plugins:
-            continue
-        profile_name = profile.name or f"profiles[{profile.path[-1]}]"
-        settings = evictor(
-            _raw_args(profile, "DefaultEvictor"), target, moment, lambda name: _priority_of(name, inventory)
-        )
-        for workload in inventory.workloads:
-            failures, notes = _evictor_reasons(_TemplatePod(workload, inventory, index, pdb_cache), settings)
-            for plugin in plugins:
-                plugin_failures, plugin_notes = plugin.reasons(workload)
-                all_failures = failures + plugin_failures
-                verdicts.append(
-                    Verdict(workload, profile_name, plugin.name, not all_failures, all_failures + notes + plugin_notes)
-                )
-    return verdicts
+    return EvictionScope(policy, inventory, target, now).evaluate(inventory, index)
 
 
 class Summary(NamedTuple):
