@@ -11,14 +11,15 @@ of the time budget (counted from the request's arrival, reading the body and que
 The event loop reads, parses and answers; it does no work that grows with a policy's text beyond hashing it. Small
 policy objects (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on it: their cost is bounded by
 their size and is below that of a hand-off. Of the other policy objects the loop checks only the sizes of the policy
-texts and the decision cache; the :class:`~desched.webhook.pool.DecisionPool` (worker processes, a bounded queue)
-checks the other limits and decides, and a worker still deciding when the budget runs out is killed, so the work
-stops. Workloads, PDBs and the active policy ConfigMap, which read the cluster cache, run in the thread pool, at most
-``max_concurrency`` at once, the others waiting within their time budget. Decisions on policy objects are remembered
-by content (:class:`~desched.webhook.cache.DecisionCache`). Every request logs one JSON line with its uid, kind,
-namespace/name, operation, verdict, rule IDs, whether the decision came from the cache, and duration from its
-arrival - never the object's data. ``/readyz`` is 200 only while the worker pool can decide and, as the caller's
-``ready()`` says, the cluster cache, when there is one, has synced.
+texts and the decision cache; the :class:`~desched.webhook.pool.DecisionPool` (worker processes, a bounded queue) checks
+the other limits and decides, and a worker still deciding when the budget runs out is killed, so the work stops. A
+workload or PDB that the cluster cache's index answers judging a few workloads at most
+(:func:`~desched.webhook.workloads.bounded`) is decided on the loop; the other requests that read the cluster cache run
+in the thread pool, at most ``max_concurrency`` at once, the others waiting within their time budget. Decisions on
+policy objects are remembered by content (:class:`~desched.webhook.cache.DecisionCache`). Every request logs one JSON
+line with its uid, kind, namespace/name, operation, verdict, rule IDs, whether the decision came from the cache, and
+duration from its arrival - never the object's data. ``/readyz`` is 200 only while the worker pool can decide and, as
+the caller's ``ready()`` says, the cluster cache, when there is one, has synced.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from desched.webhook.limits import PolicyLimits
 from desched.webhook.pool import DecisionPool, OverLimits, WorkerError
 from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
 from desched.webhook.server import ARRIVAL
+from desched.webhook.workloads import bounded
 
 Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")
@@ -150,6 +152,8 @@ class Reviewer:
         obj = request.get("object")
         if time.perf_counter() >= deadline:
             raise TimeoutError  # the budget went on reading and waiting: nothing is started that could not finish
+        if bounded(request, self.cluster):
+            return decide(request, self.options, self.cluster)  # from the index, a few workloads: no thread hop
         if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
             return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
         if request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict):

@@ -1,10 +1,10 @@
 """The nesting depth of a decoded JSON value.
 
 Contract: :func:`too_deep` says whether the arrays and objects of ``value`` (what :func:`json.loads` returned) nest
-deeper than ``limit`` levels. It never recurses: it walks the containers with a stack and stops at the first one past
-the limit, so its cost is at most one visit of each container, scalars never looked at. Decoding itself is safe from
-any depth (the C decoder raises RecursionError past the interpreter's recursion limit, which the caller reports the
-same way), and costs far less than scanning the text for brackets outside strings did.
+deeper than ``limit`` levels. It never recurses: it walks the containers level by level and stops past the limit, so its
+cost is at most one visit of each container's items. Decoding itself is safe from any depth (the C decoder raises
+RecursionError past the interpreter's recursion limit, which the caller reports the same way), and costs far less than
+scanning the text for brackets outside strings did.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ MAX_DEPTH = 100  # a Kubernetes object nests about 15 levels; the AdmissionRevie
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether arrays and objects nest deeper than ``limit`` levels in ``value`` (see the module contract)."""
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        if depth > limit:
-            return True
-        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        if not level:
+            return False
+        # One level at a time, the containers only: a comprehension per level, no stack of (item, depth) pairs.
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return bool(level)
