@@ -33,10 +33,9 @@ from desched.validation.core import ArgError, integer, items, length, mapping, s
 from desched.validation.gofmt import go_list
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 from desched.validation.vocab import podlifetime_states
+from desched.versions import NEWEST as _NEWEST
 
 __all__ = ["validate"]
-
-_NEWEST = 36
 
 
 def _states_rule(args: dict[Any, Any], target: int) -> ArgError | None:

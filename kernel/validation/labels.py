@@ -18,6 +18,7 @@ from typing import Any
 
 from desched.validation.core import Path, go_key, items, mapping, path_key, string
 from desched.validation.gofmt import go_json_strings, go_quote, go_sharp_strings
+from desched.versions import NEWEST as _NEWEST
 
 __all__ = [
     "is_dns1123_subdomain",
@@ -28,7 +29,6 @@ __all__ = [
     "parse_label_selector_string",
 ]
 
-_NEWEST = 36
 
 _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_KEY_MSG = (

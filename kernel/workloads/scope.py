@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 from desched.policy.model import Policy, Profile, decode
 from desched.policy.namespaces import scope_of
+from desched.versions import NEWEST as _NEWEST
 from desched.workloads.eviction import (
     EVICT_ANNOTATION,
     PREFER_NO_EVICTION_ANNOTATION,
@@ -61,7 +62,6 @@ __all__ = [
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
-_NEWEST = 36
 _NO_LABEL_SELECTOR = ("RemoveDuplicates", "LowNodeUtilization", "HighNodeUtilization")
 _NODE_UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 _EXCLUDE_OWNER_KINDS = ("RemoveDuplicates", "RemoveFailedPods")

@@ -21,10 +21,9 @@ from typing import Any
 
 from desched.validation.core import go_key
 from desched.validation.labels import label_selector_error
+from desched.versions import NEWEST as _NEWEST
 
 __all__ = ["Selector", "compile_selector", "label_map", "matches"]
-
-_NEWEST = 36
 
 
 def label_map(value: Any) -> dict[str, str]:
