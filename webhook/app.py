@@ -42,7 +42,7 @@ from desched.webhook.decision import ClusterView, Decision, Options, mapping, re
 from desched.webhook.limits import PolicyLimits
 from desched.webhook.pool import DecisionPool, OverLimits, WorkerError
 from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
-from desched.webhook.server import ARRIVAL
+from desched.webhook.server import ARRIVAL, log_refusal
 from desched.webhook.workloads import bounded
 
 Json = dict[str, Any]
@@ -139,6 +139,11 @@ class Reviewer:
         self._account(request, decision, time.perf_counter() - received)
         return decision
 
+    def refused(self, code: int, message: str) -> None:
+        """Count and log a request answered ``code`` (400, 408, 413) instead of being decided."""
+        self.metrics.rejected.inc(str(code))
+        log_refusal(code, message)
+
     def inline(self, request: Json, body: bytes | bytearray) -> bool:
         """Whether the decision is cheap enough for the event loop: a policy object in a body of at most
         ``INLINE_BYTES`` with no YAML alias (nothing expands beyond its size), and not the active policy ConfigMap
@@ -158,16 +163,14 @@ class Reviewer:
             return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
         if request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
             return decide(request, self.options)  # allowed at once: nothing to check
-        if self.inline(request, body):
-            reason = self.limits.refuses(request)
-            if reason is not None:
-                return self._fallback(request, f"policy over the limits: {reason}")
-            return self.decisions.decide(request, self.options, self.cluster)
-        # A large object: the event loop checks only the sizes of its policy texts and looks it up in the cache; the
-        # other limits are checked in the worker (tens of ms per MB, which would delay every answer due meanwhile).
-        reason = self.limits.refuses(request, sizes_only=True)
+        inline = self.inline(request, body)
+        # Of a large object the event loop checks only the sizes of its policy texts; the worker checks the other
+        # limits (tens of ms per MB, which would delay every answer due meanwhile).
+        reason = self.limits.refuses(request, sizes_only=not inline)
         if reason is not None:
             return self._fallback(request, f"policy over the limits: {reason}")
+        if inline:
+            return self.decisions.decide(request, self.options, self.cluster)
         key = self.decisions.key(request, self.cluster)
         known = self.decisions.get(key, request)
         if known is not None:
@@ -260,8 +263,7 @@ def create_app(reviewer: Reviewer) -> FastAPI:
 def _refuse(reviewer: Reviewer, code: int, message: str, close: bool = False) -> JSONResponse:
     """A ``{"message": ...}`` answer with status ``code``; ``close`` when the body is left unread (the connection
     cannot be reused)."""
-    reviewer.metrics.rejected.inc(str(code))
-    LOG.info("rejected", extra={"event": {"code": code, "message": message}})
+    reviewer.refused(code, message)
     return JSONResponse({"message": message}, status_code=code, headers={"Connection": "close"} if close else None)
 
 

@@ -202,7 +202,7 @@ class WebhookCommand:
                     read_timeout,
                     args.max_reading_connections,
                     args.max_body_bytes,
-                    lambda code: reviewer.metrics.rejected.inc(str(code)),
+                    reviewer.refused,
                 ),
             )
         finally:

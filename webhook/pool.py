@@ -10,8 +10,8 @@ rule-module cache). At most ``workers + queue`` calls are running or waiting;
 body is being decided (the time budget ran out) kills that worker, so the work stops and its memory is returned, and
 starts a replacement; a worker is also replaced after ``max_tasks`` decisions, which bounds what its heap can grow to.
 An exception inside a worker is raised in the caller as :class:`WorkerError` with the exception's type name.
-Workers run :data:`NICE` steps below the server's CPU priority (:func:`yield_cpu`), so that on a busy host the event
-loop, which answers at the deadlines, gets the CPU before the decisions do.
+Workers run :data:`NICE` steps below the server's CPU priority, so that on a busy host the event loop, which answers
+at the deadlines, gets the CPU before the decisions do.
 
 Replacements are started in a thread beside the event loop. A worker that cannot be started is logged, counted
 (``start_failures``) and started again after a backoff (from :data:`BACKOFF` doubling up to :data:`MAX_BACKOFF`
@@ -35,7 +35,7 @@ from desched.prometheus import Counter
 from desched.webhook.decision import Decision, Options
 from desched.webhook.limits import PolicyLimits
 
-__all__ = ["BACKOFF", "MAX_BACKOFF", "NICE", "DecisionPool", "OverLimits", "WorkerError", "yield_cpu"]
+__all__ = ["BACKOFF", "MAX_BACKOFF", "NICE", "DecisionPool", "OverLimits", "WorkerError"]
 
 LOG = logging.getLogger("desched.webhook")
 BACKOFF = 0.5
@@ -43,7 +43,7 @@ MAX_BACKOFF = 30.0
 NICE = 10  # how much lower than the server's the priority of decision work is
 
 
-def yield_cpu() -> None:
+def _yield_cpu() -> None:
     """Lower the calling thread's CPU priority by :data:`NICE` (Linux: a thread's own; elsewhere the process's): the
     decisions give way to the event loop that reads and answers requests. Only for a process of its own: a thread of
     the server's process preempted while it holds the GIL would hold up the event loop with it. Nothing happens where
@@ -101,7 +101,7 @@ def _serve(connection: Connection, options: Options, limits: PolicyLimits) -> No
     whose event loop must answer on time."""
     from desched.webhook.review import decide, parse_review
 
-    yield_cpu()
+    _yield_cpu()
 
     while True:
         body = connection.recv_bytes()

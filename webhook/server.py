@@ -114,19 +114,25 @@ class _Loop(asyncio.SelectorEventLoop):
         return await super().create_server(*args, **kwargs)
 
 
+def log_refusal(code: int, message: str) -> None:
+    """The log line of a request answered 400, 408 or 413 instead of being decided."""
+    LOG.info("rejected", extra={"event": {"code": code, "message": message}})
+
+
 class Gate:
     """What the connections of one listener share: the limits on reading a request, the connections still reading one
-    (oldest first) and how a refusal is counted (see the module contract)."""
+        (oldest first) and what is done of a refusal, by status and message: logged (:func:`log_refusal`) unless told
+    otherwise (see the module contract)."""
 
     def __init__(
         self,
         read_timeout: float = 2.5,
         max_reading: int = 128,
         max_body_bytes: int = 3 * 2**20,
-        refused: Callable[[int], None] | None = None,
+        refused: Callable[[int, str], None] = log_refusal,
     ) -> None:
         self.read_timeout, self.max_reading, self.max_body_bytes = read_timeout, max_reading, max_body_bytes
-        self.refused = refused or (lambda _code: None)
+        self.refused = refused
         self.reading: dict[_Protocol, None] = {}
 
 
@@ -208,11 +214,10 @@ class _Protocol(H11Protocol):
         """uvicorn's answer to a request h11 or :class:`_Framing` refused: its status, and the connection closes."""
         self._end()
         refusal, self.framing.refusal = self.framing.refusal, None
-        code = refusal.error_status_hint if refusal is not None else 400
-        message = str(refusal) if refusal is not None else msg
-        self.gate.refused(code)
-        LOG.info("rejected", extra={"event": {"code": code, "message": message}})
-        self._write_close(code, message)
+        if refusal is None:
+            self._refuse(400, msg)
+        else:
+            self._refuse(refusal.error_status_hint, str(refusal))
 
     def drain(self) -> None:
         """Answers from now on carry ``Connection: close``, including one whose request has already arrived."""
@@ -264,13 +269,12 @@ class _Protocol(H11Protocol):
         if not partial:
             self._close()  # nothing was asked: close quietly, as for an idle keep-alive connection
             return
-        self.gate.refused(408)
-        LOG.info("rejected", extra={"event": {"code": 408, "message": "the request did not arrive in time"}})
-        self._write_close(408, f"the request did not arrive within {self.gate.read_timeout:g}s")
+        self._refuse(408, f"the request did not arrive within {self.gate.read_timeout:g}s")
 
-    def _write_close(self, code: int, message: str) -> None:
-        """Answer ``code`` with ``message`` and close, whatever state h11 is in: nothing after it is read; the
-        application, if it started on this request, sees the client gone at once."""
+    def _refuse(self, code: int, message: str) -> None:
+        """Count and log the refusal, answer ``code`` with ``message`` and close, whatever state h11 is in: nothing
+        after it is read; the application, if it started on this request, sees the client gone at once."""
+        self.gate.refused(code, message)
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
             self.cycle.message_event.set()
