@@ -314,6 +314,16 @@ def flood(count: int, hog: int = 0) -> dict[str, Any]:
     }
 
 
+def conclude(result: dict[str, Any], json_path: str | None) -> int:
+    """Print each target of ``result`` met or MISSED, write ``result`` to ``json_path`` when given; the exit code:
+    0 when every target is met, else 1."""
+    for target in result["targets"].values():
+        print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
+    if json_path:
+        Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
+    return 0 if all(target["met"] for target in result["targets"].values()) else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", type=int, default=50)
@@ -348,11 +358,7 @@ def main() -> int:
     print(
         f"flood outcomes: {result['flood']['outcomes']}; under {args.hogs} CPU hogs: {result['flood_hog']['outcomes']}"
     )
-    for target in result["targets"].values():
-        print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-    return 0 if all(target["met"] for target in result["targets"].values()) else 1
+    return conclude(result, args.json)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from bench.webhook import REPORT, _long_string, run_wrk, start_noop  # noqa: E402
+from bench.webhook import REPORT, _long_string, conclude, run_wrk, start_noop  # noqa: E402
 from tests.kcp import controlplane, install  # noqa: E402
 from tests.kcp.api import Api, ApiError, Json  # noqa: E402
 from tests.webhook.server import Running, start  # noqa: E402
@@ -451,11 +451,7 @@ def main() -> int:
             f"{cost['indexed_p50_ms']:.2f} ms (p99 {cost['indexed_p99_ms']:.2f}), without the index "
             f"{cost['reference_ms']:,.0f} ms"
         )
-    for target in result["targets"].values():
-        print(f"{target['text']}: {'met' if target['met'] else 'MISSED'}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-    return 0 if all(target["met"] for target in result["targets"].values()) else 1
+    return conclude(result, args.json)
 
 
 if __name__ == "__main__":
