@@ -16,10 +16,12 @@ before handing it to a worker, which checks the rest).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from desched.documents import configmap_keys
+from desched.policylimits import count_nodes
 from desched.webhook.decision import Json, mapping, skip
 
 __all__ = ["PolicyLimits"]
@@ -90,7 +92,7 @@ class PolicyLimits(NamedTuple):
         profiles = mapping(obj.get("spec")).get("profiles")
         if isinstance(profiles, list) and len(profiles) > self.max_profiles:
             return f"{len(profiles)} profiles exceed the limit of {self.max_profiles}"
-        nodes = _nodes(obj)
+        nodes = count_nodes(obj, sys.maxsize)  # exact: the reason names the count
         if nodes > self.max_nodes:
             return f"{nodes} nodes exceed the limit of {self.max_nodes}"
         return None
@@ -114,17 +116,3 @@ def _items(text: str, key_indent: str, key_end: int) -> int:
     end = re.compile(rf"\n(?!{indent}-[ \t\r\n]|{indent}[ \t]|[ \t]*(?:#|\r?\n|\r?$))").search(text, key_end - 1)
     block = text[key_end - 1 : end.start() if end else len(text)]
     return len(re.findall(rf"\n{indent}-(?=[ \t\r\n]|$)", block))
-
-
-def _nodes(value: Any) -> int:
-    """The number of nodes of a JSON value (every mapping, sequence and scalar; keys included)."""
-    count, pending = 0, [value]
-    while pending:
-        item = pending.pop()
-        count += 1
-        if isinstance(item, dict):
-            count += len(item)
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return count
