@@ -28,6 +28,7 @@ from desched.sources import SourceError, is_template, read_text
 from desched.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 
 if TYPE_CHECKING:
+    from desched.linter.rules._repository import Repository
     from desched.linter.templates import Neutralized
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "lint_text",
     "read_file",
     "release_for",
+    "repository_findings",
 ]
 
 _SYNTAX = "DS001"
@@ -246,8 +248,7 @@ def _run_derived(
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
     """Findings of the rules that need every file at once (policies meet workloads and PDBs); suppression applies
     in the file each finding points at."""
-    modules = settings.enabled_rules(DocumentKind.REPOSITORY)
-    if not modules or not any(result.policies for result in results):
+    if not settings.enabled_rules(DocumentKind.REPOSITORY) or not any(result.policies for result in results):
         return []
     if not any(result.others for result in results):
         return []
@@ -263,16 +264,23 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
         if not policies:
             continue
         repo = Repository(policies, ((result.file, doc) for result in group for doc in result.others))
-        for module in modules:
-            for hit in module.check(repo):
-                level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
-                found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
+        found.extend(repository_findings(repo, settings))
     texts = {result.file: result.text for result in results}
     placed: list[Finding] = []
     for file in sorted({finding.file for finding in found}):
         mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
         placed.extend(_suppress(texts.get(file, ""), mine))
     return placed
+
+
+def repository_findings(repo: Repository, settings: Settings) -> list[Finding]:
+    """What the enabled repository rules find in ``repo``, at their configured severity, before suppression."""
+    found = []
+    for module in settings.enabled_rules(DocumentKind.REPOSITORY):
+        for hit in module.check(repo):
+            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
+    return found
 
 
 def _by_cluster(results: list[FileResult], settings: Settings) -> list[list[FileResult]]:

@@ -20,13 +20,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from types import ModuleType
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from desched.documents import PolicyDoc
-from desched.linter.engine import FileResult, Settings, lint_repository
+from desched.linter.engine import FileResult, Settings, lint_repository, repository_findings
 from desched.linter.finding import Finding
-from desched.linter.rules._base import DocumentKind
 from desched.linter.rules._repository import Analysis, Repository, _signature
 from desched.policy.effective import effective_policy
 from desched.webhook.decision import (
@@ -132,21 +130,15 @@ class _Subjects(Repository):
 
 
 @functools.lru_cache(maxsize=16)
-def _rules(options: Options) -> tuple[Settings, tuple[ModuleType, ...]]:
-    settings = settings_for(options, WORKLOAD_RULES)
-    return settings, tuple(settings.enabled_rules(DocumentKind.REPOSITORY))
+def _settings(options: Options) -> Settings:
+    """The engine settings of the workload rules under ``options``, made once (their enabled-rule cache with them)."""
+    return settings_for(options, WORKLOAD_RULES)
 
 
 def _findings(repo: Repository, options: Options) -> list[Finding]:
     """What the enabled workload rules find in ``repo``, as ``lint_repository`` reports it (no suppression: the
     webhook's files have no text)."""
-    settings, modules = _rules(options)
-    found = []
-    for module in modules:
-        for hit in module.check(repo):
-            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
-            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
-    return found
+    return repository_findings(repo, _settings(options))
 
 
 def _incoming(findings: Iterable[Finding]) -> list[Finding]:
