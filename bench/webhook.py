@@ -123,12 +123,11 @@ def _long_string(text: str) -> str:
 def wrk_script(form: str, pace_ms: int | None) -> str:
     """The wrk Lua script posting ``form`` (``unique`` or ``repeated``) bodies, paced or not."""
     body = review_body()
-    lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"']
     if form == "repeated":
-        lines.append(f"wrk.body = {_long_string(body)}")
-    else:
-        cut = body.index(MARK) + len(MARK) - 1
-        lines += [
+        return lua_post([f"wrk.body = {_long_string(body)}"], pace_ms)
+    cut = body.index(MARK) + len(MARK) - 1
+    return lua_post(
+        [
             f"local head = {_long_string(body[:cut])}",
             f"local tail = {_long_string(body[cut + 1 :])}",
             "local n = 0",
@@ -136,7 +135,15 @@ def wrk_script(form: str, pace_ms: int | None) -> str:
             "  n = n + 1",
             "  return wrk.format(nil, nil, nil, head .. n .. tail)",
             "end",
-        ]
+        ],
+        pace_ms,
+    )
+
+
+def lua_post(bodies: list[str], pace_ms: int | None) -> str:
+    """A wrk Lua script that POSTs JSON, its bodies chosen by the Lua lines ``bodies``, paced or not, ending with
+    the report line the benchmarks read."""
+    lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"', *bodies]
     if pace_ms is not None:
         # exponential think times (mean pace_ms): arrivals as from independent clients, never in lock-step bursts
         lines += [

@@ -46,7 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from bench.webhook import REPORT, _long_string, conclude, run_wrk, start_noop  # noqa: E402
+from bench.webhook import _long_string, conclude, lua_post, run_wrk, start_noop  # noqa: E402
 from tests.kcp import controlplane, install  # noqa: E402
 from tests.kcp.api import Api, ApiError, Json  # noqa: E402
 from tests.webhook.server import Running, start  # noqa: E402
@@ -227,22 +227,9 @@ def bodies(api: Api, form: str, workloads: int, pdbs: int) -> list[str]:
 
 def wrk_script(texts: list[str], pace_ms: int | None) -> str:
     """A wrk Lua script posting ``texts`` in turn, paced (exponential think times of mean ``pace_ms``) or not."""
-    lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"', "local bodies = {"]
-    lines += [f"  {_long_string(text)}," for text in texts]
-    lines += [
-        "}",
-        "local n = 0",
-        "request = function()",
-        "  n = n % #bodies + 1",
-        "  return wrk.format(nil, nil, nil, bodies[n])",
-        "end",
-    ]
-    if pace_ms is not None:
-        lines += [
-            "math.randomseed(os.time())",
-            f"delay = function() return math.floor(-{pace_ms} * math.log(1 - math.random())) end",
-        ]
-    return "\n".join(lines) + "\n" + REPORT
+    lines = ["local bodies = {", *(f"  {_long_string(text)}," for text in texts), "}", "local n = 0"]
+    lines += ["request = function()", "  n = n % #bodies + 1", "  return wrk.format(nil, nil, nil, bodies[n])", "end"]
+    return lua_post(lines, pace_ms)
 
 
 # -- measuring -------------------------------------------------------------------------------------------------
