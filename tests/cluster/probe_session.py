@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -13,6 +14,10 @@ import pytest
 from tests.kcp.controlplane import ControlPlane
 
 pytestmark = pytest.mark.cluster
+
+# Interruptible as a session started at a terminal is, also when the suite runs in the background of a shell, whose
+# children inherit SIGINT ignored (Python then installs no KeyboardInterrupt handler of its own).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def test_probe(control_plane: ControlPlane) -> None:
