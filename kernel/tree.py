@@ -1,0 +1,39 @@
+"""The shared vocabulary of decoded YAML/JSON trees: one meaning per name, for every package of desched.
+
+* :data:`Path`: where a value sits in a tree (mapping keys and list indexes), as findings and origins carry it.
+* :data:`Json`: a decoded object (a mapping from field names to values) that code may build or change;
+  :data:`JsonView` the same read-only.
+* :func:`mapping_or_empty` and :func:`strings`: the lenient readers every model uses, where a value of the wrong type
+  reads as absent (the structural rules report it).
+* :class:`TextEnum`: an enum whose members are their text, for vocabularies that reach outputs (document shapes,
+  evictor checks): they compare, format and serialise as the plain string on every supported Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+
+__all__ = ["Json", "JsonView", "Path", "TextEnum", "mapping_or_empty", "strings"]
+
+Path = tuple[str | int, ...]
+Json = dict[str, Any]
+JsonView = Mapping[str, Any]
+
+
+def mapping_or_empty(value: Any) -> dict[str, Any]:
+    """``value`` when it is a dict, else an empty dict (never ``None``)."""
+    return value if isinstance(value, dict) else {}
+
+
+def strings(value: Any) -> list[str]:
+    """The strings of a list, in order; ``[]`` for anything that is not a list."""
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+class TextEnum(str, Enum):
+    """An enum whose members are strings that print as their value (``enum.StrEnum`` arrived only in Python 3.11)."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__
