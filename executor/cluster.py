@@ -20,9 +20,8 @@ from desched.collector import paused
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
 from desched.executor.nodeutil import node_requested
 from desched.executor.podutil import is_terminal, pod_requests
+from desched.tree import Json as Json
 from desched.workloads.selectors import Selector, compile_selector, label_map
-
-Json = dict[str, Any]
 
 
 @contextlib.contextmanager

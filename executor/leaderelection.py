@@ -34,15 +34,15 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from desched.errors import KubeError, UsageError
 from desched.executor.resilience import seconds
 from desched.kube import KubeClient
+from desched.tree import Json
 
 JITTER_FACTOR = 1.2  # client-go's leaderelection.JitterFactor
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
-Json = dict[str, Any]
 
 
 class LeaseConfig(NamedTuple):

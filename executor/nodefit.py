@@ -16,15 +16,15 @@ oracle: the differential tests run whole cycles with either and compare the deci
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any, NamedTuple, Protocol
 
 from desched.executor import nodeutil
+from desched.tree import JsonView
 
 __all__ = ["FitIndex", "NodeFit", "NodeSet", "ScanFit", "node_set"]
 
-Json = Mapping[str, Any]
 _INDEXED = ("pods", "cpu", "memory")  # every node has an amount of these (0 when allocatable does not say)
 _SCAN_BELOW = 16  # a set this small is cheaper to scan than to look up
 
@@ -32,11 +32,11 @@ _SCAN_BELOW = 16  # a set this small is cheaper to scan than to look up
 class NodeSet(NamedTuple):
     """Nodes a fit question is about: in order (for the scan) and by name (for the index)."""
 
-    nodes: Sequence[Json]
+    nodes: Sequence[JsonView]
     names: frozenset[str]
 
 
-def node_set(nodes: Iterable[Json]) -> NodeSet:
+def node_set(nodes: Iterable[JsonView]) -> NodeSet:
     listed = list(nodes)
     return NodeSet(listed, frozenset(nodeutil.node_name(node) for node in listed))
 
@@ -56,7 +56,7 @@ class FitCluster(Protocol):
 
 
 class NodeFit(Protocol):
-    def fits_any(self, pod: Json, among: NodeSet, *, skip_own: bool) -> bool:
+    def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
         """Whether ``pod`` fits some node of ``among`` (not its own node when ``skip_own``)."""
         ...
 
@@ -67,7 +67,7 @@ class ScanFit:
     def __init__(self, cluster: FitCluster) -> None:
         self.cluster = cluster
 
-    def fits_any(self, pod: Json, among: NodeSet, *, skip_own: bool) -> bool:
+    def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
         check = nodeutil.pod_fits_any_other_node if skip_own else nodeutil.pod_fits_any_node
         return check(pod, among.nodes, self.cluster.pods_on_node, requested_by_node=self.cluster.requested)
 
@@ -120,7 +120,7 @@ class FitIndex:
             self._left[index] = new
         self._seen = len(changes)
 
-    def fits_any(self, pod: Json, among: NodeSet, *, skip_own: bool) -> bool:
+    def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
         if len(among.names) < _SCAN_BELOW:
             return ScanFit(self.cluster).fits_any(pod, among, skip_own=skip_own)
         self._catch_up()
@@ -158,7 +158,7 @@ class FitIndex:
             name != own and name in among.names and name in self.nodes and self._passes(facts, name) for name in names
         )
 
-    def _parsed(self, pod: Json) -> nodeutil.PodFacts:
+    def _parsed(self, pod: JsonView) -> nodeutil.PodFacts:
         uid = str((pod.get("metadata") or {}).get("uid"))
         facts = self._facts.get(uid)
         if facts is None or facts.pod is not pod:
@@ -170,7 +170,7 @@ class FitIndex:
         return nodeutil.fit_failure(facts, self.nodes[name], pods, partial(self.cluster.requested, name)) is None
 
 
-def _allocatable(node: Json) -> tuple[int, ...]:
+def _allocatable(node: JsonView) -> tuple[int, ...]:
     """The basic resources of ``status.allocatable`` (absent: 0, as NodeFit reads them)."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     return tuple(nodeutil.allocatable_amount(allocatable, resource) for resource in _INDEXED)

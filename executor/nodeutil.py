@@ -23,6 +23,7 @@ from typing import Any
 
 from desched.executor.podutil import is_terminal, pod_requests
 from desched.executor.quantity import resource_value
+from desched.tree import JsonView
 from desched.validation.labels import is_label_key, is_label_value
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
@@ -48,8 +49,7 @@ __all__ = [
     "tolerations_tolerate_taints",
 ]
 
-Json = Mapping[str, Any]
-PodsByNode = Callable[[str], Sequence[Json]]
+PodsByNode = Callable[[str], Sequence[JsonView]]
 RequestedByNode = Callable[[str], Mapping[str, int]]
 
 _EMPTY: Mapping[str, Any] = {}
@@ -76,19 +76,19 @@ def _canonical_int64(text: str) -> int | None:
     return value if _MIN_INT64 <= value <= _MAX_INT64 else None
 
 
-def node_name(obj: Json) -> str:
+def node_name(obj: JsonView) -> str:
     """``metadata.name`` of an object (``""`` when absent)."""
     return str((obj.get("metadata") or _EMPTY).get("name") or "")
 
 
-def _labels(obj: Json) -> Mapping[str, Any]:
+def _labels(obj: JsonView) -> Mapping[str, Any]:
     return (obj.get("metadata") or _EMPTY).get("labels") or _EMPTY
 
 
 # --- node state -----------------------------------------------------------------------------------------------------
 
 
-def is_ready(node: Json) -> bool:
+def is_ready(node: JsonView) -> bool:
     """False only when a ``Ready`` condition exists whose status is not ``True``; no condition counts as ready."""
     for condition in (node.get("status") or _EMPTY).get("conditions") or ():
         if condition.get("type") == "Ready" and condition.get("status") != "True":
@@ -96,7 +96,7 @@ def is_ready(node: Json) -> bool:
     return True
 
 
-def is_unschedulable(node: Json) -> bool:
+def is_unschedulable(node: JsonView) -> bool:
     """``spec.unschedulable`` is true (cordoned)."""
     return bool((node.get("spec") or _EMPTY).get("unschedulable"))
 
@@ -105,14 +105,14 @@ def _resource_list(values: Mapping[str, Any]) -> dict[str, int]:
     return {name: 0 if value is None else resource_value(name, value) for name, value in values.items()}
 
 
-def node_allocatable(node: Json) -> dict[str, int]:
+def node_allocatable(node: JsonView) -> dict[str, int]:
     """``status.allocatable``, or ``status.capacity`` when allocatable is empty (node utilization's capacity)."""
     status = node.get("status") or _EMPTY
     return _resource_list(status.get("allocatable") or status.get("capacity") or _EMPTY)
 
 
 def node_requested(
-    pods_on_node: Iterable[Json], requests_of: Callable[[Json], Mapping[str, int]] = pod_requests
+    pods_on_node: Iterable[JsonView], requests_of: Callable[[JsonView], Mapping[str, int]] = pod_requests
 ) -> dict[str, int]:
     """Σ :func:`pod_requests` (or ``requests_of``, which must agree) over the non-terminal pods, plus ``pods``: how
     many of them there are."""
@@ -131,7 +131,7 @@ def node_requested(
 # --- taints and tolerations (docs/executor-semantics.md#74-taints-tolerations-and-selectors) --------------------------
 
 
-def tolerates(toleration: Json, taint: Json) -> bool:
+def tolerates(toleration: JsonView, taint: JsonView) -> bool:
     """``Toleration.ToleratesTaint`` with comparison operators on.
 
     Effect empty or equal; key empty or equal; operator ``Exists`` matches any value, ``Equal``/empty needs equal
@@ -160,14 +160,14 @@ def tolerates(toleration: Json, taint: Json) -> bool:
     return False
 
 
-def _tolerated(tolerations: Sequence[Json], taint: Json) -> bool:
+def _tolerated(tolerations: Sequence[JsonView], taint: JsonView) -> bool:
     return any(tolerates(toleration, taint) for toleration in tolerations)
 
 
 def tolerations_tolerate_taints(
-    tolerations: Sequence[Json] | None,
-    taints: Iterable[Json] | None,
-    taint_filter: Callable[[Json], bool] | None = None,
+    tolerations: Sequence[JsonView] | None,
+    taints: Iterable[JsonView] | None,
+    taint_filter: Callable[[JsonView], bool] | None = None,
 ) -> bool:
     """Every taint selected by ``taint_filter`` (None: all) is tolerated by at least one toleration."""
     tolerations = tolerations or ()
@@ -179,24 +179,24 @@ def tolerations_tolerate_taints(
     return True
 
 
-def _no_schedule_or_execute(taint: Json) -> bool:
+def _no_schedule_or_execute(taint: JsonView) -> bool:
     return taint.get("effect") in ("NoSchedule", "NoExecute")
 
 
-def _taints(node: Json) -> Sequence[Json]:
+def _taints(node: JsonView) -> Sequence[JsonView]:
     return (node.get("spec") or _EMPTY).get("taints") or ()
 
 
-def _tolerations(pod: Json) -> Sequence[Json]:
+def _tolerations(pod: JsonView) -> Sequence[JsonView]:
     return (pod.get("spec") or _EMPTY).get("tolerations") or ()
 
 
-def tolerates_no_schedule_or_execute(pod: Json, node: Json) -> bool:
+def tolerates_no_schedule_or_execute(pod: JsonView, node: JsonView) -> bool:
     """NodeFit step 3: every ``NoSchedule``/``NoExecute`` taint of ``node`` is tolerated by ``pod``."""
     return tolerations_tolerate_taints(_tolerations(pod), _taints(node), _no_schedule_or_execute)
 
 
-def pod_tolerates_taints(pod: Json, taints_by_node: Mapping[str, Sequence[Json] | None]) -> bool:
+def pod_tolerates_taints(pod: JsonView, taints_by_node: Mapping[str, Sequence[JsonView] | None]) -> bool:
     """``PodToleratesTaints``: some node has all its taints (every effect) tolerated; an empty map gives False.
 
     Quirk kept from upstream: a node with more taints than the pod has tolerations is rejected unexamined.
@@ -348,7 +348,7 @@ def _compile_terms(terms: Any) -> list[_Term]:
     return compiled
 
 
-def _match_compiled(terms: Sequence[_Term], node: Json) -> tuple[bool, bool]:
+def _match_compiled(terms: Sequence[_Term], node: JsonView) -> tuple[bool, bool]:
     """``LazyErrorNodeSelector.Match``: (matched, some unmatched term had parse errors)."""
     labels = _labels(node)
     name = node_name(node)
@@ -362,7 +362,7 @@ def _match_compiled(terms: Sequence[_Term], node: Json) -> tuple[bool, bool]:
     return False, errors
 
 
-def node_selector_terms_match(terms: Sequence[Json] | None, node: Json) -> bool:
+def node_selector_terms_match(terms: Sequence[JsonView] | None, node: JsonView) -> bool:
     """Required node affinity: terms ORed, requirements inside a term ANDed.
 
     ``matchExpressions`` use In, NotIn, Exists, DoesNotExist, Gt, Lt (int64 compare; a label that is not an integer
@@ -372,12 +372,12 @@ def node_selector_terms_match(terms: Sequence[Json] | None, node: Json) -> bool:
     return _match_compiled(_compile_terms(terms), node)[0]
 
 
-def _node_affinity(pod: Json) -> Mapping[str, Any]:
+def _node_affinity(pod: JsonView) -> Mapping[str, Any]:
     affinity = (pod.get("spec") or _EMPTY).get("affinity") or _EMPTY
     return affinity.get("nodeAffinity") or _EMPTY
 
 
-def _required_terms(pod: Json) -> list[_Term] | None:
+def _required_terms(pod: JsonView) -> list[_Term] | None:
     """The parsed required node affinity terms; None when the pod has no required node affinity at all."""
     required = _node_affinity(pod).get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
@@ -385,7 +385,7 @@ def _required_terms(pod: Json) -> list[_Term] | None:
     return _compile_terms(required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None)
 
 
-def _node_selector(pod: Json) -> tuple[tuple[str, str], ...]:
+def _node_selector(pod: JsonView) -> tuple[tuple[str, str], ...]:
     selector = (pod.get("spec") or _EMPTY).get("nodeSelector") or _EMPTY
     return tuple((str(key), "" if value is None else str(value)) for key, value in selector.items())
 
@@ -394,7 +394,7 @@ _INVALID_TERM = "pod node affinity has an invalid node selector term"
 
 
 def _selector_failure(
-    node_selector: tuple[tuple[str, str], ...], required: list[_Term] | None, node: Json
+    node_selector: tuple[tuple[str, str], ...], required: list[_Term] | None, node: JsonView
 ) -> str | None:
     labels = _labels(node)
     for key, value in node_selector:
@@ -409,19 +409,19 @@ def _selector_failure(
     return None
 
 
-def pod_matches_node(pod: Json, node: Json) -> bool:
+def pod_matches_node(pod: JsonView, node: JsonView) -> bool:
     """``PodMatchNodeSelector``: ``spec.nodeSelector`` pairs all equal AND the required node affinity matches."""
     return _selector_failure(_node_selector(pod), _required_terms(pod), node) is None
 
 
-def pod_selection_excludes_node(pod: Json, node: Json) -> bool:
+def pod_selection_excludes_node(pod: JsonView, node: JsonView) -> bool:
     """Whether ``PodMatchNodeSelector`` says "no match" *without an error*: callers that skip a node only then
     (RemoveDuplicates' target nodes) keep nodes whose affinity terms fail to parse."""
     failure = _selector_failure(_node_selector(pod), _required_terms(pod), node)
     return failure is not None and failure != _INVALID_TERM
 
 
-def preferred_weight(pod: Json, node: Json) -> int:
+def preferred_weight(pod: JsonView, node: JsonView) -> int:
     """Σ weights of the pod's preferred node affinity terms matching ``node`` (invalid or empty terms add 0)."""
     total = 0
     for preferred in _node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution") or ():
@@ -431,7 +431,7 @@ def preferred_weight(pod: Json, node: Json) -> int:
     return total
 
 
-def best_preferred_weight(pod: Json, nodes: Iterable[Json]) -> int:
+def best_preferred_weight(pod: JsonView, nodes: Iterable[JsonView]) -> int:
     """The largest :func:`preferred_weight` over ``nodes``, at least 0."""
     return max((preferred_weight(pod, node) for node in nodes), default=0)
 
@@ -446,7 +446,7 @@ class PodFacts:
 
     __slots__ = ("_requests", "anti_terms", "name", "node_name", "node_selector", "pod", "required", "tolerations")
 
-    def __init__(self, pod: Json, requests: Mapping[str, int] | None = None) -> None:
+    def __init__(self, pod: JsonView, requests: Mapping[str, int] | None = None) -> None:
         metadata = pod.get("metadata") or _EMPTY
         spec = pod.get("spec") or _EMPTY
         self.pod = pod
@@ -454,7 +454,7 @@ class PodFacts:
         self.node_name = str(spec.get("nodeName") or "")
         self.node_selector = _node_selector(pod)
         self.required = _required_terms(pod)
-        self.tolerations: Sequence[Json] = spec.get("tolerations") or ()
+        self.tolerations: Sequence[JsonView] = spec.get("tolerations") or ()
         self.anti_terms = _anti_terms(pod)
         self._requests = requests  # pod_requests(pod), when the caller knows them already
 
@@ -465,7 +465,7 @@ class PodFacts:
         return self._requests
 
 
-def _anti_terms(pod: Json) -> list[_AntiTerm] | None:
+def _anti_terms(pod: JsonView) -> list[_AntiTerm] | None:
     """Required pod anti-affinity terms (namespaces, compiled selector, topology key); None without anti-affinity."""
     affinity = (pod.get("spec") or _EMPTY).get("affinity") or _EMPTY
     anti = affinity.get("podAntiAffinity")
@@ -480,7 +480,9 @@ def _anti_terms(pod: Json) -> list[_AntiTerm] | None:
     return terms
 
 
-def _anti_affinity_failure(facts: PodFacts, node: Json, pods_on_node: Callable[[], Sequence[Json]]) -> str | None:
+def _anti_affinity_failure(
+    facts: PodFacts, node: JsonView, pods_on_node: Callable[[], Sequence[JsonView]]
+) -> str | None:
     if not facts.anti_terms:
         return None
     node_labels = _labels(node)
@@ -521,8 +523,8 @@ def _parsed_amount(name: str, raw: str) -> int:
 
 def _resource_failure(
     facts: PodFacts,
-    node: Json,
-    pods_on_node: Callable[[], Sequence[Json]],
+    node: JsonView,
+    pods_on_node: Callable[[], Sequence[JsonView]],
     requested: Callable[[], Mapping[str, int]] | None,
 ) -> str | None:
     requests = facts.requests
@@ -545,8 +547,8 @@ def _resource_failure(
 
 def fit_failure(
     facts: PodFacts,
-    node: Json,
-    pods_on_node: Callable[[], Sequence[Json]],
+    node: JsonView,
+    pods_on_node: Callable[[], Sequence[JsonView]],
     requested: Callable[[], Mapping[str, int]] | None,
 ) -> str | None:
     """:func:`node_fit_failure` for a pod parsed once (``facts``), the node's pods and their requests on demand."""
@@ -566,9 +568,9 @@ def fit_failure(
 
 
 def node_fit_failure(
-    pod: Json,
-    node: Json,
-    pods_on_node: Sequence[Json],
+    pod: JsonView,
+    node: JsonView,
+    pods_on_node: Sequence[JsonView],
     *,
     requested: Mapping[str, int] | None = None,
 ) -> str | None:
@@ -586,8 +588,8 @@ def node_fit_failure(
 
 
 def _fits_any(
-    pod: Json,
-    nodes: Iterable[Json],
+    pod: JsonView,
+    nodes: Iterable[JsonView],
     pods_by_node: PodsByNode,
     requested_by_node: RequestedByNode | None,
     skip_own: bool,
@@ -605,8 +607,8 @@ def _fits_any(
 
 
 def pod_fits_any_node(
-    pod: Json,
-    nodes: Iterable[Json],
+    pod: JsonView,
+    nodes: Iterable[JsonView],
     pods_by_node: PodsByNode,
     *,
     requested_by_node: RequestedByNode | None = None,
@@ -620,8 +622,8 @@ def pod_fits_any_node(
 
 
 def pod_fits_any_other_node(
-    pod: Json,
-    nodes: Iterable[Json],
+    pod: JsonView,
+    nodes: Iterable[JsonView],
     pods_by_node: PodsByNode,
     *,
     requested_by_node: RequestedByNode | None = None,

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from desched.executor.quantity import NANO, nano_to_resource_value, nano_value
+from desched.tree import JsonView
 from desched.validation.vocab import SYSTEM_CRITICAL_PRIORITY
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "start_time",
 ]
 
-Json = Mapping[str, Any]
 P = TypeVar("P", bound=Mapping[str, Any])
 
 PREFER_NO_EVICTION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
@@ -58,15 +58,15 @@ _QOS_RANK = {"BestEffort": 0, "Burstable": 1, "Guaranteed": 2}
 _EMPTY: Mapping[str, Any] = {}
 
 
-def _metadata(pod: Json) -> Json:
+def _metadata(pod: JsonView) -> JsonView:
     return pod.get("metadata") or _EMPTY
 
 
-def _spec(pod: Json) -> Json:
+def _spec(pod: JsonView) -> JsonView:
     return pod.get("spec") or _EMPTY
 
 
-def _annotations(pod: Json) -> Json:
+def _annotations(pod: JsonView) -> JsonView:
     return _metadata(pod).get("annotations") or _EMPTY
 
 
@@ -77,14 +77,14 @@ def _nano(value: Any) -> int:
     return 0 if value is None else nano_value(value)
 
 
-def _container_requests(container: Json) -> Json:
+def _container_requests(container: JsonView) -> JsonView:
     resources = container.get("resources")
     if not resources:
         return _EMPTY
     return resources.get("requests") or _EMPTY
 
 
-def _add_into(total: dict[str, int], requests: Json) -> None:
+def _add_into(total: dict[str, int], requests: JsonView) -> None:
     for name, value in requests.items():
         total[name] = total.get(name, 0) + (0 if value is None else nano_value(value))
 
@@ -93,7 +93,7 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
-def _requests_nano(pod: Json) -> dict[str, int]:
+def _requests_nano(pod: JsonView) -> dict[str, int]:
     spec = _spec(pod)
     total: dict[str, int] = {}
     for container in spec.get("containers") or ():
@@ -132,7 +132,7 @@ def _requests_nano(pod: Json) -> dict[str, int]:
     return total
 
 
-def pod_requests(pod: Json) -> dict[str, int]:
+def pod_requests(pod: JsonView) -> dict[str, int]:
     """Effective requests of ``pod`` per resource (``PodRequests`` without status,
     docs/executor-semantics.md#71-effective-requests).
 
@@ -154,7 +154,7 @@ def pod_requests(pod: Json) -> dict[str, int]:
 # --- QoS (docs/executor-semantics.md#72-qos-class) --------------------------------------------------------------------
 
 
-def qos_class(pod: Json) -> str:
+def qos_class(pod: JsonView) -> str:
     """``GetPodQOS``: ``status.qosClass`` when set, else computed from cpu/memory of containers and init containers.
 
     BestEffort: no positive cpu/memory request or limit. Guaranteed: every container has positive cpu and memory
@@ -207,17 +207,17 @@ def qos_class(pod: Json) -> str:
 # --- predicates ---------------------------------------------------------------------------------------------------
 
 
-def is_terminal(pod: Json) -> bool:
+def is_terminal(pod: JsonView) -> bool:
     """``status.phase`` is Succeeded or Failed (an empty phase is not terminal)."""
     return (pod.get("status") or _EMPTY).get("phase") in _TERMINAL_PHASES
 
 
-def is_terminating(pod: Json) -> bool:
+def is_terminating(pod: JsonView) -> bool:
     """``metadata.deletionTimestamp`` is set, to any value."""
     return _metadata(pod).get("deletionTimestamp") is not None
 
 
-def priority(pod: Json) -> int | None:
+def priority(pod: JsonView) -> int | None:
     """``spec.priority``, or None when unset."""
     value = _spec(pod).get("priority")
     if value is None or isinstance(value, bool):
@@ -225,30 +225,30 @@ def priority(pod: Json) -> int | None:
     return int(value)
 
 
-def owner_refs(pod: Json) -> list[dict[str, Any]]:
+def owner_refs(pod: JsonView) -> list[dict[str, Any]]:
     """``metadata.ownerReferences`` (empty list when unset)."""
     refs = _metadata(pod).get("ownerReferences")
     return list(refs) if refs else []
 
 
-def is_mirror_pod(pod: Json) -> bool:
+def is_mirror_pod(pod: JsonView) -> bool:
     """Annotation ``kubernetes.io/config.mirror`` is present (any value)."""
     return CONFIG_MIRROR_ANNOTATION in _annotations(pod)
 
 
-def is_static_pod(pod: Json) -> bool:
+def is_static_pod(pod: JsonView) -> bool:
     """Annotation ``kubernetes.io/config.source`` is present and its value is not ``api``."""
     annotations = _annotations(pod)
     return CONFIG_SOURCE_ANNOTATION in annotations and annotations[CONFIG_SOURCE_ANNOTATION] != "api"
 
 
-def is_critical_pod(pod: Json) -> bool:
+def is_critical_pod(pod: JsonView) -> bool:
     """``IsCriticalPriorityPod``: ``spec.priority >= 2000000000`` (the class name is never read)."""
     value = priority(pod)
     return value is not None and value >= SYSTEM_CRITICAL_PRIORITY
 
 
-def has_local_storage(pod: Json) -> bool:
+def has_local_storage(pod: JsonView) -> bool:
     """Some volume sets ``hostPath`` or ``emptyDir`` (any medium)."""
     for volume in _spec(pod).get("volumes") or ():
         if volume.get("hostPath") is not None or volume.get("emptyDir") is not None:
@@ -256,17 +256,17 @@ def has_local_storage(pod: Json) -> bool:
     return False
 
 
-def has_pvc(pod: Json) -> bool:
+def has_pvc(pod: JsonView) -> bool:
     """Some volume sets ``persistentVolumeClaim``."""
     return any(volume.get("persistentVolumeClaim") is not None for volume in _spec(pod).get("volumes") or ())
 
 
-def has_resource_claims(pod: Json) -> bool:
+def has_resource_claims(pod: JsonView) -> bool:
     """``spec.resourceClaims`` is non-empty."""
     return bool(_spec(pod).get("resourceClaims"))
 
 
-def is_daemonset_pod(pod: Json) -> bool:
+def is_daemonset_pod(pod: JsonView) -> bool:
     """Some ownerReference has ``kind == "DaemonSet"`` (only the kind is compared)."""
     return any(ref.get("kind") == "DaemonSet" for ref in owner_refs(pod))
 
@@ -290,12 +290,12 @@ def _time(value: Any) -> datetime | None:
     return _parse_time(value)
 
 
-def creation_time(pod: Json) -> datetime:
+def creation_time(pod: JsonView) -> datetime:
     """``metadata.creationTimestamp`` (timezone-aware); unset reads as Go's zero time (year 1, UTC)."""
     return _time(_metadata(pod).get("creationTimestamp")) or ZERO_TIME
 
 
-def start_time(pod: Json) -> datetime | None:
+def start_time(pod: JsonView) -> datetime | None:
     """``status.startTime`` (timezone-aware), or None when unset."""
     return _time((pod.get("status") or _EMPTY).get("startTime"))
 
@@ -303,7 +303,7 @@ def start_time(pod: Json) -> datetime | None:
 # --- sorts (docs/executor-semantics.md#73-sorting-by-priority) --------------------------------------------------------
 
 
-def _priority_key(pod: Json) -> tuple[bool, int, int, bool]:
+def _priority_key(pod: JsonView) -> tuple[bool, int, int, bool]:
     value = priority(pod)
     return (
         value is not None,

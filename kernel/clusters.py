@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from desched.sources import is_ignored
+from desched.tree import mapping_or_empty
 from desched.yamlsrc import YamlError, load_all
 
 __all__ = ["KUSTOMIZATION_NAMES", "RepositoryCluster", "clusters", "member_of"]
@@ -150,9 +151,9 @@ class _Graph:
             if not isinstance(doc, dict):
                 continue
             entries = [entry for key in _REFERENCES for entry in _list(doc.get(key))]
-            for generator in map(_map, _list(doc.get("configMapGenerator"))):
+            for generator in map(mapping_or_empty, _list(doc.get("configMapGenerator"))):
                 entries += [str(entry).rpartition("=")[2] for entry in _list(generator.get("files"))]
-            entries += [_map(chart).get("valuesFile") for chart in _list(doc.get("helmCharts"))]
+            entries += [mapping_or_empty(chart).get("valuesFile") for chart in _list(doc.get("helmCharts"))]
             for entry in entries:
                 targets |= self._reference(base, entry)
         return targets
@@ -163,15 +164,15 @@ class _Graph:
             return set()
         api_version, kind = doc.get("apiVersion"), doc.get("kind")
         api_version = api_version if isinstance(api_version, str) else ""
-        spec = _map(doc.get("spec"))
+        spec = mapping_or_empty(doc.get("spec"))
         paths: list[Any] = []
         if kind == "Kustomization" and api_version.startswith(_FLUX_GROUP):
             paths.append(spec.get("path") or ".")
         elif kind in ("Application", "ApplicationSet") and api_version.startswith(_ARGO_GROUP):
             if kind == "ApplicationSet":
-                spec = _map(_map(spec.get("template")).get("spec"))
+                spec = mapping_or_empty(mapping_or_empty(spec.get("template")).get("spec"))
             sources = [spec.get("source"), *_list(spec.get("sources"))]
-            paths += [_map(source).get("path") for source in sources if _map(source).get("path")]
+            paths += [path for source in sources if (path := mapping_or_empty(source).get("path"))]
         if not paths:
             return set()
         root = _repository_root(file)
@@ -192,10 +193,6 @@ def _repository_root(file: str) -> str:
         if parent == directory:
             return os.getcwd()
         directory = parent
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _list(value: Any) -> list[Any]:

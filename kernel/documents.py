@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from desched.tree import Path
 from desched.wrappers import chart_values, is_values_text, object_label
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 
@@ -49,8 +50,6 @@ CONFIGMAP_POLICY_KEY = "policy.yaml"  # the chart's data key
 #: First element of a path that leaves the policy for the chart values around it (``(CHART_VALUES, "image")``).
 CHART_VALUES = ".."
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
-
-Path = tuple[str | int, ...]
 
 
 class PolicyDoc:

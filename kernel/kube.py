@@ -24,8 +24,8 @@ from urllib.parse import quote, urlencode
 
 from desched.errors import KubeError
 from desched.extras import require
+from desched.tree import Json as Json
 
-Json = dict[str, Any]
 PAGE_SIZE = 500
 
 

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from desched.chart import APP_VERSIONS
 from desched.documents import PolicyDoc
+from desched.tree import mapping_or_empty
 from desched.versions import NEWEST, OLDEST, render
 from desched.wrappers import is_descheduler_chart, object_label
 
@@ -213,10 +214,6 @@ def _same_namespace(left: str | None, right: str | None) -> bool:
     return left is None or right is None or left == right
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -228,13 +225,13 @@ def _text(value: Any) -> str | None:
 def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
     from desched.workloads.model import TEMPLATE_PATHS
 
-    metadata = _map(doc.get("metadata"))
+    metadata = mapping_or_empty(doc.get("metadata"))
     label = object_label(doc, kind)
     pod: dict[str, Any] = doc
     for part in (*TEMPLATE_PATHS[kind], "spec"):
-        pod = _map(pod.get(str(part)))
-    volumes = {v.get("name"): v for v in map(_map, _list(pod.get("volumes"))) if v.get("name")}
-    for container in map(_map, _list(pod.get("containers"))):
+        pod = mapping_or_empty(pod.get(str(part)))
+    volumes = {v.get("name"): v for v in map(mapping_or_empty, _list(pod.get("volumes"))) if v.get("name")}
+    for container in map(mapping_or_empty, _list(pod.get("containers"))):
         image = _text(container.get("image"))
         words = [word for word in _list(container.get("command")) + _list(container.get("args")) if _text(word)]
         if image is None or not ("descheduler" in image or any("descheduler" in word for word in words)):
@@ -270,7 +267,7 @@ def _policy_path(words: list[str]) -> str | None:
 
 def _sources(path: str, container: dict[str, Any], volumes: dict[Any, dict[str, Any]]) -> Iterator[tuple[str, str]]:
     """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
-    for mount in map(_map, _list(container.get("volumeMounts"))):
+    for mount in map(mapping_or_empty, _list(container.get("volumeMounts"))):
         mount_path = _text(mount.get("mountPath"))
         if mount_path is None:
             continue
@@ -285,15 +282,16 @@ def _sources(path: str, container: dict[str, Any], volumes: dict[Any, dict[str, 
                 continue
             relative = path[len(prefix) :]
         volume = volumes.get(mount.get("name"), {})
-        sources = [_map(volume.get("configMap"))]
+        sources = [mapping_or_empty(volume.get("configMap"))]
         sources += [
-            _map(_map(source).get("configMap")) for source in _list(_map(volume.get("projected")).get("sources"))
+            mapping_or_empty(mapping_or_empty(source).get("configMap"))
+            for source in _list(mapping_or_empty(volume.get("projected")).get("sources"))
         ]
         for source in sources:
             name = _text(source.get("name"))
             if name is None:
                 continue
-            items = [_map(item) for item in _list(source.get("items"))]
+            items = [mapping_or_empty(item) for item in _list(source.get("items"))]
             keys = [item.get("key") for item in items if item.get("path") == relative] if items else [relative]
             yield from ((name, key) for key in keys if isinstance(key, str))
 
@@ -305,7 +303,7 @@ def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, 
         return
     base = os.path.dirname(file)
     namespace = _text(kustomization.get("namespace"))
-    for generator in map(_map, generators):
+    for generator in map(mapping_or_empty, generators):
         name = _text(generator.get("name"))
         if name is None:
             continue
@@ -319,13 +317,13 @@ def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, 
 
 def _values_from(release: dict[str, Any]) -> Iterator[tuple[tuple[str | None, str, str], tuple[str, str]]]:
     """The ConfigMap keys a descheduler HelmRelease takes values from, with its chart version and name."""
-    spec = _map(release.get("spec"))
-    chart = _map(_map(spec.get("chart")).get("spec"))
+    spec = mapping_or_empty(release.get("spec"))
+    chart = mapping_or_empty(mapping_or_empty(spec.get("chart")).get("spec"))
     version = _text(chart.get("version"))
     if version is None or not is_descheduler_chart(chart.get("chart")):
         return
-    namespace = _text(_map(release.get("metadata")).get("namespace"))
-    for source in map(_map, _list(spec.get("valuesFrom"))):
+    namespace = _text(mapping_or_empty(release.get("metadata")).get("namespace"))
+    for source in map(mapping_or_empty, _list(spec.get("valuesFrom"))):
         name = _text(source.get("name"))
         if source.get("kind") == "ConfigMap" and name is not None:
             key = _text(source.get("valuesKey")) or "values.yaml"
@@ -334,7 +332,7 @@ def _values_from(release: dict[str, Any]) -> Iterator[tuple[tuple[str | None, st
 
 def _values_files(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, tuple[str, str]]]:
     """The values files of a kustomization's descheduler ``helmCharts``, with the chart version each pins."""
-    for index, chart in enumerate(map(_map, _list(kustomization.get("helmCharts")))):
+    for index, chart in enumerate(map(mapping_or_empty, _list(kustomization.get("helmCharts")))):
         values_file, version = _text(chart.get("valuesFile")), _text(chart.get("version"))
         if values_file and version and is_descheduler_chart(chart.get("name"), chart.get("repo")):
             path = os.path.normpath(os.path.join(os.path.dirname(file), values_file))

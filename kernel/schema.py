@@ -24,12 +24,12 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from desched import versions
 from desched.plugins import REGISTRY
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 from desched.policy.types import Field, Kind, Type
+from desched.tree import Json
 from desched.validation import vocab
 from desched.validation.vocab import podlifetime_states
 
@@ -56,7 +56,6 @@ KIND = "DeschedulerPolicy"
 # each followed by a unit. ASCII digits only ([0-9], not \d) so that the pattern means the same in ECMA-262 and Python.
 GO_DURATION_PATTERN = "^[-+]?(?:0|(?:(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)$"
 
-JSON = dict[str, Any]
 
 # --- vocabularies that upstream validators check: the same lists the validators use (desched.validation.vocab) ------
 
@@ -66,7 +65,7 @@ _NO_EVICTION_POLICIES = (
 )  # docs/policy-api.md#42-defaultevictor rule 2: "" is the default
 # docs/policy-api.md#42-defaultevictor: a resolved priority threshold above this fails the load
 _SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
-_PERCENT: JSON = {"minimum": 0, "maximum": 100}  # docs/policy-api.md#41-shared-argument-types ResourceThresholds
+_PERCENT: Json = {"minimum": 0, "maximum": 100}  # docs/policy-api.md#41-shared-argument-types ResourceThresholds
 
 
 def _enum(values: Iterable[str]) -> list[str | None]:
@@ -79,7 +78,7 @@ def _enum(values: Iterable[str]) -> list[str | None]:
 
 # Where semantic keywords go: (struct type name, field name, part of the field schema, keywords for a release). The
 # part is "self" (the field's own schema), "items" (list items) or "values" (map values).
-_SEMANTIC: tuple[tuple[str, str, str, Callable[[int], JSON]], ...] = (
+_SEMANTIC: tuple[tuple[str, str, str, Callable[[int], Json]], ...] = (
     ("PodLifeTimeArgs", "states", "items", lambda t: {"enum": _enum(podlifetime_states(t))}),
     ("PodLifeTime", "states", "items", lambda t: {"enum": _enum(podlifetime_states(t))}),  # v1alpha1
     ("PodLifeTime", "podStatusPhases", "items", lambda t: {"enum": _enum(podlifetime_states(t))}),  # merged into states
@@ -136,7 +135,7 @@ _PLUGIN_CONFIG = _item(_item(POLICY_V1ALPHA2.fields["profiles"].type).fields["pl
 _STRATEGIES = tuple(name for name in REGISTRY if name != "DefaultEvictor")
 
 
-def _nullable(kind: str) -> JSON:
+def _nullable(kind: str) -> Json:
     return {"type": [kind, "null"]}
 
 
@@ -156,10 +155,10 @@ class _Builder:
     def __init__(self, target: int, semantic: bool) -> None:
         self.target = target
         self.semantic = semantic
-        self.defs: dict[str, JSON] = {}
+        self.defs: dict[str, Json] = {}
         self.named: dict[str, Type] = {}
 
-    def value(self, type_: Type) -> JSON:
+    def value(self, type_: Type) -> Json:
         kind = type_.kind
         if kind == Kind.ANY:
             return {}
@@ -180,7 +179,7 @@ class _Builder:
             return self.ref(type_) if type_.name else self.struct(type_)
         raise ValueError(f"unknown kind {kind!r} in the policy spec")
 
-    def ref(self, type_: Type) -> JSON:
+    def ref(self, type_: Type) -> Json:
         name = type_.name
         known = self.named.get(name)
         if known is None:
@@ -190,12 +189,12 @@ class _Builder:
             raise ValueError(f"two different struct types are named {name!r}; $defs needs unique names")
         return {"$ref": f"#/$defs/{name}"}
 
-    def struct(self, type_: Type, nullable: bool = True) -> JSON:
-        properties: JSON = {}
+    def struct(self, type_: Type, nullable: bool = True) -> Json:
+        properties: Json = {}
         for key, field in type_.fields.items():
             if field.exists_in(self.target):
                 properties[key] = self.field(type_, key, field)
-        schema: JSON = {
+        schema: Json = {
             **(_nullable("object") if nullable else {"type": "object"}),
             "additionalProperties": False,
             "properties": properties,
@@ -208,7 +207,7 @@ class _Builder:
             self.plugin_config(schema)
         return schema
 
-    def field(self, owner: Type, key: str, field: Field) -> JSON:
+    def field(self, owner: Type, key: str, field: Field) -> Json:
         schema = self.value(field.type)
         words = [text for text in (field.description, field.type.description, _availability(field)) if text]
         if words:
@@ -227,7 +226,7 @@ class _Builder:
                     sub.update(keywords(self.target))
         return schema
 
-    def plugin_config(self, schema: JSON) -> None:
+    def plugin_config(self, schema: Json) -> None:
         """Plugin args are decoded strictly into the args type of the entry's plugin
         (docs/policy-api.md#13-decoding-strictness)."""
         if self.semantic:
@@ -250,7 +249,7 @@ def schema_id(target: int, api_version: str = "v1alpha2") -> str:
     return f"{BASE_URL}/{schema_path(target, api_version)}"
 
 
-def policy_schema(target: int, api_version: str = "v1alpha2", semantic: bool = True) -> JSON:
+def policy_schema(target: int, api_version: str = "v1alpha2", semantic: bool = True) -> Json:
     """The JSON Schema of a DeschedulerPolicy for descheduler ``v0.<target>`` and ``api_version``.
 
     ``semantic=False`` leaves out what is not structure: the vocabularies and ranges that upstream validators check
@@ -297,7 +296,7 @@ def policy_schema(target: int, api_version: str = "v1alpha2", semantic: bool = T
     return schema
 
 
-def render(schema: JSON) -> str:
+def render(schema: Json) -> str:
     """The published text of a schema: stable key order, two-space indent, ASCII, final newline."""
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 

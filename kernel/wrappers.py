@@ -25,9 +25,10 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from desched.tree import Path, mapping_or_empty
+
 __all__ = ["CHART_NAME", "ChartValues", "chart_values", "is_descheduler_chart", "is_values_text", "object_label"]
 
-Path = tuple[str | int, ...]
 
 #: The chart's name in its repository (https://kubernetes-sigs.github.io/descheduler/).
 CHART_NAME = "descheduler"
@@ -65,17 +66,13 @@ def is_values_text(value: Any) -> bool:
     return isinstance(value, str) and "deschedulerPolicy" in value and _VALUES_TEXT.search(value) is not None
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
 def object_label(doc: dict[str, Any], kind: str) -> str:
     """How messages name a Kubernetes object: ``<kind> <namespace>/<name>``, ``<kind> <name>``, or the kind alone."""
-    metadata = _mapping(doc.get("metadata"))
+    metadata = mapping_or_empty(doc.get("metadata"))
     name, namespace = metadata.get("name"), metadata.get("namespace")
     if name is None:
         return kind
@@ -95,9 +92,9 @@ def chart_values(doc: dict[str, Any]) -> Iterator[ChartValues]:
 
 
 def _flux(doc: dict[str, Any]) -> Iterator[ChartValues]:
-    spec = _mapping(doc.get("spec"))
-    chart = _mapping(_mapping(spec.get("chart")).get("spec"))
-    reference = _mapping(spec.get("chartRef"))
+    spec = mapping_or_empty(doc.get("spec"))
+    chart = mapping_or_empty(mapping_or_empty(spec.get("chart")).get("spec"))
+    reference = mapping_or_empty(spec.get("chartRef"))
     if not is_descheduler_chart(chart.get("chart")) and not is_descheduler_chart(reference.get("name")):
         return
     if isinstance(spec.get("values"), dict):
@@ -105,10 +102,10 @@ def _flux(doc: dict[str, Any]) -> Iterator[ChartValues]:
 
 
 def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
-    spec = _mapping(doc.get("spec"))
+    spec = mapping_or_empty(doc.get("spec"))
     base: Path = ("spec",)
     if kind == "ApplicationSet":
-        spec = _mapping(_mapping(spec.get("template")).get("spec"))
+        spec = mapping_or_empty(mapping_or_empty(spec.get("template")).get("spec"))
         base = ("spec", "template", "spec")
     sources: list[tuple[Path, Any]] = [((*base, "source"), spec.get("source"))]
     listed = spec.get("sources")
@@ -117,10 +114,10 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
     ]
     label = object_label(doc, kind)
     for path, source in sources:
-        source = _mapping(source)
+        source = mapping_or_empty(source)
         if not is_descheduler_chart(source.get("chart"), source.get("repoURL")):
             continue
-        helm = _mapping(source.get("helm"))
+        helm = mapping_or_empty(source.get("helm"))
         version = _text(source.get("targetRevision"))
         if isinstance(helm.get("valuesObject"), dict):
             yield ChartValues((*path, "helm", "valuesObject"), label, version)
@@ -130,7 +127,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
 
 def _kustomize(doc: dict[str, Any]) -> Iterator[ChartValues]:
     for index, chart in enumerate(doc["helmCharts"]):
-        chart = _mapping(chart)
+        chart = mapping_or_empty(chart)
         if is_descheduler_chart(chart.get("name"), chart.get("repo")) and isinstance(chart.get("valuesInline"), dict):
             label = f"kustomization helmCharts[{index}]"
             yield ChartValues(("helmCharts", index, "valuesInline"), label, _text(chart.get("version")))

@@ -29,7 +29,6 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -37,6 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from desched.prometheus import Counter, Histogram
+from desched.tree import Json
 from desched.webhook.cache import DecisionCache, reads_cluster
 from desched.webhook.decision import ClusterView, Decision, Options, mapping, response
 from desched.webhook.limits import PolicyLimits
@@ -45,7 +45,6 @@ from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
 from desched.webhook.server import ARRIVAL, log_refusal
 from desched.webhook.workloads import bounded
 
-Json = dict[str, Any]
 LOG = logging.getLogger("desched.webhook")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 INLINE_BYTES = 16 * 1024

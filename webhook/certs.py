@@ -33,12 +33,13 @@ import base64
 import ipaddress
 import os
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from urllib.parse import quote
 
 from desched.errors import KubeError, UsageError
 from desched.kube import KubeClient
 from desched.tls import BACKDATE, CA_DAYS, DEFAULT_DAYS, Bundle, IPAddress, generate, write_atomic
+from desched.tree import Json
 
 __all__ = [
     "BACKDATE",
@@ -52,7 +53,6 @@ __all__ = [
     "write_atomic",
 ]
 
-Json = dict[str, Any]
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 _LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"  # RFC 1123 label
 _DNS_NAME = re.compile(rf"(\*\.)?{_LABEL}(\.{_LABEL})*", re.IGNORECASE)

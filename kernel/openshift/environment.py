@@ -23,11 +23,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched.openshift import model
+from desched.tree import Path
 
 KUBEVIRT_LABEL = ("kubevirt.io/schedulable", "true")
 MONITORING_LABEL = ("openshift.io/cluster-monitoring", "true")
 SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
-Path = tuple[str | int, ...]
 
 
 class ClusterProblem(NamedTuple):

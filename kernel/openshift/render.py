@@ -16,10 +16,10 @@ from typing import Any, NamedTuple
 from desched.errors import PolicyRefused
 from desched.openshift import model
 from desched.openshift.validate import REFUSED, Problem, problems
+from desched.tree import Path
 
 __all__ = ["Environment", "RenderError", "Rendering", "render"]
 
-Path = tuple[str | int, ...]
 _CUSTOM = ("spec", "profileCustomizations")
 
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched.openshift import model
+from desched.tree import Path
 
 __all__ = ["REFUSED", "Category", "Problem", "problems"]
 
-Path = tuple[str | int, ...]
 _CUSTOM = ("spec", "profileCustomizations")
 
 

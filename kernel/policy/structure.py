@@ -17,10 +17,10 @@ from desched import versions
 from desched.plugins import REGISTRY, Plugin
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 from desched.policy.types import Kind, Type
+from desched.tree import Path
 
 __all__ = ["StructureProblem", "check_structure", "closest", "describe"]
 
-Path = tuple[str | int, ...]
 _DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
 
 

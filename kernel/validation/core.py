@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from desched.tree import Path
 from desched.yamlsrc import key_text
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "strings",
 ]
 
-Path = tuple[str | int, ...]
 
 #: ``range``: a threshold outside [0, 100]; ``order``: thresholds[r] > targetThresholds[r]; ``thresholds``: threshold
 #: maps missing, empty or naming different resources; ``priority``: priorityThreshold misconfigured; ``version``:

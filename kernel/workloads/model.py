@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from desched.tree import Path, mapping_or_empty
 from desched.workloads.selectors import label_map
 from desched.yamlsrc import YMap, YSeq, locate
 
@@ -31,7 +32,6 @@ __all__ = [
     "objects",
 ]
 
-Path = tuple[str | int, ...]
 
 #: The ownerReference kind the descheduler sees on a workload's pods (``None``: a bare pod has no owner).
 OWNER_KINDS: dict[str, str | None] = {
@@ -178,10 +178,6 @@ class Inventory:
 # --- readers ------------------------------------------------------------------------------------------------------
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _get(doc: Any, path: Path) -> Any:
     node = doc
     for part in path:
@@ -229,9 +225,9 @@ def objects(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[st
 
 def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: str) -> Workload:
     template_path = TEMPLATE_PATHS[kind]
-    template = _map(_get(doc, template_path)) if template_path else doc
-    meta = _map(template.get("metadata"))
-    spec = _map(template.get("spec"))
+    template = mapping_or_empty(_get(doc, template_path)) if template_path else doc
+    meta = mapping_or_empty(template.get("metadata"))
+    spec = mapping_or_empty(template.get("spec"))
     replicas: int | None = None
     if kind in _SCALABLE:
         replicas = max(_int(_get(doc, ("spec", "replicas")), 1), 0)
@@ -297,14 +293,14 @@ def _count_owned_pods(inventory: Inventory) -> None:
 
 def _read(file: str, doc: dict[str, Any], inventory: Inventory) -> None:
     kind = doc.get("kind")
-    meta = _map(doc.get("metadata"))
+    meta = mapping_or_empty(doc.get("metadata"))
     name = meta.get("name")
     if not isinstance(kind, str) or not isinstance(name, str) or not name:
         return
     raw_namespace = meta.get("namespace")
     namespace = raw_namespace if isinstance(raw_namespace, str) and raw_namespace else "default"
     line, column = _position(doc)
-    spec = _map(doc.get("spec"))
+    spec = mapping_or_empty(doc.get("spec"))
     if kind in OWNER_KINDS:
         inventory.workloads.append(_workload(file, doc, kind, namespace, name))
     elif kind == "PodDisruptionBudget":
@@ -323,7 +319,7 @@ def _read(file: str, doc: dict[str, Any], inventory: Inventory) -> None:
             )
         )
     elif kind == "HorizontalPodAutoscaler":
-        target = _map(spec.get("scaleTargetRef"))
+        target = mapping_or_empty(spec.get("scaleTargetRef"))
         target_kind, target_name = target.get("kind"), target.get("name")
         if isinstance(target_kind, str) and isinstance(target_name, str):
             minimum = _int(spec.get("minReplicas"), 1)
