@@ -22,13 +22,13 @@ GOLDEN = Path(__file__).parent / "golden"
 LINTED = (
     "examples",
     "tests/fixtures",
+    "tests/kernel/migrate/golden",
+    "tests/kernel/migrate/tables",
+    "tests/kernel/openshift/golden",
+    "tests/kernel/schema/corpus",
+    "tests/kernel/validation/tables",
     "tests/linter/golden",
-    "tests/migrate/tables",
-    "tests/migrate_cli/golden",
-    "tests/openshift/golden",
-    "tests/schema/corpus",
-    "tests/validation/tables",
-    "tests/workloads/golden",
+    "tests/linter/scope/golden",
 )
 NODE_FIT = ALL_BUT_HNU.replace(
     "args: {evictLocalStoragePods: true}", "args: {evictLocalStoragePods: true, nodeFit: true}"

@@ -18,7 +18,7 @@ from desched.policylimits import MAX_PLUGIN_CONFIGS, MAX_POLICY_NODES, MAX_PROFI
 from desched.sources import MAX_FILE_BYTES
 from desched.yamlsrc import MAX_EXPANDED_NODES, NodeBudget, NodeLimitError, load_all
 from tests.conftest import lint
-from tests.linter.test_yamlfast import libyaml
+from tests.kernel.test_yamlfast import libyaml
 
 HEAD = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"
 PROFILE = "- name: p{index}\n  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n"

@@ -20,7 +20,7 @@ from desched.webhook.state import ClusterCache
 from desched.webhook.workloads import WORKLOAD_KINDS, WORKLOAD_RULES, Indexed
 from desched.workloads import EvictionScope
 
-from ..workloads.generated import events, pdbs, workloads
+from ..kernel.workloads.generated import events, pdbs, workloads
 
 Json = dict[str, Any]
 V1ALPHA2 = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n"

@@ -29,7 +29,7 @@ from desched.schema import policy_schema
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
-SCHEMAS = HERE.parents[1] / "schemas"
+SCHEMAS = HERE.parents[2] / "schemas"
 TARGETS = tuple(range(versions.OLDEST, versions.NEWEST + 1))
 REGENERATE = "python -m desched.schema --out schemas"
 

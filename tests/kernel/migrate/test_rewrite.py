@@ -9,7 +9,7 @@ import pytest
 from desched.migrate.rewrite import COMMENT_PREFIX, migrate_text
 from desched.yamlsrc import load_all
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = Path(__file__).parent / "golden"
 
 POLICY = """\

@@ -2,7 +2,7 @@
 
 Each case runs the CLI in-process on ``golden/<input>`` and compares stdout with ``golden/<case>.out.<ext>`` and
 stderr (the notes) with ``golden/<case>.notes``. Regenerate after an intended change with
-``DESCHED_UPDATE_GOLDENS=1 python -m pytest tests/migrate_cli`` and review the diff.
+``DESCHED_UPDATE_GOLDENS=1 python -m pytest tests/kernel/migrate`` and review the diff.
 """
 
 from __future__ import annotations

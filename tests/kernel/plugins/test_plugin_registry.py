@@ -15,7 +15,7 @@ from desched.executor.plugins import implementations
 from desched.plugins import REGISTRY, validate_args
 from desched.policy.spec import EXTENSION_POINTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 # Upstream's registration order (pkg/descheduler/setupplugins.go@v0.36.0); error messages list plugins in it.
 UPSTREAM_ORDER = [
     "DefaultEvictor",

@@ -9,7 +9,7 @@ from pathlib import Path
 import desched
 from desched.errors import DeschedError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXPORTED = [
     "DeschedError",
     "FileResult",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from desched.migrate import command
-from tests.migrate_cli.test_cli import V1ALPHA1
+from tests.kernel.migrate.test_cli import V1ALPHA1
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX only")
 DESCHED = [sys.executable, "-c", "import sys; from desched.cli import main; sys.exit(main())"]

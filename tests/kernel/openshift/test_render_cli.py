@@ -12,7 +12,7 @@ import yaml
 from desched.cli import main
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
 def test_prints_the_policy(capsys):

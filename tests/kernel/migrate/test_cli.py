@@ -16,7 +16,7 @@ from desched.cli import main
 from desched.linter.lint import lint_paths
 from desched.migrate import command
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 V1ALPHA1 = """\
 # keep me

@@ -2,7 +2,7 @@
 
 The goldens live in ``golden/`` (inputs ``golden/repo/`` and ``golden/cluster/``); each case runs from inside
 ``golden/`` so that file names are relative. Regenerate after an intended change with
-``DESCHED_UPDATE_GOLDENS=1 python -m pytest tests/workloads/test_command.py`` and review the diff.
+``DESCHED_UPDATE_GOLDENS=1 python -m pytest tests/linter/scope/test_command.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from desched.linter.scope import SCOPE, run
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DESCHED_UPDATE_GOLDENS") == "1"
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -257,7 +257,7 @@ def test_scope_never_imports_heavy_stacks():
 def test_scope_judges_a_kubedescheduler_by_the_policy_the_operator_renders(tmp_path, capsys):
     import shutil
 
-    golden = os.path.join(os.path.dirname(__file__), "..", "openshift", "golden", "example1.input.yaml")
+    golden = os.path.join(os.path.dirname(__file__), "..", "..", "kernel", "openshift", "golden", "example1.input.yaml")
     shutil.copy(golden, tmp_path / "kubedescheduler.yaml")
     (tmp_path / "app.yaml").write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n"

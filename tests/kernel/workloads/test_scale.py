@@ -9,7 +9,7 @@ from desched.workloads.model import collect
 from desched.workloads.pdb import PDBIndex, pdb_selector
 from desched.workloads.scope import evaluate
 
-_BENCH = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "bench", "workloads.py")
+_BENCH = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir, "bench", "workloads.py")
 
 
 def _bench():
