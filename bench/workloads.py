@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from desched.policy.model import decode  # noqa: E402
 from desched.workloads import PDBIndex, collect, evaluate  # noqa: E402
 
 NAMESPACES = 50
@@ -118,7 +119,7 @@ def run(workloads: int, pdbs: int) -> tuple[float, int, int, int]:
     inventory = collect(documents)
     index = PDBIndex(inventory.pdbs)
     matched = sum(len(index.matching(workload)) for workload in inventory.workloads)
-    verdicts = evaluate(POLICY, inventory, 36, index)
+    verdicts = evaluate(decode(POLICY), inventory, 36, index)
     return time.perf_counter() - start, len(inventory.workloads), matched, len(verdicts)
 
 

@@ -33,13 +33,13 @@ from desched.policy.model import EVICTING_POINTS, Policy
 EXIT_OK, EXIT_ERROR = 0, 2
 
 
-def load_policy(path: str, target_text: str | None) -> Json:
-    """The v1alpha2 policy ``path`` stands for, after the lint gate (see the module docstring)."""
+def load_policy(path: str, target_text: str | None) -> Policy:
+    """The typed v1alpha2 policy ``path`` stands for (its effective form, which the lint gate computed), after the
+    lint gate (see the module docstring)."""
     from desched import versions
     from desched.linter.engine import Settings, lint_file
     from desched.linter.formatters import findings_report, get
     from desched.plugins import OPENSHIFT
-    from desched.policy.effective import effective_policy
 
     try:
         target = versions.parse(target_text) if target_text else None
@@ -63,9 +63,7 @@ def load_policy(path: str, target_text: str | None) -> Json:
         raise UsageError(f"no descheduler policy in {path}")
     if len(result.policies) > 1:
         raise UsageError(f"{path} holds {len(result.policies)} policies; give a file with exactly one")
-    doc = result.policies[0]
-    policy, _ = effective_policy(doc, result.releases[0].target)
-    return dict(policy)
+    return result.effective[0].policy
 
 
 def read_snapshot(path: str) -> list[Json]:

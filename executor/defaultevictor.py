@@ -18,6 +18,8 @@ from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
 from desched.executor.nodefit import NodeSet, node_set
+from desched.plugins.defaultevictor import DefaultEvictorArgs
+from desched.tree import mapping_or_empty
 from desched.validation.labels import label_selector_requirements
 from desched.workloads.eviction import (
     SYSTEM_CRITICAL,
@@ -34,10 +36,6 @@ from desched.workloads.selectors import label_map
 
 class UnrunnablePolicy(PolicyRefused):
     """The policy cannot be run in this cluster (upstream fails at start-up with the same problem)."""
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 # Upstream's wording of each failing check (pkg/framework/plugins/defaultevictor/defaultevictor.go@v0.36.0).
@@ -62,7 +60,7 @@ _MESSAGES = {
 }
 
 
-def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: Json) -> str:
+def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: DefaultEvictorArgs) -> str:
     """Upstream's message for a failing Filter check."""
     check, detail = failure.check, failure.detail
     if check == Check.PVC_UNKNOWN:
@@ -74,7 +72,7 @@ def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: Jso
     if check in (Check.MIN_REPLICAS, Check.MIN_REPLICAS_UNKNOWN):
         return f"owner has {detail or 0} replicas which is less than minReplicas of {settings.min_replicas}"
     if check in (Check.MIN_POD_AGE, Check.NO_START_TIME):
-        return f"pod age is not older than MinPodAge: {args.get('minPodAge')} seconds"
+        return f"pod age is not older than MinPodAge: {args.min_pod_age} seconds"
     return _MESSAGES[check]
 
 
@@ -97,7 +95,7 @@ class _LivePod:
     def labels(self) -> dict[str, str]:
         return label_map(self.metadata.get("labels"))
 
-    def state(self) -> str | None:
+    def state(self) -> Check | None:
         annotations = self.annotations
         if podutil.CONFIG_MIRROR_ANNOTATION in annotations:
             return Check.MIRROR
@@ -130,7 +128,7 @@ class _LivePod:
             reference = volume.get("persistentVolumeClaim") if isinstance(volume, dict) else None
             if reference is None:
                 continue
-            name = str(_map(reference).get("claimName") or "")
+            name = str(mapping_or_empty(reference).get("claimName") or "")
             claim = self.cluster.pvcs.get((namespace, name))
             storage_class = ((claim or {}).get("spec") or {}).get("storageClassName")
             yield Claim(name, claim is not None, storage_class if isinstance(storage_class, str) else "")
@@ -162,7 +160,7 @@ class DefaultEvictor:
     """One profile's DefaultEvictor, built from its (defaulted) args: an adapter of :mod:`desched.eviction` for the
     pods of one cluster, with upstream's wording and node fit."""
 
-    def __init__(self, args: Json, cluster: Cluster, now: datetime, target: int = 36) -> None:
+    def __init__(self, args: DefaultEvictorArgs, cluster: Cluster, now: datetime, target: int = 36) -> None:
         self.args = args
         self.cluster = cluster
         self.settings = evictor(args, target, now, self._priority_class_value)
@@ -175,9 +173,8 @@ class DefaultEvictor:
             raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL}")
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
-        self.node_fit = args.get("nodeFit") is True
-        node_selector = args.get("nodeSelector")
-        self.node_selector = node_selector if isinstance(node_selector, str) else ""
+        self.node_fit = args.node_fit
+        self.node_selector = args.node_selector
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
         # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)
         self._filtered: dict[str, str | None] | None = None if self.settings.min_replicas else {}

@@ -17,7 +17,6 @@ Contract:
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -30,7 +29,8 @@ from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
-from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, Policy, Profile, decode
+from desched.plugins.defaultevictor import DefaultEvictorArgs
+from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
 from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
@@ -117,31 +117,36 @@ def pod_filter(namespaces: Namespaces, label_selector: Mapping[str, Any] | None 
     return accept
 
 
-def prepare_policy(policy: Json) -> Policy:
-    """The model of ``policy`` as upstream holds it after loading (see the module contract); the input is not modified.
+def prepare_policy(policy: Policy) -> Policy:
+    """``policy`` (the typed model, :mod:`desched.policy.model`) as upstream holds it after loading (see the module
+    contract): a new model; the input is not modified.
 
     Raises :class:`~desched.executor.defaultevictor.UnrunnablePolicy` when an enabled Deschedule or Balance plugin has
     no ``pluginConfig`` entry or no implementation, or when the policy names a plugin only another build registers.
     """
-    prepared = copy.deepcopy(policy)
-    for profile in prepared.get("profiles") or []:
-        configs = profile.get("pluginConfig") or []
-        if not any(config.get("name") == DEFAULT_EVICTOR for config in configs):
-            configs.insert(0, {"name": DEFAULT_EVICTOR, "args": {}})
-        for config in configs:
-            registered = REGISTRY.get(str(config.get("name")))
-            args = config.get("args") if isinstance(config.get("args"), dict) else {}
-            config["args"] = registered.defaults(args) if registered is not None else args
-        profile["pluginConfig"] = configs
-    model = decode(prepared)
-    for profile in model.profiles:
+    prepared = policy._replace(profiles=tuple(_loaded(profile) for profile in policy.profiles))
+    for profile in prepared.profiles:
         _refuse_other_builds(profile)
         for ref in profile.enabled(*EVICTING_POINTS):
             if profile.config(ref.name) is None:
                 raise UnrunnablePolicy(f'unable to find "{ref.name}" plugin config in profile "{profile.name}"')
             if module_for(ref.name) is None:
                 raise UnrunnablePolicy(f'"{ref.name}" plugin not found in profile "{profile.name}"')
-    return model
+    return prepared
+
+
+def _loaded(profile: Profile) -> Profile:
+    """``profile`` with the implicit DefaultEvictor entry first when it has none, and every registered plugin's args
+    defaulted (upstream's ``SetDefaults_<Plugin>Args``)."""
+    configs = list(profile.configs)
+    if profile.config(DEFAULT_EVICTOR) is None:
+        implicit = REGISTRY[DEFAULT_EVICTOR].decode({})
+        configs.insert(0, PluginConfig(DEFAULT_EVICTOR, {}, implicit, (*profile.path, "pluginConfig")))
+    defaulted = tuple(
+        config._replace(args=REGISTRY[config.name].defaults(config.args)) if config.name in REGISTRY else config
+        for config in configs
+    )
+    return profile._replace(configs=defaulted)
 
 
 def _refuse_other_builds(profile: Profile) -> None:
@@ -189,7 +194,9 @@ def run_cycle(
     built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
     for profile in policy.profiles:
         evictor_config = profile.config(DEFAULT_EVICTOR)
-        evictor = DefaultEvictor(dict(evictor_config.raw_args) if evictor_config else {}, cluster, now)
+        evictor = DefaultEvictor(
+            evictor_config.args if evictor_config is not None else DefaultEvictorArgs(), cluster, now
+        )
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts)
         instances: dict[str, Any] = {}
         points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}

@@ -36,4 +36,6 @@ class TextEnum(str, Enum):
     """An enum whose members are strings that print as their value (``enum.StrEnum`` arrived only in Python 3.11)."""
 
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)

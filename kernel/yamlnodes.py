@@ -113,7 +113,7 @@ _NULL = {"", "~", "null", "Null", "NULL"}
 
 # The YAML 1.1 implicit types (https://yaml.org/type/) a plain scalar resolves to, keyed by its first character, in
 # the order PyYAML's SafeLoader tries them (its ``Resolver.yaml_implicit_resolvers``, which
-# tests/linter/test_yamlsrc.py holds this table equal to). Written here so that the plain block YAML the fast scanner
+# tests/kernel/test_yamlsrc.py holds this table equal to). Written here so that the plain block YAML the fast scanner
 # reads never imports PyYAML, whose import is a third of a one-file lint.
 def _implicit_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     digits = "0123456789"

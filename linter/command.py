@@ -176,12 +176,11 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, list[str], bool]:
     settings = settings_from(config)
     target = versions.from_option(args.target_version)
     if target is not None:
-        settings.target, settings.target_source = target, "--target-version"
+        settings = settings._replace(target=target, target_source="--target-version")
     if args.distribution is not None:
-        settings.distribution = args.distribution
-    settings.disabled |= set(_split(args.disable))
-    settings.disabled -= set(_split(args.enable))
-    return settings, config.ignore + args.ignore, config.strict or args.strict
+        settings = settings._replace(distribution=args.distribution)
+    disabled = (set(settings.disabled) | set(_split(args.disable))) - set(_split(args.enable))
+    return settings._replace(disabled=frozenset(disabled)), config.ignore + args.ignore, config.strict or args.strict
 
 
 def _write(report: Report, formats: list[list[str | None]]) -> None:

@@ -12,11 +12,11 @@ it is not YAML that way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched import versions
 from desched.documents import DerivedDoc, Extraction, PolicyDoc, extract, extract_configmap_key
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
@@ -30,6 +30,7 @@ from desched.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
     from desched.linter.templates import Neutralized
+    from desched.policy.effective import Effective
 
 __all__ = [
     "FileResult",
@@ -48,60 +49,37 @@ __all__ = [
 _SYNTAX = "DS001"
 
 
-class Settings:
+class Settings(NamedTuple):
     """What to check: ``target`` is the release (``None``: inferred per policy, :func:`release_for`), set by
     ``target_source`` (how findings name it); ``distribution`` the descheduler build that runs the policies
-    (``None``: inferred per policy, see :class:`~desched.linter.rules._base.Context`)."""
+    (``None``: inferred per policy, see :class:`~desched.linter.rules._base.Context`); ``clusters`` maps cluster
+    names to path globs (relative to ``clusters_base``), replacing the repository's structure. Immutable: derive
+    another with ``_replace``."""
 
-    __slots__ = (
-        "_enabled",
-        "clusters",
-        "clusters_base",
-        "disabled",
-        "distribution",
-        "options",
-        "severities",
-        "target",
-        "target_source",
-    )
-
-    def __init__(
-        self,
-        target: int | None = None,
-        disabled: set[str] | None = None,
-        severities: dict[str, str] | None = None,
-        options: dict[str, dict[str, Any]] | None = None,
-        target_source: str = "--target-version",
-        distribution: str | None = None,
-        clusters: dict[str, list[str]] | None = None,
-        clusters_base: str | None = None,
-    ) -> None:
-        self.clusters = clusters  # cluster name -> path globs (relative to clusters_base), replacing the structure
-        self.clusters_base = clusters_base
-        self.target = target
-        self.target_source = target_source
-        self.distribution = distribution
-        self.disabled = disabled if disabled is not None else set()
-        self.severities = severities if severities is not None else {}
-        self.options = options if options is not None else {}
-        self._enabled: dict[tuple[str, frozenset[str]], list[ModuleType]] = {}
-
-    def __reduce__(self) -> tuple[type[Settings], tuple[Any, ...]]:
-        """Pickled as its plain fields only: the rule-module cache stays behind (a worker process builds its own)."""
-        fields = (self.target, self.disabled, self.severities, self.options, self.target_source, self.distribution)
-        return Settings, (*fields, self.clusters, self.clusters_base)
+    target: int | None = None
+    disabled: AbstractSet[str] = frozenset()
+    severities: Mapping[str, str] = {}  # read-only (Mapping): the shared default is never written
+    options: Mapping[str, dict[str, Any]] = {}
+    target_source: str = "--target-version"
+    distribution: str | None = None
+    clusters: Mapping[str, list[str]] | None = None
+    clusters_base: str | None = None
 
     def enabled_rules(self, kind: str) -> list[ModuleType]:
         """Enabled rules that run on a document of ``kind`` (a :class:`~desched.linter.rules._base.DocumentKind`)."""
-        key = (kind, frozenset(self.disabled))
-        found = self._enabled.get(key)
-        if found is None:
-            found = self._enabled[key] = [
-                module
-                for module in rule_registry.all_rules()
-                if module.ID not in self.disabled and kind in module.RUNS_ON
-            ]
-        return found
+        return _enabled_rules(kind, frozenset(self.disabled))
+
+
+_ENABLED: dict[tuple[str, frozenset[str]], list[ModuleType]] = {}
+
+
+def _enabled_rules(kind: str, disabled: frozenset[str]) -> list[ModuleType]:
+    """The rule modules running on ``kind`` but ``disabled``, in registry order (computed once per pair)."""
+    found = _ENABLED.get((kind, disabled))
+    if found is None:
+        modules = rule_registry.all_rules()
+        found = _ENABLED[(kind, disabled)] = [m for m in modules if m.ID not in disabled and kind in m.RUNS_ON]
+    return found
 
 
 class FileResult:
@@ -109,7 +87,7 @@ class FileResult:
     template (:func:`desched.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says why it
     was not linted."""
 
-    __slots__ = ("file", "findings", "others", "policies", "releases", "skipped", "template", "text")
+    __slots__ = ("effective", "file", "findings", "others", "policies", "releases", "skipped", "template", "text")
 
     def __init__(self, file: str, text: str = "") -> None:
         self.file = file
@@ -117,9 +95,17 @@ class FileResult:
         self.findings: list[Finding] = []
         self.policies: list[PolicyDoc] = []
         self.releases: list[Release] = []  # the release each policy was checked against, once checked
+        self.effective: list[Effective] = []  # the policy each one runs as (converted, rendered), once checked
         self.others: list[Any] = []
         self.template: Neutralized | None = None
         self.skipped: str | None = None
+
+    def runs(self) -> list[tuple[PolicyDoc, int, Effective]]:
+        """Each policy checked, with the release it was checked against and its effective form (once checked)."""
+        return [
+            (doc, release.target, effective)
+            for doc, release, effective in zip(self.policies, self.releases, self.effective, strict=True)
+        ]
 
 
 def release_for(doc: PolicyDoc, settings: Settings, deployments: Deployments | None = None) -> Release:
@@ -169,7 +155,8 @@ def check(
     modules: Iterable[ModuleType] | None = None,
 ) -> FileResult:
     """Run the rules on the policies of an extracted ``result``, each against its release (from ``deployments``:
-    by default, those of the file itself), and apply suppression; fills ``result.releases``."""
+    by default, those of the file itself), and apply suppression; fills ``result.releases`` and ``result.effective``
+    (each policy's effective form, computed here once for every later reader)."""
     if deployments is None:
         deployments = Deployments((result.file, doc) for doc in result.others) if result.policies else Deployments()
     chosen = list(modules) if modules is not None else None
@@ -180,15 +167,17 @@ def check(
         return [module for module in chosen if kind in module.RUNS_ON]
 
     result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
+    result.effective = []
     for doc, release in zip(result.policies, result.releases, strict=True):
         ctx = Context(doc, release, settings.options, settings.distribution)
         if ctx.is_kubedescheduler:
             _run(ctx, running_on(DocumentKind.KUBEDESCHEDULER), settings, result)
-            _run_rendered(ctx, running_on(DocumentKind.RENDERED), settings, result)
-            continue
-        _run(ctx, running_on(DocumentKind.POLICY), settings, result)
-        if ctx.is_v1alpha1:
-            _run_converted(ctx, running_on(DocumentKind.CONVERTED), settings, result)
+            _run_derived(ctx, running_on(DocumentKind.RENDERED), settings, result)
+        else:
+            _run(ctx, running_on(DocumentKind.POLICY), settings, result)
+            if ctx.is_v1alpha1:
+                _run_derived(ctx, running_on(DocumentKind.CONVERTED), settings, result)
+        result.effective.append(ctx.effective)
     if result.findings:
         found = sorted(set(_known(result.findings, result.template)), key=Finding.sort_key)
         result.findings = _suppress(result.text, found)
@@ -216,33 +205,25 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
             result.findings.append(Finding(module.ID, level, result.file, line, column, message, doc.object, path))
 
 
-def _run_converted(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
-    """Lint what a v1alpha1 policy becomes once converted, with findings placed on the v1alpha1 lines."""
-    from desched.migrate.convert import convert
-
-    # Up to v0.30 the descheduler converts (upstream semantics); later releases run what `desched migrate` writes.
-    upstream = ctx.target < versions.V1ALPHA1_REMOVED
-    conversion = convert(ctx.policy, target=ctx.target, strict=False, upstream_compatible=upstream)
-    derived = DerivedDoc(ctx.doc, conversion.policy, conversion.origins, ctx.doc.shape)
-    _run_derived(ctx, derived, modules, settings, result, "after conversion to v1alpha2: ")
+#: How findings on a derived policy say where they are, by the way it was derived (a
+#: :class:`~desched.policy.effective.Derivation`, which is its text).
+_DERIVED_PREFIXES = {
+    "converted": "after conversion to v1alpha2: ",
+    "rendered": "in the policy the operator renders: ",
+}
 
 
-def _run_rendered(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
-    """Lint the policy the OpenShift operator renders from a KubeDescheduler, with findings on the CR's lines."""
-    from desched.openshift import RenderError, render
-
-    try:
-        rendering = render(ctx.policy)
-    except RenderError:
-        return  # DS501/DS502 report why the operator refuses it
-    derived = DerivedDoc(ctx.doc, rendering.policy, rendering.origins, "rendered")
-    _run_derived(ctx, derived, modules, settings, result, "in the policy the operator renders: ")
-
-
-def _run_derived(
-    ctx: Context, derived: DerivedDoc, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str
-) -> None:
-    _run(Context(derived, ctx.release, settings.options, settings.distribution), modules, settings, result, prefix)
+def _run_derived(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult) -> None:
+    """Lint the policy a v1alpha1 policy becomes once converted, or the one the OpenShift operator renders from a
+    KubeDescheduler (:attr:`Context.effective`), with findings placed on the lines the user wrote. A CR the operator
+    refuses renders nothing to lint (DS501/DS502 say why)."""
+    effective = ctx.effective
+    if effective.derivation not in _DERIVED_PREFIXES:
+        return
+    shape = "rendered" if effective.derivation == "rendered" else ctx.doc.shape
+    derived = DerivedDoc(ctx.doc, effective.tree, effective.origins, shape)
+    derived_ctx = Context(derived, ctx.release, settings.options, settings.distribution, effective.policy)
+    _run(derived_ctx, modules, settings, result, _DERIVED_PREFIXES[effective.derivation])
 
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
@@ -256,11 +237,7 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
 
     found: list[Finding] = []
     for group in _by_cluster(results, settings):
-        policies = [
-            (doc, release.target)
-            for result in group
-            for doc, release in zip(result.policies, result.releases, strict=True)
-        ]
+        policies = [run for result in group for run in result.runs()]
         if not policies:
             continue
         repo = Repository(policies, ((result.file, doc) for result in group for doc in result.others))

@@ -51,7 +51,7 @@ def settings_from(config: Config) -> Settings:
     options)."""
     return Settings(
         config.target,
-        set(config.disabled),
+        frozenset(config.disabled),
         dict(config.severities),
         dict(config.options),
         target_source=f"target-version in {config.source or '.desched.yaml'}",

@@ -44,7 +44,7 @@ from desched import versions
 from desched.documents import PolicyDoc
 from desched.errors import EXIT_ERROR, EXIT_OK, DeschedError, KubeError, UsageError
 from desched.linter.engine import FileResult, Settings, lint_file, release_for
-from desched.policy.effective import effective_policy
+from desched.policy.effective import Effective, effective_policy
 from desched.releases import Deployments, Release
 from desched.sources import iter_paths
 from desched.workloads.model import PDB, Inventory, Workload, collect
@@ -144,6 +144,15 @@ class _Reader:
             raise UsageError(problems[0])
         return found
 
+    def effective(self, doc: PolicyDoc, target: int) -> Effective:
+        """``doc``'s effective policy run by ``target``: the one the lint pipeline computed when it judged the
+        document against the same release, else computed now."""
+        for result in self.cache.values():
+            for known, release, effective in zip(result.policies, result.releases, result.effective, strict=True):
+                if known is doc and release.target == target:
+                    return effective
+        return effective_policy(doc, target)
+
     def read(self, path: str, required: bool) -> FileResult:
         key = path if path == "-" else os.path.normpath(path)
         result = self.cache.get(key)
@@ -211,7 +220,9 @@ def _analyse(
     reports = []
     for doc in policies:
         names, inventory, index = clustered.of(doc.file)
-        report = _policy_report(doc, release_for(doc, reader.settings, deployments), inventory, index, full, evictable)
+        release = release_for(doc, reader.settings, deployments)
+        effective = reader.effective(doc, release.target)
+        report = _policy_report(doc, release, effective, inventory, index, full, evictable)
         reports.append({**report, "clusters": names})
     reports.sort(key=lambda entry: (entry["file"], entry["line"], entry["object"]))
     workloads = len(collect(documents).workloads)
@@ -249,13 +260,19 @@ class _Clusters:
 
 
 def _policy_report(
-    doc: PolicyDoc, release: Release, inventory: Inventory, index: PDBIndex, full: bool, evictable: set[int]
+    doc: PolicyDoc,
+    release: Release,
+    effective: Effective,
+    inventory: Inventory,
+    index: PDBIndex,
+    full: bool,
+    evictable: set[int],
 ) -> dict[str, Any]:
-    """The report of one policy run by ``release``; adds the ``id`` of each workload it may evict to ``evictable``."""
+    """The report of one policy run by ``release`` (as ``effective``); adds the ``id`` of each workload it may evict
+    to ``evictable``."""
     target = release.target
-    root, converted = effective_policy(doc, target)
     by_workload: dict[int, list[Verdict]] = {}
-    for verdict in evaluate(root, inventory, target, index):
+    for verdict in evaluate(effective.policy, inventory, target, index):
         by_workload.setdefault(id(verdict.workload), []).append(verdict)
     entries = [
         _workload_entry(workload, by_workload.get(id(workload), []), index, full) for workload in inventory.workloads
@@ -271,7 +288,7 @@ def _policy_report(
         "line": line,
         "object": doc.object,
         "api_version": api_version,
-        "converted": converted,
+        "converted": effective.derived,
         "target": versions.render(target),
         "release": release.note(),
         "workloads": entries,

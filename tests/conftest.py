@@ -14,9 +14,7 @@ pytest_plugins = ["tests.kcp.fixtures"]
 def lint(text: str, target: str | None = None, file: str = "policy.yaml", **settings: object) -> list[Finding]:
     """Findings of ``text`` linted as ``file`` for ``target`` (default: the release the text deploys, else the
     newest)."""
-    chosen = Settings(target=versions.parse(target) if target else None)
-    for key, value in settings.items():
-        setattr(chosen, key, value)
+    chosen = Settings(target=versions.parse(target) if target else None)._replace(**settings)
     result = lint_text(file, text, chosen)
     return result.findings + lint_repository([result], chosen)
 

@@ -102,12 +102,7 @@ def settings_for(options: Options, only: Sequence[str] | None = None) -> Setting
     from desched.linter import rules
 
     disabled = {module.ID for module in rules.all_rules()} - set(only)
-    return Settings(
-        target=base.target,
-        disabled=disabled | base.disabled,
-        severities=dict(base.severities),
-        options=dict(base.options),
-    )
+    return base._replace(disabled=frozenset(disabled | set(base.disabled)))
 
 
 def verdict(

@@ -127,6 +127,7 @@ def configmap_policies(obj: Json, settings: Settings) -> FileResult | None:
     for result in results:
         combined.policies.extend(result.policies)
         combined.releases.extend(result.releases)
+        combined.effective.extend(result.effective)
         combined.findings.extend(result.findings)
     return combined if combined.policies or combined.findings else None
 

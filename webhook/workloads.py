@@ -6,8 +6,10 @@ warnings, or denials for the rules in ``Options.deny_rules``); :func:`pdb_decisi
 or deletion leaves unprotected (warnings); :func:`policy_warnings` says what an updated active policy means for the
 cached workloads. Without a cluster view or an active policy everything is allowed.
 
-A decision is what DS401-DS406 find over the active policy and every cached object (``lint_repository``, the incoming
-object in a file of its own), but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's cache)
+The rules are the repository rules whose metadata marks them admission-capable (:data:`WORKLOAD_RULES`). A decision is
+what they find in a :class:`~desched.linter.rules._repository.Repository` of the active policy (its effective form,
+computed once when the policy was linted) and every cached object, the incoming object under a source name of its
+own (:data:`INCOMING`); but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's cache)
 is not read whole: a workload request judges the incoming workload alone, a PDB request the workloads its old and new
 selectors pick in their namespace, against the policy's eviction scopes compiled once per policy change. What a
 request costs grows with that object's namespace and selectors, not with the cluster. ``reference=True`` (and an
@@ -17,16 +19,16 @@ over every cached object instead; the tests hold the two to the same decisions.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from desched.documents import PolicyDoc
-from desched.linter.engine import FileResult, Settings, lint_repository, repository_findings
+from desched.linter.engine import FileResult, Settings, repository_findings
 from desched.linter.finding import Finding
-from desched.linter.rules._repository import Analysis, Repository, _signature
-from desched.policy.effective import effective_policy
+from desched.linter.rules import admission_rules
+from desched.linter.rules._repository import Analysis, Repository
+from desched.policy.model import Policy
 from desched.webhook.decision import (
     MAX_MESSAGES,
     ClusterView,
@@ -39,7 +41,7 @@ from desched.webhook.decision import (
     skip,
     verdict,
 )
-from desched.workloads import PDB, EvictionScope, Inventory, InventoryStore, PDBIndex, collect, summarize
+from desched.workloads import PDB, EvictionScope, Inventory, InventoryStore, PDBIndex, collect, signature, summarize
 from desched.workloads.store import Key
 
 __all__ = [
@@ -54,9 +56,9 @@ __all__ = [
     "workload_decision",
 ]
 
-WORKLOAD_RULES = ("DS401", "DS402", "DS403", "DS404", "DS405", "DS406")
+WORKLOAD_RULES = tuple(module.ID for module in admission_rules())
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job")
-CACHED, INCOMING = "cluster", "incoming"  # the file names findings carry: the cached objects, the request's
+CACHED, INCOMING = "cluster", "incoming"  # the sources findings name (their file): the cached objects, the request's
 INLINE_WORKLOADS = 32
 
 
@@ -69,7 +71,7 @@ class _Group(NamedTuple):
     """Policies that evict alike (one analysis of the repository pass), with their scope compiled. The scope's clock
     is never read: templates have no start time for ``minPodAge``."""
 
-    policy: Any
+    policy: Policy
     target: int
     docs: list[PolicyDoc]
     scope: EvictionScope
@@ -90,12 +92,11 @@ class ClusterIndex:
         if compiled is None or compiled[0] is not policy or compiled[1] != self.store.priorities:
             groups: dict[str, _Group] = {}
             inventory = self.store.inventory(())
-            for doc, release in zip(policy.policies, policy.releases, strict=True):
-                effective, _ = effective_policy(doc, release.target)
-                key = _signature(effective, release.target)
+            for doc, target, effective in policy.runs():
+                key = signature(effective.policy, target)
                 if key not in groups:
-                    scope = EvictionScope(effective, inventory, release.target)
-                    groups[key] = _Group(effective, release.target, [], scope)
+                    scope = EvictionScope(effective.policy, inventory, target)
+                    groups[key] = _Group(effective.policy, target, [], scope)
                 groups[key].docs.append(doc)
             compiled = self._compiled = (policy, self.store.priorities, list(groups.values()))
         return compiled[2]
@@ -129,10 +130,18 @@ class _Subjects(Repository):
         return self._analyses
 
 
-@functools.lru_cache(maxsize=16)
+_SETTINGS: dict[int, tuple[Options, Settings]] = {}
+
+
 def _settings(options: Options) -> Settings:
-    """The engine settings of the workload rules under ``options``, made once (their enabled-rule cache with them)."""
-    return settings_for(options, WORKLOAD_RULES)
+    """The engine settings of the workload rules under ``options``, made once per ``options`` object (settings hold
+    mappings, so they are not hashable keys)."""
+    cached = _SETTINGS.get(id(options))
+    if cached is None or cached[0] is not options:
+        if len(_SETTINGS) >= 16:
+            _SETTINGS.clear()
+        cached = _SETTINGS[id(options)] = (options, settings_for(options, WORKLOAD_RULES))
+    return cached[1]
 
 
 def _findings(repo: Repository, options: Options) -> list[Finding]:
@@ -193,19 +202,16 @@ def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKL
         return index.store.reach(new) + index.store.reach(old) <= most
 
 
-def _repository_findings(
+def _cluster_findings(
     policy: FileResult, objects: Iterable[Json], incoming: Json | None, options: Options
-) -> list[Finding]:
-    """DS401-DS406 over the active policy, the cached objects and ``incoming`` (in a file of its own)."""
-    settings = settings_for(options, WORKLOAD_RULES)
-    cache = FileResult(CACHED)
-    cache.others = list(objects)
-    results = [policy, cache]
+) -> tuple[Repository, list[Finding]]:
+    """The repository of the active policy, the cached ``objects`` and ``incoming`` (under :data:`INCOMING`), and
+    what the admission rules find in it."""
+    sources = [(CACHED, obj) for obj in objects]
     if incoming is not None:
-        mine = FileResult(INCOMING)
-        mine.others = [incoming]
-        results.append(mine)
-    return [f for f in lint_repository(results, settings) if f.suppressed is None]
+        sources.append((INCOMING, incoming))
+    repo = Repository(policy.runs(), sources)
+    return repo, _findings(repo, options)
 
 
 def _without(objects: list[Json], key: Key) -> list[Json]:
@@ -236,13 +242,25 @@ def workload_decision(
         with indexed() as index:
             mine = _indexed_workload(index, policy, obj, options)
     else:
-        findings = _repository_findings(policy, _without(cluster.objects(), object_key(obj)), obj, options)
-        mine = [f for f in findings if f.file == INCOMING]
+        _, findings = _cluster_findings(policy, _without(cluster.objects(), object_key(obj)), obj, options)
+        mine = _incoming(findings)
     return verdict(uid, kind, mine, lambda finding: kind, options, [], deny=lambda f: f.rule in options.deny_rules)
 
 
 def _unprotected(findings: list[Finding]) -> set[str]:
     return {f.object for f in findings if f.rule == "DS401" and f.file == CACHED}
+
+
+def _lost(repo: Repository, after: list[Finding], previous: Json | None) -> list[str]:
+    """The workloads DS401 reports after a PDB change and not before, from the findings after it alone: the old PDB
+    covered each workload it selects, so DS401 reported none of those before the change; every other workload kept
+    its coverage, hence its evictability, hence its DS401 finding."""
+    old = _first_pdb(CACHED, previous)
+    if old is None:
+        return []
+    index = PDBIndex([old])
+    selected = {f"{w.kind} {w.namespace}/{w.name}" for w in repo.inventory.workloads if index.matching(w)}
+    return sorted(_unprotected(after) & selected)
 
 
 def pdb_decision(
@@ -272,9 +290,8 @@ def pdb_decision(
             mine, lost = _indexed_pdb(index, policy, current, previous, options)
     else:
         others = _without(cluster.objects(), object_key(current or previous or {}))
-        before = _repository_findings(policy, others + ([previous] if previous else []), None, options)
-        after = _repository_findings(policy, others, current, options)
-        mine, lost = [f for f in after if f.file == INCOMING], sorted(_unprotected(after) - _unprotected(before))
+        repo, after = _cluster_findings(policy, others, current, options)
+        mine, lost = _incoming(after), _lost(repo, after, previous)
     warnings = [
         f"DS401 {name}: no PodDisruptionBudget covers it any more after this "
         f"{'deletion' if operation == 'DELETE' else 'change'}"
@@ -293,7 +310,7 @@ def pdb_decision(
 
 def policy_warnings(result: FileResult, options: Options, cluster: ClusterView) -> list[str]:
     """What the updated active policy means for the cached workloads (DS401-DS406), as warnings."""
-    findings = _repository_findings(result, cluster.objects(), None, options)
+    _, findings = _cluster_findings(result, cluster.objects(), None, options)
     lines = [f"{f.rule} {f.object}: {f.message}" for f in findings]
     if len(lines) > MAX_MESSAGES:
         lines = [*lines[:MAX_MESSAGES], f"and {len(lines) - MAX_MESSAGES} more workload findings"]

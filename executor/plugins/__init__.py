@@ -3,8 +3,8 @@
 Each public module of this package declares ``NAME`` (the registered plugin it implements) and an ``Implementation(args,
 handle)`` class (see :mod:`desched.executor.framework` for the protocol); what a plugin is (its extension points,
 args and defaults) comes from the registry, :mod:`desched.plugins`. Modules whose name starts with ``_`` hold helpers
-several implementations share. ``tests/test_plugin_registry.py`` checks that the implementations cover exactly the
-registered deschedule and balance plugins.
+several implementations share. ``tests/kernel/plugins/test_plugin_registry.py`` checks that the implementations
+cover exactly the registered deschedule and balance plugins.
 """
 
 from __future__ import annotations

@@ -217,7 +217,7 @@ class Implementation:
         self.handle = handle
         self.args_filter = pod_filter(args.namespaces, args.label_selector)
         self.allowed = set(args.constraints)
-        self.balance_node_fit = args.topology_balance_node_fit
+        self.balance_node_fit = args.topology_balance_node_fit is not False  # nil reads as true upstream
 
     def _listed(self, pod: Json) -> bool:
         return self.args_filter(pod) and self.handle.filter(pod)

@@ -5,7 +5,7 @@ Each module declares ``PLUGINS``, a tuple of :class:`~desched.plugins.base.Plugi
 declares two, as upstream's folder does): name, extension points, args type, defaults, validation per release and
 constructor checks. :data:`REGISTRY` lists them in upstream's registration order; everything else that needs the
 plugins (the structural checker, the JSON Schemas, validation dispatch, the rules, the scope model, the migrator and
-the executor's implementations) reads it, and ``tests/test_plugin_registry.py`` checks they agree.
+the executor's implementations) reads it, and ``tests/kernel/plugins/test_plugin_registry.py`` checks they agree.
 
 :data:`DISTRIBUTIONS` names the descheduler builds a policy may be checked against: ``upstream`` (:data:`REGISTRY`)
 and ``openshift``, upstream's plugins plus those OpenShift's build registers beyond them (:mod:`.openshift`).

@@ -14,32 +14,34 @@ __all__ = [
     "Defaults",
     "Namespaces",
     "Plugin",
+    "PodScope",
+    "ScopeOf",
     "as_written",
-    "copied",
     "flag",
     "integers",
+    "maybe_flag",
+    "namespaced",
     "percentages",
     "raw",
     "selector",
     "texts",
+    "unchanged",
     "whole",
 ]
 
 #: A release-aware check of decoded args (``args``, ``target`` minor release) returning upstream's errors in order.
 Check = Callable[[dict[Any, Any], int], list[ArgError]]
-#: Upstream's ``SetDefaults_<Plugin>Args``: a new args mapping with the defaults filled in.
-Defaults = Callable[[dict[str, Any]], dict[str, Any]]
+#: Upstream's ``SetDefaults_<Plugin>Args`` on the typed args: the args with the defaults filled in (a new record).
+Defaults = Callable[[Any], Any]
 
 
 #: The typed ``<Plugin>Args`` of a plugin's args as written (never raises; odd values read as absent).
 Decode = Callable[[Mapping[str, Any]], Any]
 
 
-def copied(args: dict[str, Any]) -> dict[str, Any]:
-    """The defaults of a plugin whose ``SetDefaults`` sets nothing: a deep copy of ``args``."""
-    from copy import deepcopy  # not on the lint path: only running a policy copies args
-
-    return deepcopy(args)
+def unchanged(args: Any) -> Any:
+    """The defaults of a plugin whose ``SetDefaults`` sets nothing: the typed args themselves (they are immutable)."""
+    return args
 
 
 def as_written(args: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -53,7 +55,8 @@ class Plugin(NamedTuple):
     ``extension_points`` are the points it implements (``deschedule``, ``balance``, ``filter``,
     ``preevictionfilter``); ``args`` the shape of its args (decoded strictly); ``validate`` its
     ``Validate<Plugin>Args`` per release; ``construct`` the start-up failures of its constructor that depend on the
-    args alone; ``defaults`` its ``SetDefaults``.
+    args alone; ``defaults`` its ``SetDefaults`` and ``decode`` its typed args, both on what ``decode`` returns;
+    ``scope`` (every evicting plugin declares one) what its args say about the pods it may evict.
     """
 
     name: str
@@ -61,8 +64,9 @@ class Plugin(NamedTuple):
     args: Type
     validate: Check
     construct: Check | None = None
-    defaults: Defaults = copied
+    defaults: Defaults = unchanged
     decode: Decode = as_written
+    scope: ScopeOf | None = None
 
     @property
     def evicts(self) -> bool:
@@ -76,6 +80,11 @@ class Plugin(NamedTuple):
 def flag(value: Any) -> bool:
     """A Go ``bool``: true only when written ``true``."""
     return value is True
+
+
+def maybe_flag(value: Any) -> bool | None:
+    """A Go ``*bool``: the boolean written, else ``None`` (unset)."""
+    return value if isinstance(value, bool) else None
 
 
 def whole(value: Any) -> int | None:
@@ -121,3 +130,27 @@ class Namespaces(NamedTuple):
     def decode(cls, value: Any) -> Namespaces:
         table = raw(value) or {}
         return cls(texts(table.get("include")), texts(table.get("exclude")))
+
+
+class PodScope(NamedTuple):
+    """What a plugin's own args say about which pods it may evict, as the scope model reads them
+    (docs/policy-api.md#3-profiles): its namespaces (under ``namespaces_key`` in the args), its label selector
+    (``None``: every pod, also for a plugin without one), the owner kinds it skips, PodLifeTime's ``ownerKinds``,
+    whether it skips pods without an owner (RemoveDuplicates), and a note for every verdict (``""``: none)."""
+
+    namespaces: Namespaces
+    namespaces_key: str = "namespaces"
+    label_selector: Mapping[str, Any] | None = None
+    exclude_owner_kinds: tuple[str, ...] = ()
+    owner_kinds: Namespaces = Namespaces()
+    owned_only: bool = False
+    note: str = ""
+
+
+#: A plugin's scope hook: the :class:`PodScope` of its typed args at a release (``target``, e.g. 36 for v0.36).
+ScopeOf = Callable[[Any, int], PodScope]
+
+
+def namespaced(args: Any, target: int) -> PodScope:
+    """The scope of a plugin whose args filter pods by ``namespaces`` and ``labelSelector`` alone."""
+    return PodScope(args.namespaces, label_selector=args.label_selector)

@@ -8,9 +8,10 @@ Releases: v0.27 rejects any non-empty ``priorityThreshold.name`` (it forgot to l
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
-from desched.plugins.base import Plugin
+from desched.plugins.base import Plugin, flag, raw, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     DURATION,
@@ -29,11 +30,11 @@ from desched.validation.gofmt import go_list, go_quote, go_quoted_list
 from desched.validation.labels import label_selector_problem, parse_label_selector_string
 from desched.validation.vocab import DEFAULT_POD_PROTECTIONS, EXTRA_POD_PROTECTIONS, NO_EVICTION_POLICIES
 
-__all__ = ["construct", "validate"]
+__all__ = ["DefaultEvictorArgs", "PodProtections", "PriorityThreshold", "construct", "validate"]
 
 PLUGIN_NAME = "DefaultEvictor"
 
-_DEPRECATED_FLAGS = (
+DEPRECATED_FLAGS = (
     "evictLocalStoragePods",
     "evictDaemonSetPods",
     "evictSystemCriticalPods",
@@ -128,7 +129,7 @@ def _pod_protection_errors(args: dict[Any, Any], target: int) -> list[ArgError]:
     extra = protections.get("extraEnabled")
     disabled = protections.get("defaultDisabled")
     errors: list[ArgError] = []
-    has_deprecated = any(boolean(args.get(flag)) for flag in _DEPRECATED_FLAGS)
+    has_deprecated = any(boolean(args.get(flag)) for flag in DEPRECATED_FLAGS)
     uses_new_model = length(extra) > 0 or length(disabled) > 0
     if has_deprecated and uses_new_model:
         errors.append(
@@ -292,6 +293,68 @@ ARGS = args_struct(
 )
 
 
+class PriorityThreshold(NamedTuple):
+    """``priorityThreshold``: a value, or the name of a PriorityClass (``""``: none)."""
+
+    value: int | None
+    name: str
+
+
+class PodProtections(NamedTuple):
+    """``podProtections``; ``protected_storage_classes`` names the classes of ``config.PodsWithPVC`` (``None`` when
+    none are listed: every PVC protects)."""
+
+    extra_enabled: tuple[str, ...] = ()
+    default_disabled: tuple[str, ...] = ()
+    protected_storage_classes: tuple[str, ...] | None = None
+
+    @classmethod
+    def decode(cls, value: Any) -> PodProtections:
+        table = raw(value) or {}
+        pvc = raw((raw(table.get("config")) or {}).get("PodsWithPVC")) or {}
+        listed = pvc.get("protectedStorageClasses")
+        classes = None
+        if isinstance(listed, list) and listed:
+            names = ((raw(item) or {}).get("name") for item in listed)
+            classes = tuple(name for name in names if isinstance(name, str))
+        return cls(texts(table.get("extraEnabled")), texts(table.get("defaultDisabled")), classes)
+
+
+class DefaultEvictorArgs(NamedTuple):
+    """``DefaultEvictorArgs`` as upstream reads it. ``legacy_flags`` holds the deprecated booleans written ``true``
+    (by JSON name); ``min_pod_age`` is the duration as written; ``min_replicas`` is 0 when unset."""
+
+    node_selector: str = ""
+    label_selector: Mapping[str, Any] | None = None
+    namespace_label_selector: Mapping[str, Any] | None = None
+    priority_threshold: PriorityThreshold | None = None
+    node_fit: bool = False
+    min_replicas: int = 0
+    min_pod_age: str | None = None
+    no_eviction_policy: str = ""
+    pod_protections: PodProtections = PodProtections()
+    legacy_flags: frozenset[str] = frozenset()
+
+    @classmethod
+    def decode(cls, args: Mapping[str, Any]) -> DefaultEvictorArgs:
+        threshold = raw(args.get("priorityThreshold"))
+        min_pod_age = args.get("minPodAge")
+        return cls(
+            string(args.get("nodeSelector")),
+            selector(args.get("labelSelector")),
+            selector(args.get("namespaceLabelSelector")),
+            None
+            if threshold is None
+            else PriorityThreshold(whole(threshold.get("value")), string(threshold.get("name"))),
+            flag(args.get("nodeFit")),
+            whole(args.get("minReplicas")) or 0,
+            min_pod_age if isinstance(min_pod_age, str) else None,
+            string(args.get("noEvictionPolicy")),
+            PodProtections.decode(args.get("podProtections")),
+            frozenset(name for name in DEPRECATED_FLAGS if flag(args.get(name))),
+        )
+
+
 PLUGINS = (
     Plugin(
         "DefaultEvictor",
@@ -299,5 +362,6 @@ PLUGINS = (
         ARGS,
         validate,
         construct=construct,
+        decode=DefaultEvictorArgs.decode,
     ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, percentages, raw, texts, whole
+from desched.plugins.base import Namespaces, Plugin, PodScope, flag, percentages, raw, texts, whole
 from desched.policy.types import (
     BOOL,
     EVICTABLE_NAMESPACES,
@@ -248,6 +248,11 @@ class HighNodeUtilizationArgs(NamedTuple):
         )
 
 
+def scope(args: LowNodeUtilizationArgs | HighNodeUtilizationArgs, target: int) -> PodScope:
+    """``evictableNamespaces`` alone: neither plugin has a labelSelector."""
+    return PodScope(args.evictable_namespaces, "evictableNamespaces")
+
+
 PLUGINS = (
     Plugin(
         "LowNodeUtilization",
@@ -256,6 +261,7 @@ PLUGINS = (
         validate_low,
         construct=construct_low,
         decode=LowNodeUtilizationArgs.decode,
+        scope=scope,
     ),
     Plugin(
         "HighNodeUtilization",
@@ -263,5 +269,6 @@ PLUGINS = (
         HIGH_NODE_UTILIZATION_ARGS,
         validate_high,
         decode=HighNodeUtilizationArgs.decode,
+        scope=scope,
     ),
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, integers, selector, texts, whole
+from desched.plugins.base import Namespaces, Plugin, PodScope, flag, integers, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -173,6 +173,12 @@ class PodLifeTimeArgs(NamedTuple):
         )
 
 
+def scope(args: PodLifeTimeArgs, target: int) -> PodScope:
+    """Namespaces, labelSelector and, from v0.36, ``ownerKinds``."""
+    owner_kinds = args.owner_kinds if ARGS.fields["ownerKinds"].exists_in(target) else Namespaces()
+    return PodScope(args.namespaces, label_selector=args.label_selector, owner_kinds=owner_kinds)
+
+
 PLUGINS = (
     Plugin(
         "PodLifeTime",
@@ -180,5 +186,6 @@ PLUGINS = (
         ARGS,
         validate,
         decode=PodLifeTimeArgs.decode,
+        scope=scope,
     ),
 )

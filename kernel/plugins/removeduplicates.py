@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, texts
+from desched.plugins.base import Namespaces, Plugin, PodScope, texts
 from desched.policy.types import (
     NAMESPACES_FIELD,
     STRINGS,
@@ -44,6 +44,11 @@ class RemoveDuplicatesArgs(NamedTuple):
         return cls(Namespaces.decode(args.get("namespaces")), texts(args.get("excludeOwnerKinds")))
 
 
+def scope(args: RemoveDuplicatesArgs, target: int) -> PodScope:
+    """Namespaces and excludeOwnerKinds (no labelSelector); pods without an owner are never duplicates."""
+    return PodScope(args.namespaces, exclude_owner_kinds=args.exclude_owner_kinds, owned_only=True)
+
+
 PLUGINS = (
     Plugin(
         "RemoveDuplicates",
@@ -51,5 +56,6 @@ PLUGINS = (
         ARGS,
         validate,
         decode=RemoveDuplicatesArgs.decode,
+        scope=scope,
     ),
 )

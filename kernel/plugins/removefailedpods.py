@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, copied, flag, integers, selector, texts, whole
+from desched.plugins.base import Namespaces, Plugin, PodScope, flag, integers, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -50,14 +50,6 @@ ARGS = args_struct(
 DEFAULT_MIN_POD_LIFETIME_SECONDS = 3600
 
 
-def defaults(args: dict[str, Any]) -> dict[str, Any]:
-    """Upstream's SetDefaults: ``minPodLifetimeSeconds`` 3600 when unset."""
-    defaulted = copied(args)
-    if defaulted.get("minPodLifetimeSeconds") is None:
-        defaulted["minPodLifetimeSeconds"] = DEFAULT_MIN_POD_LIFETIME_SECONDS
-    return defaulted
-
-
 class RemoveFailedPodsArgs(NamedTuple):
     """``RemoveFailedPodsArgs`` as upstream reads it (after :func:`defaults`, ``min_pod_lifetime_seconds`` is set)."""
 
@@ -82,6 +74,23 @@ class RemoveFailedPodsArgs(NamedTuple):
         )
 
 
+def defaults(args: RemoveFailedPodsArgs) -> RemoveFailedPodsArgs:
+    """Upstream's SetDefaults: ``minPodLifetimeSeconds`` 3600 when unset."""
+    if args.min_pod_lifetime_seconds is not None:
+        return args
+    return args._replace(min_pod_lifetime_seconds=DEFAULT_MIN_POD_LIFETIME_SECONDS)
+
+
+def scope(args: RemoveFailedPodsArgs, target: int) -> PodScope:
+    """Namespaces, labelSelector and excludeOwnerKinds; only Failed pods are evicted (noted, a manifest is not)."""
+    return PodScope(
+        args.namespaces,
+        label_selector=args.label_selector,
+        exclude_owner_kinds=args.exclude_owner_kinds,
+        note="RemoveFailedPods evicts only failed pods",
+    )
+
+
 PLUGINS = (
     Plugin(
         "RemoveFailedPods",
@@ -90,5 +99,6 @@ PLUGINS = (
         validate,
         defaults=defaults,
         decode=RemoveFailedPodsArgs.decode,
+        scope=scope,
     ),
 )

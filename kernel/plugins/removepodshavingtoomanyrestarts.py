@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, selector, texts, whole
+from desched.plugins.base import Namespaces, Plugin, flag, namespaced, selector, texts, whole
 from desched.policy.types import (
     BOOL,
     INT32_T,
@@ -78,5 +78,6 @@ PLUGINS = (
         ARGS,
         validate,
         decode=RemovePodsHavingTooManyRestartsArgs.decode,
+        scope=namespaced,
     ),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, selector
+from desched.plugins.base import Namespaces, Plugin, namespaced, selector
 from desched.policy.types import (
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
@@ -51,5 +51,6 @@ PLUGINS = (
         ARGS,
         validate,
         decode=RemovePodsViolatingInterPodAntiAffinityArgs.decode,
+        scope=namespaced,
     ),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, selector, texts
+from desched.plugins.base import Namespaces, Plugin, namespaced, selector, texts
 from desched.policy.types import (
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
@@ -64,5 +64,6 @@ PLUGINS = (
         ARGS,
         validate,
         decode=RemovePodsViolatingNodeAffinityArgs.decode,
+        scope=namespaced,
     ),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, selector, texts
+from desched.plugins.base import Namespaces, Plugin, flag, namespaced, selector, texts
 from desched.policy.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
@@ -72,5 +72,6 @@ PLUGINS = (
         ARGS,
         validate,
         decode=RemovePodsViolatingNodeTaintsArgs.decode,
+        scope=namespaced,
     ),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, copied, selector, texts
+from desched.plugins.base import Namespaces, Plugin, maybe_flag, namespaced, selector, texts
 from desched.policy.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
@@ -49,25 +49,14 @@ ARGS = args_struct(
 )
 
 
-def defaults(args: dict[str, Any]) -> dict[str, Any]:
-    """Upstream's SetDefaults: ``topologyBalanceNodeFit`` true when unset, ``constraints`` ``[DoNotSchedule]`` when
-    empty."""
-    defaulted = copied(args)
-    if defaulted.get("topologyBalanceNodeFit") is None:
-        defaulted["topologyBalanceNodeFit"] = True
-    if not defaulted.get("constraints"):
-        defaulted["constraints"] = ["DoNotSchedule"]
-    return defaulted
-
-
 class RemovePodsViolatingTopologySpreadConstraintArgs(NamedTuple):
     """``RemovePodsViolatingTopologySpreadConstraintArgs`` as upstream reads it; ``topology_balance_node_fit`` is
-    true unless written ``false`` (its default)."""
+    ``None`` when unset (:func:`defaults` makes it true)."""
 
     namespaces: Namespaces
     label_selector: Mapping[str, Any] | None
     constraints: tuple[str, ...]
-    topology_balance_node_fit: bool
+    topology_balance_node_fit: bool | None
 
     @classmethod
     def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingTopologySpreadConstraintArgs:
@@ -75,8 +64,19 @@ class RemovePodsViolatingTopologySpreadConstraintArgs(NamedTuple):
             Namespaces.decode(args.get("namespaces")),
             selector(args.get("labelSelector")),
             texts(args.get("constraints")),
-            args.get("topologyBalanceNodeFit") is not False,
+            maybe_flag(args.get("topologyBalanceNodeFit")),
         )
+
+
+def defaults(
+    args: RemovePodsViolatingTopologySpreadConstraintArgs,
+) -> RemovePodsViolatingTopologySpreadConstraintArgs:
+    """Upstream's SetDefaults: ``topologyBalanceNodeFit`` true when unset, ``constraints`` ``[DoNotSchedule]`` when
+    empty."""
+    return args._replace(
+        constraints=args.constraints or ("DoNotSchedule",),
+        topology_balance_node_fit=args.topology_balance_node_fit is not False,
+    )
 
 
 PLUGINS = (
@@ -87,5 +87,6 @@ PLUGINS = (
         validate,
         defaults=defaults,
         decode=RemovePodsViolatingTopologySpreadConstraintArgs.decode,
+        scope=namespaced,
     ),
 )

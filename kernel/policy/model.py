@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from desched.plugins import REGISTRY, Plugin
+from desched.plugins.base import Namespaces, PodScope
 from desched.policy.spec import EXTENSION_POINTS
 
 __all__ = [
@@ -107,6 +108,16 @@ class Profile(NamedTuple):
     def evicting(self) -> tuple[tuple[PluginRef, PluginConfig | None], ...]:
         """Registered deschedule and balance plugins enabled at a point they implement, with their config."""
         return tuple((ref, self.config(ref.name)) for ref in self.enabled(*EVICTING_POINTS) if ref.implements_point)
+
+    def args_of(self, plugin: Plugin) -> Any:
+        """The typed args of ``plugin``'s first ``pluginConfig`` entry (its args decoded from ``{}`` when none)."""
+        config = self.config(plugin.name)
+        return config.args if config is not None and config.args is not None else plugin.decode({})
+
+    def pod_scope(self, plugin: Plugin, target: int) -> PodScope:
+        """What ``plugin``'s args here say about the pods it may evict at release ``target`` (every pod for a plugin
+        declaring no scope hook, which the registry's tests refuse for an evicting plugin)."""
+        return plugin.scope(self.args_of(plugin), target) if plugin.scope is not None else PodScope(Namespaces())
 
 
 class Policy(NamedTuple):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from desched.plugins.base import Namespaces
 
 __all__ = ["Scope", "overlap", "scope_of"]
-
-_NODE_UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 
 
 class Scope(NamedTuple):
@@ -17,20 +16,9 @@ class Scope(NamedTuple):
     exclude: frozenset[str]
 
 
-def _names(value: Any) -> frozenset[str]:
-    if isinstance(value, list):
-        return frozenset(item for item in value if isinstance(item, str))
-    return frozenset()
-
-
-def scope_of(plugin: str, args: Mapping[str, Any]) -> Scope:
-    """The namespaces a plugin's args let it evict from."""
-    key = "evictableNamespaces" if plugin in _NODE_UTILIZATION else "namespaces"
-    namespaces = args.get(key)
-    if not isinstance(namespaces, dict):
-        return Scope(None, frozenset())
-    include = _names(namespaces.get("include"))
-    return Scope(include or None, _names(namespaces.get("exclude")))
+def scope_of(namespaces: Namespaces) -> Scope:
+    """The namespaces a plugin's ``namespaces`` (or ``evictableNamespaces``) let it evict from."""
+    return Scope(frozenset(namespaces.include) or None, frozenset(namespaces.exclude))
 
 
 def overlap(a: Scope, b: Scope) -> frozenset[str] | None:

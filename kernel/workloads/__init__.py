@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from desched.workloads.model import HPA, PDB, Inventory, Workload, collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
-from desched.workloads.scope import EvictionScope, Summary, Verdict, evaluate, summarize
+from desched.workloads.scope import EvictionScope, Summary, Verdict, evaluate, signature, summarize
 from desched.workloads.selectors import Selector, compile_selector, matches
 from desched.workloads.store import InventoryStore
 
@@ -34,5 +34,6 @@ __all__ = [
     "compile_selector",
     "evaluate",
     "matches",
+    "signature",
     "summarize",
 ]

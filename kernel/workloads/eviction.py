@@ -22,6 +22,8 @@ from typing import Any, NamedTuple, Protocol
 from desched import versions
 from desched.goduration import parse_duration
 from desched.plugins import REGISTRY
+from desched.plugins.defaultevictor import DefaultEvictorArgs, PodProtections, PriorityThreshold
+from desched.tree import TextEnum
 from desched.validation.vocab import (
     DEFAULT_POD_PROTECTIONS,
     EXTRA_POD_PROTECTIONS,
@@ -50,7 +52,7 @@ PREFER_NO_EVICTION_ANNOTATION = "descheduler.alpha.kubernetes.io/prefer-no-evict
 SYSTEM_CRITICAL = SYSTEM_CRITICAL_PRIORITY
 
 
-class Check:
+class Check(TextEnum):
     """Why a pod fails (:attr:`FilterFailure.check`)."""
 
     PREFER_NO_EVICTION = "prefer-no-eviction"  # noEvictionPolicy Mandatory and the prefer-no-eviction annotation
@@ -81,7 +83,7 @@ class Check:
 
 
 class FilterFailure(NamedTuple):
-    check: str
+    check: Check
     detail: str = ""
     storage_class: str = ""
 
@@ -107,7 +109,7 @@ class PodView(Protocol):
     @property
     def annotations(self) -> Mapping[str, str]: ...
 
-    def state(self) -> str | None:
+    def state(self) -> Check | None:
         """:attr:`Check.MIRROR`, :attr:`Check.STATIC` or :attr:`Check.TERMINATING` when the pod is one, else None."""
         ...
 
@@ -169,43 +171,32 @@ class Evictor(NamedTuple):
     now: datetime
 
 
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _names(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
-def active_protections(args: Mapping[str, Any], target: int = versions.NEWEST) -> frozenset[str]:
+def active_protections(args: DefaultEvictorArgs, target: int = versions.NEWEST) -> frozenset[str]:
     """``getEffectivePodProtections``: the new model when ``extraEnabled``/``defaultDisabled`` is non-empty (v0.34+),
     else the legacy booleans. Unknown names are ignored (validation reports them)."""
-    protections = _map(args.get("podProtections")) if target >= 34 else {}
-    disabled = _names(protections.get("defaultDisabled"))
-    extra = _names(protections.get("extraEnabled"))
+    protections = args.pod_protections if target >= 34 else PodProtections()
+    disabled, extra = protections.default_disabled, protections.extra_enabled
     if disabled or extra:
         active = set(DEFAULT_POD_PROTECTIONS) - set(disabled)
         return frozenset(active | (set(extra) & set(EXTRA_POD_PROTECTIONS)))
     active = set(DEFAULT_POD_PROTECTIONS)
     fields = REGISTRY["DefaultEvictor"].args.fields
     for flag, (kind, protection) in LEGACY_FLAG_PROTECTIONS.items():
-        if args.get(flag) is True and fields[flag].exists_in(target):
+        if flag in args.legacy_flags and fields[flag].exists_in(target):
             (active.discard if kind == "defaultDisabled" else active.add)(protection)
     return frozenset(active)
 
 
-def _threshold(args: Mapping[str, Any], priority_of: Callable[[str], int | None]) -> tuple[int | None, str]:
-    threshold = _map(args.get("priorityThreshold"))
-    value, name = threshold.get("value"), threshold.get("name")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value, ""
-    if isinstance(name, str) and name:
-        resolved = priority_of(name)
-        return (resolved, "") if resolved is not None else (None, name)
+def _threshold(threshold: PriorityThreshold | None, priority_of: Callable[[str], int | None]) -> tuple[int | None, str]:
+    if threshold is not None and threshold.value is not None:
+        return threshold.value, ""
+    if threshold is not None and threshold.name:
+        resolved = priority_of(threshold.name)
+        return (resolved, "") if resolved is not None else (None, threshold.name)
     return SYSTEM_CRITICAL, ""
 
 
-def _selector(value: Any, target: int) -> Selector | None:
+def _selector(value: Mapping[str, Any] | None, target: int) -> Selector | None:
     """A compiled label selector; None when absent or empty (it selects everything)."""
     if not value:
         return None
@@ -213,8 +204,8 @@ def _selector(value: Any, target: int) -> Selector | None:
     return None if selector.kind in ("nil", "empty") else selector
 
 
-def _min_pod_age(value: Any) -> timedelta | None:
-    if not isinstance(value, str) or not value:
+def _min_pod_age(value: str | None) -> timedelta | None:
+    if not value:
         return None
     try:
         return timedelta(microseconds=parse_duration(value) // 1000)
@@ -222,30 +213,24 @@ def _min_pod_age(value: Any) -> timedelta | None:
         return None
 
 
-def _protected_classes(args: Mapping[str, Any]) -> frozenset[str] | None:
-    config = _map(_map(_map(args.get("podProtections")).get("config")).get("PodsWithPVC"))
-    listed = config.get("protectedStorageClasses")
-    if not isinstance(listed, list) or not listed:
-        return None
-    return frozenset(str(_map(item).get("name")) for item in listed if isinstance(_map(item).get("name"), str))
-
-
-def evictor(args: Mapping[str, Any], target: int, now: datetime, priority_of: Callable[[str], int | None]) -> Evictor:
+def evictor(args: DefaultEvictorArgs, target: int, now: datetime, priority_of: Callable[[str], int | None]) -> Evictor:
     """The settings of DefaultEvictor ``args`` at release ``target`` (fields a release lacks are ignored);
     ``priority_of`` resolves a PriorityClass name to its value (None when unknown)."""
     protections = active_protections(args, target)
-    threshold, unknown = _threshold(args, priority_of) if "SystemCriticalPods" in protections else (None, "")
-    min_replicas = args.get("minReplicas")
+    threshold, unknown = (
+        _threshold(args.priority_threshold, priority_of) if "SystemCriticalPods" in protections else (None, "")
+    )
+    classes = args.pod_protections.protected_storage_classes
     return Evictor(
         protections,
         threshold,
         unknown,
-        target >= 34 and args.get("noEvictionPolicy") == "Mandatory",
-        _selector(args.get("labelSelector"), target),
-        _selector(args.get("namespaceLabelSelector"), target) if target >= 35 else None,
-        min_replicas if target >= 30 and isinstance(min_replicas, int) and min_replicas > 1 else 0,
-        _min_pod_age(args.get("minPodAge")) if target >= 31 else None,
-        _protected_classes(args) if target >= 35 else None,
+        target >= 34 and args.no_eviction_policy == "Mandatory",
+        _selector(args.label_selector, target),
+        _selector(args.namespace_label_selector, target) if target >= 35 else None,
+        args.min_replicas if target >= 30 and args.min_replicas > 1 else 0,
+        _min_pod_age(args.min_pod_age) if target >= 31 else None,
+        frozenset(classes) if target >= 35 and classes is not None else None,
         now,
     )
 

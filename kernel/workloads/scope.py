@@ -29,9 +29,11 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from desched.policy.model import Policy, Profile, decode
-from desched.policy.namespaces import scope_of
-from desched.versions import NEWEST as _NEWEST
+from desched.plugins.base import PodScope
+from desched.plugins.defaultevictor import DefaultEvictorArgs
+from desched.policy.model import Policy, Profile
+from desched.tree import mapping_or_empty
+from desched.versions import NEWEST
 from desched.workloads.eviction import (
     EVICT_ANNOTATION,
     PREFER_NO_EVICTION_ANNOTATION,
@@ -56,15 +58,14 @@ __all__ = [
     "evaluate",
     "local_storage",
     "pod_priority",
+    "pod_scopes",
     "pvc_claims",
+    "signature",
     "summarize",
 ]
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
-_NO_LABEL_SELECTOR = ("RemoveDuplicates", "LowNodeUtilization", "HighNodeUtilization")
-_NODE_UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
-_EXCLUDE_OWNER_KINDS = ("RemoveDuplicates", "RemoveFailedPods")
 
 
 class Verdict(NamedTuple):
@@ -79,14 +80,6 @@ class Verdict(NamedTuple):
 
 
 # --- DefaultEvictor settings of one profile -----------------------------------------------------------------------
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _names(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def _is_int(value: Any) -> bool:
@@ -139,7 +132,7 @@ def pvc_claims(workload: Workload) -> list[tuple[str, str | None, bool]]:
     for volume in _volumes(workload):
         source = volume.get("persistentVolumeClaim")
         if source is not None:
-            claim = _map(source).get("claimName")
+            claim = mapping_or_empty(source).get("claimName")
             claims.append((claim if isinstance(claim, str) else "", None, False))
     for name, storage_class in workload.claim_templates.items():
         claims.append((name, storage_class, True))
@@ -185,7 +178,7 @@ class _TemplatePod:
     def annotations(self) -> Mapping[str, str]:
         return self.workload.annotations
 
-    def state(self) -> str | None:
+    def state(self) -> Check | None:
         if self.workload.kind != "Pod":
             return None
         if MIRROR_ANNOTATION in self.annotations:
@@ -194,7 +187,9 @@ class _TemplatePod:
         if source is not None and source != "api":
             return Check.STATIC
         return (
-            Check.TERMINATING if _map(_map(self.workload.document).get("metadata")).get("deletionTimestamp") else None
+            Check.TERMINATING
+            if mapping_or_empty(mapping_or_empty(self.workload.document).get("metadata")).get("deletionTimestamp")
+            else None
         )
 
     def static_source(self) -> str:
@@ -207,7 +202,10 @@ class _TemplatePod:
         return self.workload.owner_kind is not None
 
     def failed(self) -> bool:
-        return self.workload.kind == "Pod" and _map(_map(self.workload.document).get("status")).get("phase") == "Failed"
+        return (
+            self.workload.kind == "Pod"
+            and mapping_or_empty(mapping_or_empty(self.workload.document).get("status")).get("phase") == "Failed"
+        )
 
     def local_storage(self) -> str | None:
         return local_storage(self.workload)
@@ -237,10 +235,10 @@ class _TemplatePod:
         return self.workload.replicas
 
     def age_known(self) -> bool:
-        return self.workload.kind == "Pod" and isinstance(_map(self.workload.document).get("status"), dict)
+        return self.workload.kind == "Pod" and isinstance(mapping_or_empty(self.workload.document).get("status"), dict)
 
     def started(self) -> datetime | None:
-        started = _map(_map(self.workload.document).get("status")).get("startTime")
+        started = mapping_or_empty(mapping_or_empty(self.workload.document).get("status")).get("startTime")
         try:
             return datetime.fromisoformat(str(started).replace("Z", "+00:00")) if started else None
         except ValueError:
@@ -268,7 +266,7 @@ def _wording(failure: FilterFailure, pod: _TemplatePod, settings: Evictor) -> st
     if check == Check.MIN_REPLICAS_UNKNOWN:
         return f"DefaultEvictor minReplicas {settings.min_replicas}: the pod count of a {workload.kind} is unknown"
     if check == Check.MIN_POD_AGE:
-        started = _map(_map(workload.document).get("status")).get("startTime")
+        started = mapping_or_empty(mapping_or_empty(workload.document).get("status")).get("startTime")
         return f"pod started at {started}: younger than minPodAge"
     if check == Check.STATIC:
         return f"static pod ({SOURCE_ANNOTATION}: {detail})"
@@ -323,30 +321,23 @@ def _evictor_reasons(pod: _TemplatePod, settings: Evictor) -> tuple[list[str], l
 
 
 class _Plugin:
-    """One enabled plugin's own pod filters, read once."""
+    """One enabled plugin's own pod filters (its :class:`~desched.plugins.base.PodScope`), read once."""
 
-    __slots__ = ("exclude_owner_kinds", "label_selector", "name", "owner_exclude", "owner_include", "scope")
+    __slots__ = ("label_selector", "name", "scope")
 
-    def __init__(self, name: str, args: dict[str, Any], target: int) -> None:
+    def __init__(self, name: str, scope: PodScope, target: int) -> None:
         self.name = name
-        self.scope = scope_of(name, args)
+        self.scope = scope
         self.label_selector: Selector | None = None
-        if name not in _NO_LABEL_SELECTOR:
-            self.label_selector = compile_selector(args.get("labelSelector"), nil_matches=True, target=target)
-        excluded = _names(args.get("excludeOwnerKinds")) if name in _EXCLUDE_OWNER_KINDS else []
-        self.exclude_owner_kinds = frozenset(excluded)
-        owner_kinds = _map(args.get("ownerKinds")) if name == "PodLifeTime" and target >= 36 else {}
-        self.owner_include = frozenset(_names(owner_kinds.get("include")))
-        self.owner_exclude = frozenset(_names(owner_kinds.get("exclude")))
+        if scope.label_selector is not None:
+            self.label_selector = compile_selector(scope.label_selector, nil_matches=True, target=target)
 
     def reasons(self, workload: Workload) -> tuple[list[str], list[str]]:
         failures: list[str] = []
-        notes: list[str] = []
-        key = "evictableNamespaces" if self.name in _NODE_UTILIZATION else "namespaces"
-        namespace = workload.namespace
-        if self.scope.include is not None and namespace not in self.scope.include:
+        scope, key, namespace = self.scope, self.scope.namespaces_key, workload.namespace
+        if scope.namespaces.include and namespace not in scope.namespaces.include:
             failures.append(f"namespace {namespace} not in {self.name} {key}.include")
-        elif namespace in self.scope.exclude:
+        elif namespace in scope.namespaces.exclude:
             failures.append(f"namespace {namespace} excluded by {self.name} {key}.exclude")
         if self.label_selector is not None and not self.label_selector.matches(workload.labels):
             if self.label_selector.kind == "invalid":
@@ -354,27 +345,49 @@ class _Plugin:
             else:
                 failures.append(f"labels do not match {self.name} labelSelector")
         owner = workload.owner_kind
-        if self.name == "RemoveDuplicates" and owner is None:
-            failures.append("RemoveDuplicates skips pods without an owner")
-        if owner is not None and owner in self.exclude_owner_kinds:
+        if scope.owned_only and owner is None:
+            failures.append(f"{self.name} skips pods without an owner")
+        if owner is not None and owner in scope.exclude_owner_kinds:
             failures.append(f"owner kind {owner} excluded by {self.name} excludeOwnerKinds")
-        if self.owner_include:
-            if owner not in self.owner_include:
-                failures.append(f"owner kind {owner or 'none'} not in PodLifeTime ownerKinds.include")
-        elif owner is not None and owner in self.owner_exclude:
-            failures.append(f"owner kind {owner} excluded by PodLifeTime ownerKinds.exclude")
-        if self.name == "RemoveFailedPods":
-            notes.append("RemoveFailedPods evicts only failed pods")
-        return failures, notes
+        if scope.owner_kinds.include:
+            if owner not in scope.owner_kinds.include:
+                failures.append(f"owner kind {owner or 'none'} not in {self.name} ownerKinds.include")
+        elif owner is not None and owner in scope.owner_kinds.exclude:
+            failures.append(f"owner kind {owner} excluded by {self.name} ownerKinds.exclude")
+        return failures, [scope.note] if scope.note else []
 
 
 # --- driver -------------------------------------------------------------------------------------------------------
 
 
-def _raw_args(profile: Profile, plugin: str) -> dict[str, Any]:
-    """The args of the first ``pluginConfig`` entry of ``plugin`` as written (``{}`` when there is none)."""
-    config = profile.config(plugin)
-    return dict(config.raw_args) if config is not None else {}
+def pod_scopes(profile: Profile, target: int) -> list[tuple[str, PodScope]]:
+    """``(plugin name, its PodScope)`` of each registered deschedule/balance plugin enabled in ``profile`` at a point
+    it implements, once each, in the order they are enabled."""
+    plugins = {ref.name: ref.plugin for ref, _ in profile.evicting() if ref.plugin is not None}
+    return [(name, profile.pod_scope(plugin, target)) for name, plugin in plugins.items()]
+
+
+def _evictor_args(profile: Profile) -> DefaultEvictorArgs:
+    """The profile's DefaultEvictor args (upstream's defaults when it has no entry)."""
+    config = profile.config("DefaultEvictor")
+    args = config.args if config is not None else None
+    return args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs()
+
+
+def _plain(value: Any) -> Any:
+    """JSON for what :func:`signature` meets beyond lists and mappings: sets in sorted order."""
+    return sorted(value) if isinstance(value, frozenset) else str(value)
+
+
+def signature(policy: Policy, target: int) -> str:
+    """What decides ``policy``'s eviction scope at release ``target``, as a string: policies with equal signatures
+    evict alike (profile names aside), so one :class:`EvictionScope` serves them all."""
+    import json
+
+    reduced = [
+        (scopes, _evictor_args(profile)) for profile in policy.profiles if (scopes := pod_scopes(profile, target))
+    ]
+    return json.dumps([target, reduced], default=_plain)
 
 
 class _Profile(NamedTuple):
@@ -395,22 +408,16 @@ class EvictionScope:
 
     __slots__ = ("profiles",)
 
-    def __init__(self, policy: Any, inventory: Inventory, target: int = _NEWEST, now: datetime | None = None) -> None:
+    def __init__(self, policy: Policy, inventory: Inventory, target: int = NEWEST, now: datetime | None = None) -> None:
         moment = now if now is not None else datetime.now(timezone.utc)
-        model = getattr(policy, "model", None)
-        if not isinstance(model, Policy):
-            root = getattr(policy, "policy", policy)
-            model = decode(root) if isinstance(root, dict) else Policy(())
         self.profiles: list[_Profile] = []
-        for profile in model.profiles:
-            names = list(dict.fromkeys(ref.name for ref, _ in profile.evicting()))
-            plugins = [_Plugin(name, _raw_args(profile, name), target) for name in names]
-            if not plugins:
+        for profile in policy.profiles:
+            scopes = pod_scopes(profile, target)
+            if not scopes:
                 continue
-            settings = evictor(
-                _raw_args(profile, "DefaultEvictor"), target, moment, lambda name: _priority_of(name, inventory)
-            )
-            self.profiles.append(_Profile(profile.name or f"profiles[{profile.path[-1]}]", plugins, settings))
+            settings = evictor(_evictor_args(profile), target, moment, lambda name: _priority_of(name, inventory))
+            compiled = [_Plugin(name, scope, target) for name, scope in scopes]
+            self.profiles.append(_Profile(profile.name or f"profiles[{profile.path[-1]}]", compiled, settings))
 
     def evaluate(self, inventory: Inventory, index: PDBIndex | None = None) -> list[Verdict]:
         """One :class:`Verdict` per (profile, plugin, workload of ``inventory``), in profile, inventory and plugin
@@ -433,18 +440,18 @@ class EvictionScope:
 
 
 def evaluate(
-    policy: Any,
+    policy: Policy,
     inventory: Inventory,
-    target: int = _NEWEST,
+    target: int = NEWEST,
     index: PDBIndex | None = None,
     now: datetime | None = None,
 ) -> list[Verdict]:
     """One :class:`Verdict` per (profile, enabled deschedule/balance plugin, workload), in profile, plugin and
-    inventory order. ``policy`` is the decoded v1alpha2 policy mapping, or a rule
-    :class:`~desched.linter.rules._base.Context` (whose typed ``model`` is read). ``target`` is the descheduler minor
-    release (36 for v0.36): args a release does not know are ignored. ``now`` (default: the current time) is the clock
-    for ``minPodAge``. Never raises on malformed policies. The same as an :class:`EvictionScope` compiled once and
-    evaluated.
+    inventory order. ``policy`` is the typed v1alpha2 policy (:func:`desched.policy.model.decode`; a v1alpha1 or
+    KubeDescheduler document through :func:`desched.policy.effective.effective_policy`). ``target`` is the descheduler
+    minor release (36 for v0.36): args a release does not know are ignored. ``now`` (default: the current time) is
+    the clock for ``minPodAge``. Never raises on malformed policies. The same as an :class:`EvictionScope` compiled
+    once and evaluated.
     """
     return EvictionScope(policy, inventory, target, now).evaluate(inventory, index)
 

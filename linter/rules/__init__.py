@@ -1,8 +1,9 @@
 """The rule registry: every rule module, keyed by its stable ID.
 
 Adding a rule means adding its module name to :data:`_MODULES`; a test fails when a module in this folder is
-not listed, when two rules share an ID or NAME, or when metadata is incomplete. Retired IDs are listed in
-:data:`RETIRED` and never reused.
+not listed, when two rules share an ID or NAME, or when metadata is incomplete. A repository rule that can judge one
+workload or PDB at admission declares ``ADMISSION = True``; the webhook applies those (:func:`admission_rules`).
+Retired IDs are listed in :data:`RETIRED` and never reused.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["RETIRED", "all_rules", "get", "resolve"]
+__all__ = ["RETIRED", "admission_rules", "all_rules", "get", "resolve"]
 
 _MODULES = (
     "ds001_yaml_syntax",
@@ -81,6 +82,12 @@ def _load() -> dict[str, ModuleType]:
 def all_rules() -> list[ModuleType]:
     """Every rule module, sorted by ID."""
     return [module for _, module in sorted(_load().items())]
+
+
+def admission_rules() -> list[ModuleType]:
+    """The repository rules the admission webhook can apply to one workload or PDB against the active policy and
+    the cluster's cached objects (their metadata says ``ADMISSION = True``), sorted by ID."""
+    return [module for module in all_rules() if getattr(module, "ADMISSION", False)]
 
 
 def resolve(name: str) -> str:

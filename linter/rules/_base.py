@@ -23,6 +23,7 @@ from desched.wrappers import object_label
 if TYPE_CHECKING:
     from desched.linter.rules._thresholds import UtilizationArgs
     from desched.linter.rules._validation import LocatedError
+    from desched.policy.effective import Effective
     from desched.policy.model import Policy
 
 __all__ = ["DOCUMENT_KINDS", "Context", "DocumentKind", "Hit", "Path"]
@@ -84,15 +85,19 @@ def _distribution_of(doc: PolicyDoc, chosen: str | None) -> str:
 class Context:
     """One policy document as rules see it: the tree as written (with positions), the typed model, and the views
     several rules share, each computed once (cached properties). ``distribution`` names the descheduler build the
-    settings choose (``None``: inferred from the document)."""
+    settings choose (``None``: inferred from the document); ``model``, when given, is the document's typed policy
+    already decoded (the engine's derived documents: their :attr:`effective` policy)."""
 
     def __init__(
         self,
         doc: PolicyDoc,
         release: Release,
-        options: dict[str, dict[str, Any]] | None = None,
+        options: Mapping[str, dict[str, Any]] | None = None,
         distribution: str | None = None,
+        model: Policy | None = None,
     ) -> None:
+        if model is not None:
+            self.model = model
         self.doc = doc
         self.distribution = _distribution_of(doc, distribution)  # the descheduler build that runs the policy
         self.release = release  # the release that runs the policy, as deployed, and why desched believes so
@@ -148,6 +153,15 @@ class Context:
         from desched.policy.model import decode  # only rules that read the model pay for it
 
         return decode(self.policy, registry=self.plugins)
+
+    @cached_property
+    def effective(self) -> Effective:
+        """The policy the descheduler runs for this document (:func:`desched.policy.effective.effective_policy`),
+        computed once: the engine lints it, the repository pass, the webhook and the executor read it."""
+        from desched.policy.effective import derived, effective_policy
+
+        written = None if derived(self.doc) else self.model
+        return effective_policy(self.doc, self.target, self.plugins, written)
 
     @cached_property
     def _profiles(self) -> list[tuple[int, dict[str, Any]]]:

@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 from desched.documents import PolicyDoc
 from desched.linter.rules._base import RepoHit
-from desched.policy.effective import effective_policy
+from desched.policy.effective import Effective
+from desched.policy.model import Policy
 from desched.workloads import (
     PDB,
     Inventory,
@@ -23,6 +24,7 @@ from desched.workloads import (
     Workload,
     collect,
     evaluate,
+    signature,
     summarize,
 )
 from desched.workloads.model import objects
@@ -38,7 +40,7 @@ class Analysis(NamedTuple):
     """
 
     docs: list[PolicyDoc]
-    policy: Any  # the v1alpha2 policy evaluated (v1alpha1 documents converted)
+    policy: Policy  # the effective policy evaluated (v1alpha1 documents converted, KubeDeschedulers rendered)
     target: int
     verdicts: list[Verdict]
     summaries: dict[str, Summary]
@@ -65,9 +67,12 @@ class Targeted(NamedTuple):
 
 
 class Repository:
-    """Policies (with their target release) and the inventory of every other document of a run."""
+    """Policies (with their target release and their effective form, :class:`~desched.policy.effective.Effective`)
+    and the inventory of every other document of a run."""
 
-    def __init__(self, policies: Iterable[tuple[PolicyDoc, int]], documents: Iterable[tuple[str, Any]]) -> None:
+    def __init__(
+        self, policies: Iterable[tuple[PolicyDoc, int, Effective]], documents: Iterable[tuple[str, Any]]
+    ) -> None:
         self.policies = list(policies)
         self.documents = list(objects(documents))  # (file, object), lists flattened: for rules beyond workloads
         self.inventory: Inventory = collect(self.documents)
@@ -78,12 +83,11 @@ class Repository:
     def analyses(self) -> list[Analysis]:
         """One analysis per group of policies with the same scope (nothing when there are no workloads)."""
         if self._analyses is None:
-            groups: dict[str, tuple[Any, int, list[PolicyDoc]]] = {}
+            groups: dict[str, tuple[Policy, int, list[PolicyDoc]]] = {}
             if self.inventory.workloads:
-                for doc, target in self.policies:
-                    policy, _ = effective_policy(doc, target)
-                    key = _signature(policy, target)
-                    groups.setdefault(key, (policy, target, []))[2].append(doc)
+                for doc, target, effective in self.policies:
+                    key = signature(effective.policy, target)
+                    groups.setdefault(key, (effective.policy, target, []))[2].append(doc)
             self._analyses = []
             for policy, target, docs in groups.values():
                 verdicts = evaluate(policy, self.inventory, target, self.index)
@@ -109,29 +113,3 @@ class Repository:
 
     def pdbs(self, workload: Workload) -> list[PDB]:
         return self.index.matching(workload)
-
-
-_SCOPE_ARGS = ("namespaces", "evictableNamespaces", "labelSelector", "excludeOwnerKinds", "ownerKinds")
-
-
-def _signature(policy: Any, target: int) -> str:
-    """What decides a policy's eviction scope, as a string: equal strings evict alike (names aside)."""
-    import json
-
-    profiles = policy.get("profiles") if isinstance(policy, dict) else None
-    reduced: list[Any] = []
-    for profile in profiles if isinstance(profiles, list) else []:
-        if not isinstance(profile, dict):
-            continue
-        plugins = profile.get("plugins")
-        points = {p: plugins.get(p) for p in ("deschedule", "balance")} if isinstance(plugins, dict) else None
-        configs = []
-        for entry in profile.get("pluginConfig") or []:
-            if not isinstance(entry, dict):
-                continue
-            args = entry.get("args")
-            if entry.get("name") != "DefaultEvictor" and isinstance(args, dict):
-                args = {key: args[key] for key in _SCOPE_ARGS if key in args}
-            configs.append((entry.get("name"), args))
-        reduced.append((points, configs))  # profile names do not change who is evicted
-    return json.dumps([target, reduced], sort_keys=True, default=str)

@@ -45,7 +45,6 @@ EXAMPLES = {
     ],
 }
 
-_NO_LABEL_SELECTOR = ("RemoveDuplicates", "LowNodeUtilization", "HighNodeUtilization")
 _STRATEGIES = sorted(name for name in REGISTRY if name != "DefaultEvictor")
 
 
@@ -81,7 +80,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                 (*base, "params", "includedTaints"),
                 key=True,
             )
-        if name in _NO_LABEL_SELECTOR and params.get("labelSelector") is not None:
+        if "labelSelector" not in REGISTRY[name].args.fields and params.get("labelSelector") is not None:
             yield Hit(
                 f"labelSelector is dropped for {name}: its plugin has no labelSelector",
                 (*base, "params", "labelSelector"),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.policy.model import Profile
-from desched.policy.namespaces import overlap, scope_of
+from desched.policy.namespaces import Scope, overlap, scope_of
 
 ID = "DS208"
 NAME = "overlapping-profiles"
@@ -40,15 +39,16 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    seen: dict[str, list[tuple[Profile, Mapping[str, Any]]]] = {}
-    evicting = [(profile, ref, config) for profile in ctx.model.profiles for ref, config in profile.evicting()]
-    for profile, ref, config in evicting:
-        args = config.raw_args if config is not None else {}
+    seen: dict[str, list[tuple[Profile, Scope]]] = {}
+    evicting = [(profile, ref) for profile in ctx.model.profiles for ref, _ in profile.evicting()]
+    for profile, ref in evicting:
+        assert ref.plugin is not None  # evicting() lists registered plugins only
+        scope = scope_of(profile.pod_scope(ref.plugin, ctx.target).namespaces)
         earlier = seen.setdefault(ref.name, [])
-        for other, other_args in earlier:
+        for other, other_scope in earlier:
             if other.path == profile.path:
                 continue
-            shared = overlap(scope_of(ref.name, args), scope_of(ref.name, other_args))
+            shared = overlap(scope, other_scope)
             if shared is None:
                 where = "in every namespace that neither excludes"
             elif shared:
@@ -61,4 +61,4 @@ def check(ctx: Context) -> Iterator[Hit]:
                 ref.path,
             )
             break
-        earlier.append((profile, args))
+        earlier.append((profile, scope))

@@ -16,6 +16,7 @@ NAME = "workload-without-pdb"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.REPOSITORY})
+ADMISSION = True  # the webhook applies it to workload and PDB admissions (active policy, cached objects)
 SUMMARY = "Evictable workload with several replicas and no PodDisruptionBudget"
 RATIONALE = (
     "The descheduler evicts through the Eviction API, which only PodDisruptionBudgets can hold back. A workload "

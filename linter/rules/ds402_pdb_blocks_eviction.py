@@ -16,6 +16,7 @@ NAME = "pdb-blocks-eviction"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.REPOSITORY})
+ADMISSION = True  # the webhook applies it to workload and PDB admissions (active policy, cached objects)
 SUMMARY = "PDB allowing zero disruptions for an evictable workload"
 RATIONALE = (
     "With `maxUnavailable: 0`, `0%`, or `minAvailable` at or above the replica count (or `100%`), the Eviction API "

@@ -16,6 +16,7 @@ NAME = "several-pdbs"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.REPOSITORY})
+ADMISSION = True  # the webhook applies it to workload and PDB admissions (active policy, cached objects)
 SUMMARY = "Pods matched by more than one PodDisruptionBudget"
 RATIONALE = (
     "The Eviction API refuses to evict a pod that more than one PodDisruptionBudget selects (it answers 500: "

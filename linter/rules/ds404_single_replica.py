@@ -16,6 +16,7 @@ NAME = "single-replica"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.REPOSITORY})
+ADMISSION = True  # the webhook applies it to workload and PDB admissions (active policy, cached objects)
 SUMMARY = "Evictable single-replica workload"
 RATIONALE = (
     "Every eviction of a one-replica workload is an outage until the replacement pod is ready, and a PDB cannot "

@@ -16,6 +16,7 @@ NAME = "evictable-storage"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.REPOSITORY})
+ADMISSION = True  # the webhook applies it to workload and PDB admissions (active policy, cached objects)
 SUMMARY = "Evictable workload with PVCs or local storage"
 RATIONALE = (
     "Pods with PersistentVolumeClaims are evictable by default: only the PodsWithPVC protection (or the deprecated "

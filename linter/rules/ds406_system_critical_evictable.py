@@ -16,6 +16,7 @@ NAME = "system-critical-evictable"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.REPOSITORY})
+ADMISSION = True  # the webhook applies it to workload and PDB admissions (active policy, cached objects)
 SUMMARY = "System-critical pods made evictable"
 RATIONALE = (
     "By default DefaultEvictor never evicts system-critical pods (priority 2000000000 and above). Turning the "
@@ -37,22 +38,16 @@ EXAMPLES = {
 
 def _includes_kube_system(target: Targeted) -> bool:
     """Whether a plugin that may evict the workload names kube-system in its namespaces.include."""
-    root = target.analysis.policy
-    if not isinstance(root, dict) or not isinstance(root.get("profiles"), list):
-        return False
+    from desched.workloads.scope import pod_scopes
+
     wanted = {tuple(label.split("/", 1)) for label in target.summary.targeted_by}
-    for profile in root["profiles"]:
-        if not isinstance(profile, dict) or not isinstance(profile.get("pluginConfig"), list):
-            continue
-        for entry in profile["pluginConfig"]:
-            if not isinstance(entry, dict) or (profile.get("name"), entry.get("name")) not in wanted:
-                continue
-            args = entry.get("args")
-            namespaces = args.get("namespaces") if isinstance(args, dict) else None
-            include = namespaces.get("include") if isinstance(namespaces, dict) else None
-            if isinstance(include, list) and "kube-system" in include:
-                return True
-    return False
+    analysis = target.analysis
+    return any(
+        scope.namespaces_key == "namespaces" and "kube-system" in scope.namespaces.include
+        for profile in analysis.policy.profiles
+        for name, scope in pod_scopes(profile, analysis.target)
+        if (profile.name, name) in wanted
+    )
 
 
 def check(repo: Repository) -> Iterator[RepoHit]:

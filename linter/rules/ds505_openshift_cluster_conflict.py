@@ -50,7 +50,7 @@ EXAMPLES = {
 
 def check(repo: Repository) -> Iterator[RepoHit]:
     cluster = [obj for _, obj in repo.documents]
-    for doc, _ in repo.policies:
+    for doc, _, _ in repo.policies:
         if doc.shape != "kubedescheduler":
             continue
         for problem in environment_problems(doc.root, cluster):

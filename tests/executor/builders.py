@@ -33,6 +33,7 @@ from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.framework import Handle
 from desched.executor.plugins import module_for
 from desched.plugins import REGISTRY
+from desched.plugins.defaultevictor import DefaultEvictorArgs
 
 Json = dict[str, Any]
 NOW = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -122,6 +123,17 @@ def set_local_storage(pod: Json) -> Json:
     return pod
 
 
+def defaulted(plugin: str, args: Json) -> Any:
+    """``plugin``'s typed args of ``args`` as written, after upstream's ``SetDefaults``."""
+    registered = REGISTRY[plugin]
+    return registered.defaults(registered.decode(args))
+
+
+def evictor_from(args: Json, cluster: Cluster, now: datetime = NOW) -> DefaultEvictor:
+    """The DefaultEvictor of ``args`` as written (decoded as the policy model decodes them)."""
+    return DefaultEvictor(DefaultEvictorArgs.decode(args), cluster, now)
+
+
 def run_plugin(
     plugin: str,
     args: Json,
@@ -146,15 +158,17 @@ def run_plugin(
         record.append(pod_evictor)
     if outcomes is not None:
         pod_evictor.listeners.append(lambda outcome, *_: outcomes.append(outcome))
-    default_evictor = DefaultEvictor(dict(evictor or {}), cluster, now)
+    default_evictor = evictor_from(evictor or {}, cluster, now)
     handle = Handle(cluster, now, "test-profile", default_evictor, pod_evictor)
     registered = REGISTRY[plugin]
-    plugin_args = registered.defaults(copy.deepcopy(args)) if defaults else copy.deepcopy(args)
-    instance = module.Implementation(registered.decode(plugin_args), handle)
+    plugin_args = copy.deepcopy(args)
+    typed = registered.decode(plugin_args)
+    typed = registered.defaults(typed) if defaults else typed
+    instance = module.Implementation(typed, handle)
     chosen = point or registered.extension_points[0]
     getattr(instance, chosen)([cluster.node_by_name[node["metadata"]["name"]] for node in nodes])
     evicted = [(eviction.namespace, eviction.pod) for eviction in pod_evictor.evictions]
-    if registered.defaults(copy.deepcopy(plugin_args)) == plugin_args and chosen in registered.extension_points:
+    if registered.defaults(typed) == typed and chosen in registered.extension_points:
         simulated = through_simulate(
             plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {}, limits or Limits(), now
         )

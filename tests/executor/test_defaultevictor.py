@@ -21,11 +21,11 @@ from typing import Any, NamedTuple
 import pytest
 
 from desched.executor.cluster import Cluster
-from desched.executor.defaultevictor import DefaultEvictor
 from tests.executor.builders import (
     NOW,
     build_node,
     build_pod,
+    evictor_from,
     set_normal_owner,
     set_rs_owner,
     set_ss_owner,
@@ -177,7 +177,7 @@ class Case(NamedTuple):
 
 
 def check(case: Case, method: str) -> bool:
-    evictor = DefaultEvictor(case.args, Cluster.from_objects([*case.objects, *case.pods]), NOW)
+    evictor = evictor_from(case.args, Cluster.from_objects([*case.objects, *case.pods]), NOW)
     return bool(getattr(evictor, method)(case.pods[0]))
 
 
@@ -551,7 +551,7 @@ FILTER_CASES = [
 def test_filter(case: Case) -> None:
     assert check(case, "filter") is case.result
     assert (
-        DefaultEvictor(case.args, Cluster.from_objects([*case.objects, *case.pods]), NOW).filter_failure(case.pods[0])
+        evictor_from(case.args, Cluster.from_objects([*case.objects, *case.pods]), NOW).filter_failure(case.pods[0])
         is None
     ) is case.result
 
@@ -564,8 +564,8 @@ def test_reinitialization() -> None:
     """TestReinitialization: a second evictor built from the same args and cluster decides the same."""
     cluster = Cluster.from_objects(MULTIPLE_OWNERS)
     args = {"minReplicas": 2}
-    assert DefaultEvictor(args, cluster, NOW).filter(MULTIPLE_OWNERS[0])
-    assert DefaultEvictor(args, cluster, NOW).filter(MULTIPLE_OWNERS[0])
+    assert evictor_from(args, cluster, NOW).filter(MULTIPLE_OWNERS[0])
+    assert evictor_from(args, cluster, NOW).filter(MULTIPLE_OWNERS[0])
 
 
 DEFAULT_SET = {"PodsWithLocalStorage", "DaemonSetPods", "SystemCriticalPods", "FailedBarePods"}
@@ -595,7 +595,7 @@ DEFAULT_SET = {"PodsWithLocalStorage", "DaemonSetPods", "SystemCriticalPods", "F
 def test_effective_pod_protections(disabled: list[str], extra: list[str], expected: set[str]) -> None:
     """TestGetEffectivePodProtections_TableDriven."""
     args = {"podProtections": {"defaultDisabled": disabled, "extraEnabled": extra}}
-    assert DefaultEvictor(args, Cluster(), NOW).protections == expected
+    assert evictor_from(args, Cluster(), NOW).protections == expected
 
 
 @pytest.mark.parametrize(
@@ -609,7 +609,7 @@ def test_effective_pod_protections(disabled: list[str], extra: list[str], expect
 def test_protected_pvc_storage_classes(protections: Json | None, expected: set[str] | None) -> None:
     """Test_protectedPVCStorageClasses (None: no class is listed, so every PVC protects its pod)."""
     args = {} if protections is None else {"podProtections": protections}
-    assert DefaultEvictor(args, Cluster(), NOW).protected_classes == expected
+    assert evictor_from(args, Cluster(), NOW).protected_classes == expected
 
 
 def profile_pod(name: str, namespace_name: str) -> Json:
@@ -646,7 +646,7 @@ def test_profiles_with_different_namespace_label_selectors(profile: str, pod_key
     """TestMultipleProfilesWithDifferentNamespaceLabelSelectors: two evictors over one cluster."""
     cluster = Cluster.from_objects(PROFILE_OBJECTS)
     evictors = {
-        name: DefaultEvictor({"namespaceLabelSelector": selector}, cluster, NOW)
+        name: evictor_from({"namespaceLabelSelector": selector}, cluster, NOW)
         for name, selector in PROFILE_SELECTORS.items()
     }
     assert evictors[profile].pre_eviction_filter(PROFILE_PODS[pod_key]) is passes
@@ -713,7 +713,7 @@ OPERATION_OBJECTS = [
 )
 def test_namespace_label_selector_operations(selector: Json, passing: list[str], failing: list[str]) -> None:
     """TestNamespaceLabelSelectorAllOperations."""
-    evictor = DefaultEvictor({"namespaceLabelSelector": selector}, Cluster.from_objects(OPERATION_OBJECTS), NOW)
+    evictor = evictor_from({"namespaceLabelSelector": selector}, Cluster.from_objects(OPERATION_OBJECTS), NOW)
     assert [evictor.pre_eviction_filter(OPERATION_PODS[key]) for key in passing] == [True] * len(passing)
     assert [evictor.pre_eviction_filter(OPERATION_PODS[key]) for key in failing] == [False] * len(failing)
 
@@ -722,7 +722,7 @@ def test_namespace_label_selector_operations(selector: Json, passing: list[str],
 
 
 def filter_of(args: Json, target: Json, *others: Json) -> bool:
-    return DefaultEvictor(args, Cluster.from_objects([target, *others]), NOW).filter(target)
+    return evictor_from(args, Cluster.from_objects([target, *others]), NOW).filter(target)
 
 
 def test_evict_annotation_overrides_terminating_and_static() -> None:
@@ -734,7 +734,7 @@ def test_evict_annotation_overrides_terminating_and_static() -> None:
 
 def test_evict_annotation_does_not_bypass_pre_eviction_filter() -> None:
     target = pod("p", set_normal_owner, evict_annotation)
-    evictor = DefaultEvictor(FIT, Cluster.from_objects([target, node("node2", taint_gpu)]), NOW)
+    evictor = evictor_from(FIT, Cluster.from_objects([target, node("node2", taint_gpu)]), NOW)
     assert evictor.filter(target) and not evictor.pre_eviction_filter(target)
 
 
@@ -805,7 +805,7 @@ def test_pdb_with_empty_selector_covers_everything_and_nil_selector_nothing() ->
 
 def test_namespace_label_selector_needs_the_namespace_object() -> None:
     target = pod("p", set_normal_owner)
-    evictor = DefaultEvictor(
+    evictor = evictor_from(
         {"namespaceLabelSelector": {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}},
         Cluster.from_objects([target]),
         NOW,
@@ -817,11 +817,11 @@ def test_node_fit_honours_the_evictor_node_selector() -> None:
     target = pod("p", set_normal_owner)
     west = node("node2", lambda obj: obj["metadata"].update(labels={"datacenter": "west"}))
     cluster = Cluster.from_objects([target, west])
-    assert DefaultEvictor(FIT, cluster, NOW).pre_eviction_filter(target)
-    assert not DefaultEvictor({**FIT, "nodeSelector": "datacenter=east"}, cluster, NOW).pre_eviction_filter(target)
+    assert evictor_from(FIT, cluster, NOW).pre_eviction_filter(target)
+    assert not evictor_from({**FIT, "nodeSelector": "datacenter=east"}, cluster, NOW).pre_eviction_filter(target)
 
 
 def test_node_fit_ignores_not_ready_nodes() -> None:
     target = pod("p", set_normal_owner)
     not_ready = node("node2", lambda obj: obj["status"].update(conditions=[{"type": "Ready", "status": "False"}]))
-    assert not DefaultEvictor(FIT, Cluster.from_objects([target, not_ready]), NOW).pre_eviction_filter(target)
+    assert not evictor_from(FIT, Cluster.from_objects([target, not_ready]), NOW).pre_eviction_filter(target)

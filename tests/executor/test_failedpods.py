@@ -15,12 +15,11 @@ from typing import Any, NamedTuple
 import pytest
 
 from desched.executor.cluster import Cluster
-from desched.executor.defaultevictor import DefaultEvictor
 from desched.executor.evictions import NODE_LIMIT_TEXT, Limits, PodEvictor
 from desched.executor.framework import Handle
 from desched.executor.plugins import failedpods
 from desched.plugins import REGISTRY
-from tests.executor.builders import NOW, build_node, build_pod, run_plugin
+from tests.executor.builders import NOW, build_node, build_pod, defaulted, evictor_from, run_plugin
 
 Json = dict[str, Any]
 NAME = "RemoveFailedPods"
@@ -317,8 +316,8 @@ def test_defaults_apply_one_hour_min_age() -> None:
     pods = [aged("young", 60), aged("old", 3600)]
     assert run_plugin(NAME, {}, [node()], pods, defaults=True) == ["old"]
     assert run_plugin(NAME, {}, [node()], pods) == ["young", "old"]
-    assert REGISTRY["RemoveFailedPods"].defaults({}) == {"minPodLifetimeSeconds": 3600}
-    assert REGISTRY["RemoveFailedPods"].defaults({"minPodLifetimeSeconds": 0}) == {"minPodLifetimeSeconds": 0}
+    assert defaulted("RemoveFailedPods", {}).min_pod_lifetime_seconds == 3600
+    assert defaulted("RemoveFailedPods", {"minPodLifetimeSeconds": 0}).min_pod_lifetime_seconds == 0
 
 
 def test_only_failed_pods_are_candidates() -> None:
@@ -355,7 +354,7 @@ def test_node_limit_moves_to_the_next_node() -> None:
 def test_node_limit_ends_the_node_without_trying_its_other_pods() -> None:
     cluster = Cluster.from_objects([node(), node("node2"), *two_node_pods(), aged("a3", 0)])
     pod_evictor = PodEvictor(cluster, Limits(per_node=1))
-    handle = Handle(cluster, NOW, "profile", DefaultEvictor({}, cluster, NOW), pod_evictor)
+    handle = Handle(cluster, NOW, "profile", evictor_from({}, cluster, NOW), pod_evictor)
     failedpods.Implementation(REGISTRY["RemoveFailedPods"].decode({}), handle).deschedule(cluster.nodes)
     assert [eviction.pod for eviction in pod_evictor.evictions] == ["a1", "b1"]
     assert pod_evictor.refusals == {NODE_LIMIT_TEXT: 2}  # a2 and b2 are refused; a3 is never tried

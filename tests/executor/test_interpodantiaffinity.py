@@ -407,6 +407,5 @@ def test_limits_end_the_node_or_the_plugin(limits: Limits, outcomes: list[Outcom
 
 def test_defaults_change_nothing_and_copy() -> None:
     args = {"namespaces": {"include": ["a"]}}
-    defaulted = REGISTRY["RemovePodsViolatingInterPodAntiAffinity"].defaults(args)
-    assert defaulted == args
-    assert defaulted is not args
+    plugin = REGISTRY["RemovePodsViolatingInterPodAntiAffinity"]
+    assert plugin.defaults(plugin.decode(args)) == plugin.decode(args)

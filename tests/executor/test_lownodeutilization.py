@@ -29,7 +29,6 @@ from typing import Any
 import pytest
 
 from desched.executor.cluster import Cluster
-from desched.executor.defaultevictor import DefaultEvictor
 from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.framework import Handle
 from desched.executor.plugins import _nodeutilization as nu
@@ -39,6 +38,7 @@ from tests.executor.builders import (
     NOW,
     build_node,
     build_pod,
+    evictor_from,
     run_plugin,
     set_critical,
     set_ds_owner,
@@ -664,7 +664,7 @@ def test_a_total_limit_ends_the_run() -> None:
     case = two_sources("total", 1)
     cluster = Cluster.from_objects(copy.deepcopy([*case.nodes, *case.pods]))
     pod_evictor = PodEvictor(cluster, Limits(total=1))
-    handle = Handle(cluster, NOW, "profile", DefaultEvictor({}, cluster, NOW), pod_evictor)
+    handle = Handle(cluster, NOW, "profile", evictor_from({}, cluster, NOW), pod_evictor)
     args = REGISTRY["LowNodeUtilization"].decode(case.args)
     lownodeutilization.Implementation(args, handle).balance(list(cluster.nodes))
     assert len(pod_evictor.evictions) == 1 and pod_evictor.refusals == {Outcome.TOTAL_LIMIT.value: 1}
@@ -693,10 +693,10 @@ def test_metrics_utilization_is_refused(metrics: Json) -> None:
         run(Case(case.name, {**case.args, "metricsUtilization": metrics}, case.nodes, case.pods, 0))
 
 
-def test_defaults_return_a_copy() -> None:
+def test_defaults_change_nothing() -> None:
     args = {"thresholds": {"cpu": 10}, "targetThresholds": {"cpu": 20}}
-    defaulted = REGISTRY["LowNodeUtilization"].defaults(args)
-    assert defaulted == args and defaulted is not args
+    plugin = REGISTRY["LowNodeUtilization"]
+    assert plugin.defaults(plugin.decode(args)) == plugin.decode(args)
 
 
 # --- nodeutilization_test.go ------------------------------------------------------------------------------------------

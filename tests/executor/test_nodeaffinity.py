@@ -374,6 +374,5 @@ def test_namespace_and_label_filters() -> None:
 
 def test_defaults_change_nothing_and_copy() -> None:
     args = {"nodeAffinityType": [REQUIRED]}
-    defaulted = REGISTRY["RemovePodsViolatingNodeAffinity"].defaults(args)
-    assert defaulted == args
-    assert defaulted is not args
+    plugin = REGISTRY["RemovePodsViolatingNodeAffinity"]
+    assert plugin.defaults(plugin.decode(args)) == plugin.decode(args)

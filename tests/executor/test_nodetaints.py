@@ -412,10 +412,9 @@ def test_terminal_pods_are_not_listed() -> None:
 
 def test_defaults_change_nothing_and_copy() -> None:
     args: Json = {"includedTaints": [], "excludedTaints": None}
-    defaulted = REGISTRY["RemovePodsViolatingNodeTaints"].defaults(args)
-    assert defaulted == args
-    assert defaulted is not args
-    assert REGISTRY["RemovePodsViolatingNodeTaints"].defaults({}) == {}
+    plugin = REGISTRY["RemovePodsViolatingNodeTaints"]
+    assert plugin.defaults(plugin.decode(args)) == plugin.decode(args)
+    assert plugin.defaults(plugin.decode({})) == plugin.decode({})
 
 
 TOLERATES_TAINT = [

@@ -538,10 +538,9 @@ def test_own_cases(case: Case) -> None:
 
 def test_defaults_leave_args_unchanged() -> None:
     args = {"namespaces": {"include": ["a"]}, "excludeOwnerKinds": ["Job"]}
-    defaulted = REGISTRY["RemoveDuplicates"].defaults(args)
-    assert defaulted == args
-    assert defaulted is not args
-    assert REGISTRY["RemoveDuplicates"].defaults({}) == {}
+    plugin = REGISTRY["RemoveDuplicates"]
+    assert plugin.defaults(plugin.decode(args)) == plugin.decode(args)
+    assert plugin.defaults(plugin.decode({})) == plugin.decode({})
 
 
 @pytest.mark.parametrize(

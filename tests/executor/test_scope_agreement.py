@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 
 from desched.executor.cluster import Cluster
-from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
+from desched.executor.defaultevictor import UnrunnablePolicy
 from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.framework import prepare_policy, run_cycle
+from desched.policy.model import decode
 from desched.workloads import collect, evaluate
+from tests.executor.builders import evictor_from
 from tests.kcp.snapshot import read
 
 Json = dict[str, Any]
@@ -178,7 +180,7 @@ def _scope(objects: list[Json], policy: Json) -> dict[str, bool]:
     inventory = collect([("snapshot.yaml", obj) for obj in copy.deepcopy(objects)])
     return {
         verdict.workload.name: verdict.evictable
-        for verdict in evaluate(policy, inventory, now=NOW)
+        for verdict in evaluate(decode(policy), inventory, now=NOW)
         if verdict.workload.kind == "Pod"
     }
 
@@ -190,7 +192,7 @@ def test_the_default_evictor_agrees_with_the_scope_model(snapshot: str, evictor:
     scope = _scope(objects, _policy(EVICTORS[evictor], "RemovePodsViolatingNodeTaints", {}))
     cluster = Cluster.from_objects(copy.deepcopy(objects))
     try:
-        default_evictor = DefaultEvictor(EVICTORS[evictor], cluster, NOW)
+        default_evictor = evictor_from(EVICTORS[evictor], cluster, NOW)
     except UnrunnablePolicy:  # the executor refuses to run at all; the scope model must not call any pod evictable
         assert not any(scope.values())
         return
@@ -231,7 +233,7 @@ def test_what_the_executor_evicts_is_what_the_scope_model_calls_evictable(
     cluster = Cluster.from_objects(copy.deepcopy(objects))
     evictor_ = PodEvictor(cluster, Limits())
     try:
-        result = run_cycle(prepare_policy(policy), cluster, NOW, evictor_)
+        result = run_cycle(prepare_policy(decode(policy)), cluster, NOW, evictor_)
     except UnrunnablePolicy:  # see above
         assert not any(scope.values())
         return

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.plugins import topologyspread
 from desched.plugins import REGISTRY
-from tests.executor.builders import build_node, build_pod, run_plugin, set_rs_owner
+from tests.executor.builders import build_node, build_pod, defaulted, run_plugin, set_rs_owner
 
 Json = dict[str, Any]
 PLUGIN = "RemovePodsViolatingTopologySpreadConstraint"
@@ -868,13 +868,12 @@ def test_identity_distinguishes_match_label_keys_values() -> None:
 
 
 def test_defaults() -> None:
-    assert REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults({}) == {
-        "topologyBalanceNodeFit": True,
-        "constraints": ["DoNotSchedule"],
-    }
-    kept = {"topologyBalanceNodeFit": False, "constraints": ["ScheduleAnyway"], "labelSelector": {}}
-    assert REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults(kept) == kept
-    assert REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults(kept) is not kept
+    plugin = REGISTRY["RemovePodsViolatingTopologySpreadConstraint"]
+    assert plugin.decode({}).topology_balance_node_fit is None  # unset until defaulted, as upstream's *bool
+    fresh = defaulted("RemovePodsViolatingTopologySpreadConstraint", {})
+    assert (fresh.topology_balance_node_fit, fresh.constraints) == (True, ("DoNotSchedule",))
+    kept = plugin.decode({"topologyBalanceNodeFit": False, "constraints": ["ScheduleAnyway"], "labelSelector": {}})
+    assert plugin.defaults(kept) == kept
 
 
 def test_without_defaults_no_constraint_is_allowed() -> None:

@@ -91,17 +91,19 @@ def test_options_stay_plain_data_after_every_kind_of_decision(request_: dict[str
     data = pickle.dumps(options)
     copied = pickle.loads(data)
     assert copied.mode == "warn" and copied.deny_rules == {"DS401"}
-    assert copied.settings._enabled == {} and copied.settings.target == 31 and copied.settings.disabled == {"DS101"}
+    assert copied.settings == settings
     assert b"desched.linter.rules" not in data and len(data) < 1024
 
 
-def test_the_rule_cache_is_filled_by_a_policy_decision() -> None:
-    """The premise of the test above: a decision does cache rule modules in the settings (what broke the pickling)."""
-    from desched.linter.engine import Settings
+def test_the_rule_cache_stays_outside_the_settings() -> None:
+    """Why the test above holds: a decision caches the enabled rule modules in the engine (what once broke the
+    pickling, when the cache lived in the settings), and leaves the immutable settings as they were."""
+    from desched.linter import engine
 
-    settings = Settings()
+    settings = engine.Settings()
     decide(json.loads(SMALL_POLICY)["request"], Options(settings=settings))
-    assert settings._enabled
+    assert engine._ENABLED
+    assert settings == engine.Settings() == pickle.loads(pickle.dumps(settings))
 
 
 def test_workers_are_replaced_after_a_small_policy_was_decided_inline() -> None:

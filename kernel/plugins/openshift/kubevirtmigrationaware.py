@@ -10,10 +10,11 @@ absent duration then defaults to 15m, 6h and 48h.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from desched.goduration import format_duration, parse_duration
-from desched.plugins.base import Plugin, copied
+from desched.plugins.base import Plugin
 from desched.policy.types import DURATION, args_struct, field
 from desched.validation.core import ArgError
 
@@ -30,7 +31,7 @@ _DEFAULTS = {
 }
 
 
-def _nanoseconds(args: dict[Any, Any], key: str) -> int:
+def _nanoseconds(args: Mapping[Any, Any], key: str) -> int:
     """The duration at ``key`` as Go holds it: 0 when absent or not a valid duration string (DS004 reports that)."""
     value = args.get(key)
     if not isinstance(value, str):
@@ -58,9 +59,10 @@ def validate(args: dict[Any, Any], target: int) -> list[ArgError]:
     return []
 
 
-def defaults(args: dict[str, Any]) -> dict[str, Any]:
-    """``SetDefaults_KubevirtMigrationAwareArgs``: every zero or absent duration gets its default."""
-    defaulted = copied(args)
+def defaults(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``SetDefaults_KubevirtMigrationAwareArgs``: every zero or absent duration gets its default (a new mapping:
+    the plugin's typed args are its args as written)."""
+    defaulted = dict(args)
     for key, default in _DEFAULTS.items():
         if _nanoseconds(args, key) == 0:
             defaulted[key] = format_duration(default)

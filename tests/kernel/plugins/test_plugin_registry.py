@@ -6,13 +6,15 @@ from __future__ import annotations
 import inspect
 import json
 import pkgutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from desched import plugins, versions
 from desched.executor.plugins import implementations
-from desched.plugins import REGISTRY, validate_args
+from desched.plugins import DISTRIBUTIONS, REGISTRY, Plugin, validate_args
+from desched.plugins.base import PodScope, as_written
 from desched.policy.spec import EXTENSION_POINTS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,8 +56,9 @@ def test_each_plugin_is_complete(name: str):
     assert plugin.extension_points and set(plugin.extension_points) <= set(EXTENSION_POINTS)
     assert plugin.args.name == f"{name}Args" and plugin.args.strict
     given = {"namespaces": {"exclude": ["kube-system"]}} if "namespaces" in plugin.args.fields else {}
-    defaulted = plugin.defaults(given)
-    assert defaulted is not given and given == ({"namespaces": {"exclude": ["kube-system"]}} if given else {})
+    typed = plugin.decode(given)
+    assert plugin.defaults(typed) == plugin.defaults(plugin.defaults(typed))  # SetDefaults is idempotent
+    assert given == ({"namespaces": {"exclude": ["kube-system"]}} if given else {})
     for target in range(versions.OLDEST, versions.NEWEST + 1):
         assert validate_args(name, {}, target) == plugin.validate({}, target)
 
@@ -89,8 +92,46 @@ def test_the_default_evictor_is_the_only_evictor_plugin():
 
 
 def test_defaults_are_upstream_set_defaults():
-    assert REGISTRY["RemoveFailedPods"].defaults({}) == {"minPodLifetimeSeconds": 3600}
-    assert REGISTRY["RemoveFailedPods"].defaults({"minPodLifetimeSeconds": 0}) == {"minPodLifetimeSeconds": 0}
-    spread = REGISTRY["RemovePodsViolatingTopologySpreadConstraint"].defaults({})
-    assert spread == {"topologyBalanceNodeFit": True, "constraints": ["DoNotSchedule"]}
-    assert REGISTRY["PodLifeTime"].defaults({"maxPodLifeTimeSeconds": 5}) == {"maxPodLifeTimeSeconds": 5}
+    failed = REGISTRY["RemoveFailedPods"]
+    assert failed.defaults(failed.decode({})).min_pod_lifetime_seconds == 3600
+    assert failed.defaults(failed.decode({"minPodLifetimeSeconds": 0})).min_pod_lifetime_seconds == 0
+    spread = REGISTRY["RemovePodsViolatingTopologySpreadConstraint"]
+    defaulted = spread.defaults(spread.decode({}))
+    assert (defaulted.topology_balance_node_fit, defaulted.constraints) == (True, ("DoNotSchedule",))
+    lifetime = REGISTRY["PodLifeTime"]
+    assert lifetime.defaults(lifetime.decode({"maxPodLifeTimeSeconds": 5})) == lifetime.decode(
+        {"maxPodLifeTimeSeconds": 5}
+    )
+
+
+def test_every_upstream_plugin_decodes_typed_args():
+    for plugin in REGISTRY.values():
+        assert plugin.decode is not as_written, plugin.name
+        assert isinstance(plugin.decode({}), tuple), plugin.name  # a NamedTuple record
+
+
+def _scope_problems(registry: Mapping[str, Plugin]) -> list[str]:
+    """The evicting plugins of ``registry`` whose scope hook is missing or does not answer a PodScope."""
+    problems = []
+    for plugin in registry.values():
+        if not plugin.evicts:
+            continue
+        if plugin.scope is None:
+            problems.append(f"{plugin.name}: no scope hook")
+            continue
+        for target in range(versions.OLDEST, versions.NEWEST + 1):
+            if not isinstance(plugin.scope(plugin.decode({}), target), PodScope):
+                problems.append(f"{plugin.name}: scope at v0.{target} is not a PodScope")
+    return problems
+
+
+@pytest.mark.parametrize("distribution", sorted(DISTRIBUTIONS))
+def test_every_evicting_plugin_declares_its_scope(distribution: str):
+    assert _scope_problems(DISTRIBUTIONS[distribution].plugins) == []
+
+
+def test_a_plugin_without_a_scope_hook_is_caught():
+    forgetful = {
+        name: plugin._replace(scope=None) if name == "PodLifeTime" else plugin for name, plugin in REGISTRY.items()
+    }
+    assert _scope_problems(forgetful) == ["PodLifeTime: no scope hook"]

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from desched.plugins import REGISTRY
 from desched.plugins.base import Namespaces
+from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.plugins.nodeutilization import LowNodeUtilizationArgs
 from desched.plugins.removepodsviolatingnodetaints import RemovePodsViolatingNodeTaintsArgs
 from desched.policy.model import PluginConfig, Policy, decode
@@ -106,7 +107,7 @@ def test_args_are_coerced_once_into_typed_values(policy: Policy):
         3,
         None,
     )
-    assert policy.profiles[0].config("DefaultEvictor").args == {"nodeFit": True}  # not typed yet: as written
+    assert policy.profiles[0].config("DefaultEvictor").args == DefaultEvictorArgs(node_fit=True)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

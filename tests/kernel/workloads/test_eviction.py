@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.workloads.eviction import (
     EVICT_ANNOTATION,
     PREFER_NO_EVICTION_ANNOTATION,
@@ -101,7 +102,7 @@ CLASSES = {"low": 10, "high": 100_000}
 
 
 def settings(args: dict[str, Any] | None = None, target: int = 36) -> Evictor:
-    return evictor(args or {}, target, NOW, CLASSES.get)
+    return evictor(DefaultEvictorArgs.decode(args or {}), target, NOW, CLASSES.get)
 
 
 def checks(pod: Pod, args: dict[str, Any] | None = None, target: int = 36) -> list[str]:
@@ -265,7 +266,9 @@ def test_namespace_part_of_pre_eviction_filter(labels: dict[str, str] | None, ta
 
 def test_effective_protections_follow_the_release():
     defaults = {"PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods"}
-    assert active_protections({}) == defaults
-    new_model = {"podProtections": {"defaultDisabled": ["FailedBarePods"], "extraEnabled": ["PodsWithoutPDB"]}}
+    assert active_protections(DefaultEvictorArgs()) == defaults
+    new_model = DefaultEvictorArgs.decode(
+        {"podProtections": {"defaultDisabled": ["FailedBarePods"], "extraEnabled": ["PodsWithoutPDB"]}}
+    )
     assert active_protections(new_model) == defaults - {"FailedBarePods"} | {"PodsWithoutPDB"}
     assert active_protections(new_model, target=33) == defaults

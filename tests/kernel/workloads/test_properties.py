@@ -13,7 +13,7 @@ from desched.workloads.scope import evaluate, summarize
 from desched.yamlsrc import load_all
 
 from .test_model import MANIFESTS
-from .test_scope import PVC_CLASSES, policy
+from .test_scope import PVC_CLASSES, model, policy
 
 BASE_DOCS = load_all(MANIFESTS)
 BASE_POLICY = policy("RemoveDuplicates", {"namespaces": {"exclude": ["kube-system"]}, "excludeOwnerKinds": ["Job"]})
@@ -95,7 +95,7 @@ def test_collect_and_evaluate_never_raise(doc_mutations, policy_mutations):
         for pdb in index.matching(workload):
             allowed_disruptions(pdb, workload.replicas)
         workload.where((*workload.pod_path, "spec", "volumes", 0))
-    verdicts = evaluate(pol, inventory, 36, index)
+    verdicts = evaluate(model(pol), inventory, 36, index)
     summarize(verdicts)
     for target in (29, 33):
-        evaluate(pol, inventory, target)
+        evaluate(model(pol), inventory, target)

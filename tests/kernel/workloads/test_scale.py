@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 
+from desched.policy.model import decode
 from desched.workloads.model import collect
 from desched.workloads.pdb import PDBIndex, pdb_selector
 from desched.workloads.scope import evaluate
@@ -45,6 +46,6 @@ def test_index_work_is_linear():
 
     # evaluate() shares one index and matches each workload at most once, whatever the number of plugins.
     index = PDBIndex(inventory.pdbs)
-    verdicts = evaluate(bench.POLICY, inventory, 36, index)
+    verdicts = evaluate(decode(bench.POLICY), inventory, 36, index)
     assert len(verdicts) == 5 * workloads
     assert index.evaluations <= bound, (index.evaluations, bound)

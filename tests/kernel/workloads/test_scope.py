@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from desched.plugins.defaultevictor import DefaultEvictorArgs
+from desched.policy.model import Policy, decode
 from desched.workloads.eviction import active_protections
 from desched.workloads.model import collect
 from desched.workloads.scope import evaluate, summarize
@@ -37,6 +41,12 @@ def workload(
     if claims:
         doc["spec"]["volumeClaimTemplates"] = claims
     return doc
+
+
+def model(tree: Any) -> Policy:
+    """The typed policy of a tree as written, as the engine hands it to the scope model (no profiles for a tree that
+    is not a mapping: the engine finds no policy there)."""
+    return decode(tree) if isinstance(tree, dict) else Policy(())
 
 
 def policy(plugin="PodLifeTime", args=None, evictor=None):
@@ -700,7 +710,7 @@ CASES = [
 )
 def test_verdicts(doc, evictor, plugin, args, extra, evictable, reason):
     inventory = collect(("m.yaml", d) for d in [doc, *extra])
-    verdicts = evaluate(policy(plugin, args, evictor), inventory, 36)
+    verdicts = evaluate(model(policy(plugin, args, evictor)), inventory, 36)
     assert len(verdicts) == 1
     verdict = verdicts[0]
     assert (verdict.profile, verdict.plugin) == ("p", plugin)
@@ -713,7 +723,7 @@ def test_verdicts(doc, evictor, plugin, args, extra, evictable, reason):
 
 def test_all_failures_are_reported():
     doc = workload(kind="DaemonSet", spec=EMPTY_DIR, labels={"app": "x"})
-    verdict = evaluate(policy("PodLifeTime", None, {"labelSelector": LS}), collect([("f", doc)]))[0]
+    verdict = evaluate(model(policy("PodLifeTime", None, {"labelSelector": LS})), collect([("f", doc)]))[0]
     assert verdict.reasons == [
         "protected: PodsWithLocalStorage (emptyDir volume cache)",
         "protected: DaemonSetPods (owned by a DaemonSet)",
@@ -722,25 +732,26 @@ def test_all_failures_are_reported():
 
 
 def test_protection_sets():
+    def active(args: dict[str, Any], target: int = 36) -> frozenset[str]:
+        return active_protections(DefaultEvictorArgs.decode(args), target)
+
     defaults = {"PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods"}
-    assert active_protections({}) == defaults
-    assert active_protections({"ignorePvcPods": True, "evictDaemonSetPods": True}) == defaults - {"DaemonSetPods"} | {
-        "PodsWithPVC"
-    }
+    assert active({}) == defaults
+    assert active({"ignorePvcPods": True, "evictDaemonSetPods": True}) == defaults - {"DaemonSetPods"} | {"PodsWithPVC"}
     new = {"podProtections": {"defaultDisabled": ["FailedBarePods"], "extraEnabled": ["PodsWithoutPDB", "Bogus"]}}
-    assert active_protections(new) == defaults - {"FailedBarePods"} | {"PodsWithoutPDB"}
-    assert active_protections(new, target=33) == defaults  # podProtections unknown before v0.34
-    assert active_protections({"evictDaemonSetPods": True}, target=29) == defaults
+    assert active(new) == defaults - {"FailedBarePods"} | {"PodsWithoutPDB"}
+    assert active(new, target=33) == defaults  # podProtections unknown before v0.34
+    assert active({"evictDaemonSetPods": True}, target=29) == defaults
 
 
 def test_release_gates():
     doc = workload(replicas=1, annotations={"descheduler.alpha.kubernetes.io/prefer-no-eviction": ""})
     inv = collect([("f", doc)])
-    assert evaluate(policy("PodLifeTime", None, {"noEvictionPolicy": "Mandatory"}), inv, 33)[0].evictable
-    assert evaluate(policy("PodLifeTime", None, {"minReplicas": 2}), inv, 29)[0].evictable
+    assert evaluate(model(policy("PodLifeTime", None, {"noEvictionPolicy": "Mandatory"})), inv, 33)[0].evictable
+    assert evaluate(model(policy("PodLifeTime", None, {"minReplicas": 2})), inv, 29)[0].evictable
     owner = policy("PodLifeTime", {"ownerKinds": {"include": ["Job"]}})
-    assert evaluate(owner, inv, 35)[0].evictable
-    assert not evaluate(owner, inv, 36)[0].evictable
+    assert evaluate(model(owner), inv, 35)[0].evictable
+    assert not evaluate(model(owner), inv, 36)[0].evictable
 
 
 def test_plugins_profiles_and_first_plugin_config():
@@ -764,7 +775,7 @@ def test_plugins_profiles_and_first_plugin_config():
         ]
     }
     inv = collect([("f", workload())])
-    verdicts = evaluate(pol, inv)
+    verdicts = evaluate(model(pol), inv)
     assert [(v.profile, v.plugin, v.evictable) for v in verdicts] == [
         ("a", "RemoveFailedPods", True),
         ("a", "RemoveDuplicates", False),
@@ -777,12 +788,9 @@ def test_plugins_profiles_and_first_plugin_config():
     assert entry.reasons == ["a/RemoveDuplicates: namespace shop excluded by RemoveDuplicates namespaces.exclude"]
 
 
-def test_summary_of_protected_workload_and_context_objects():
-    class Ctx:
-        policy = policy("PodLifeTime")
-
+def test_summary_of_protected_workload():
     inv = collect([("f", workload(kind="DaemonSet"))])
-    summary = summarize(evaluate(Ctx(), inv))
+    summary = summarize(evaluate(model(policy("PodLifeTime")), inv))
     assert summary["DaemonSet/shop/web"] == (
         False,
         [],
@@ -792,4 +800,4 @@ def test_summary_of_protected_workload_and_context_objects():
 
 @pytest.mark.parametrize("bad", [None, "x", [], {"profiles": "x"}, {"strategies": {}}, {"profiles": [{"plugins": []}]}])
 def test_malformed_policies_give_no_verdicts(bad):
-    assert evaluate(bad, collect([("f", workload())])) == []
+    assert evaluate(model(bad), collect([("f", workload())])) == []

@@ -12,7 +12,7 @@ from desched.workloads.pdb import pdb_selector
 from desched.workloads.store import InventoryStore
 
 from .generated import events, key, pdbs, workloads
-from .test_scope import policy
+from .test_scope import model, policy
 
 
 def replay(steps: list[tuple[bool, dict]]) -> tuple[InventoryStore, dict]:
@@ -130,8 +130,8 @@ def test_a_scope_compiled_once_judges_each_workload_as_evaluate_does_over_them_a
     store, live = replay(steps)
     inventory = expected(live)
     index = PDBIndex(inventory.pdbs)
-    everything = evaluate(chosen, inventory, 36, index)
-    scope = EvictionScope(chosen, inventory, 36)
+    everything = evaluate(model(chosen), inventory, 36, index)
+    scope = EvictionScope(model(chosen), inventory, 36)
     assert scope.evaluate(inventory, index) == everything
     for workload in inventory.workloads:
         alone = store.inventory([workload])

@@ -23,6 +23,7 @@ from desched.openshift.command import dump
 from desched.openshift.model import KUBEVIRT, OPERATOR_NAMESPACE, PROFILES
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, REGISTRY, UPSTREAM, elsewhere, validate_args
 from desched.plugins.openshift import kubevirtmigrationaware
+from desched.policy.model import decode
 from tests.conftest import lint
 
 NAME = kubevirtmigrationaware.NAME
@@ -206,7 +207,7 @@ def test_configuration_and_command_line_choose_the_distribution(tmp_path: Path, 
 
 def test_prepare_policy_refuses_an_openshift_only_plugin():
     with pytest.raises(UnrunnablePolicy, match=REFUSED):
-        prepare_policy(yaml.safe_load(KUBEVIRT_POLICY))
+        prepare_policy(decode(yaml.safe_load(KUBEVIRT_POLICY), registry=DISTRIBUTIONS[OPENSHIFT].plugins))
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,137 @@
+"""The effective policy (converted, rendered or as written) is computed once per policy and handed on: the rules on
+derived policies, the repository pass, ``desched scope`` and the executor all read the engine's."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from desched.policy import effective
+from desched.policy.effective import Derivation, Effective
+
+V1ALPHA1 = """\
+apiVersion: descheduler/v1alpha1
+kind: DeschedulerPolicy
+strategies:
+  RemoveDuplicates:
+    enabled: true
+"""
+V1ALPHA2 = """\
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: default
+  pluginConfig:
+  - name: PodLifeTime
+    args: {maxPodLifeTimeSeconds: 60}
+  plugins:
+    deschedule: {enabled: [PodLifeTime]}
+"""
+KUBEDESCHEDULER = """\
+apiVersion: operator.openshift.io/v1
+kind: KubeDescheduler
+metadata: {name: cluster, namespace: openshift-kube-descheduler-operator}
+spec:
+  managementState: Managed
+  mode: Automatic
+  deschedulingIntervalSeconds: 3600
+  profiles: [LongLifecycle]
+"""
+WORKLOADS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How often :func:`desched.policy.effective.effective_policy` ran, by the document's file."""
+    calls: Counter[str] = Counter()
+    real = effective.effective_policy
+
+    def counting(doc, *args, **kwargs) -> Effective:  # type: ignore[no-untyped-def]
+        calls[doc.file] += 1
+        return real(doc, *args, **kwargs)
+
+    monkeypatch.setattr(effective, "effective_policy", counting)
+    return calls
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    for name, text in {
+        "v1alpha1.yaml": V1ALPHA1,
+        "v1alpha2.yaml": V1ALPHA2,
+        "kubedescheduler.yaml": KUBEDESCHEDULER,
+        "workloads.yaml": WORKLOADS,
+    }.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_lint_computes_each_policy_once(counted: Counter[str], repository: Path) -> None:
+    from desched.linter.lint import lint_paths
+
+    run = lint_paths([str(repository)])
+    rules = {finding.rule for finding in run.findings}
+    assert "DS401" in rules  # the repository pass ran over every policy
+    assert {Path(file).name: n for file, n in counted.items()} == {
+        "v1alpha1.yaml": 1,
+        "v1alpha2.yaml": 1,
+        "kubedescheduler.yaml": 1,
+    }
+
+
+def test_the_count_catches_a_second_computation(counted: Counter[str], repository: Path) -> None:
+    """The test above can fail: a reader that computes the effective policy again is counted."""
+    from desched.linter.engine import Settings, lint_file
+
+    result = lint_file(str(repository / "v1alpha1.yaml"), Settings())
+    effective.effective_policy(result.policies[0], result.releases[0].target)
+    assert counted[str(repository / "v1alpha1.yaml")] == 2
+
+
+def test_the_executor_runs_the_policy_the_lint_gate_computed(counted: Counter[str], repository: Path) -> None:
+    from desched.executor.command import load_policy
+
+    policy = load_policy(str(repository / "v1alpha1.yaml"), "v0.30")
+    assert [ref.name for ref, _ in policy.profiles[0].evicting()] == ["RemoveDuplicates"]
+    assert sum(counted.values()) == 1
+
+
+def test_desched_scope_reuses_the_lint_pipelines_effective_policy(
+    counted: Counter[str], repository: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from desched.cli import main
+
+    assert main(["scope", str(repository), "--format", "json"]) == 0
+    assert {Path(file).name: n for file, n in counted.items()} == {
+        "v1alpha1.yaml": 1,
+        "v1alpha2.yaml": 1,
+        "kubedescheduler.yaml": 1,
+    }
+    assert '"converted": true' in capsys.readouterr().out
+
+
+def test_derivations_say_how_the_policy_was_obtained(repository: Path) -> None:
+    from desched.linter.engine import Settings, lint_file
+
+    found = {
+        name: lint_file(str(repository / name), Settings()).effective[0].derivation
+        for name in ("v1alpha1.yaml", "v1alpha2.yaml", "kubedescheduler.yaml")
+    }
+    assert found == {
+        "v1alpha1.yaml": Derivation.CONVERTED,
+        "v1alpha2.yaml": Derivation.WRITTEN,
+        "kubedescheduler.yaml": Derivation.RENDERED,
+    }
