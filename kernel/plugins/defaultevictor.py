@@ -337,22 +337,29 @@ class DefaultEvictorArgs(NamedTuple):
 
     @classmethod
     def decode(cls, args: Mapping[str, Any]) -> DefaultEvictorArgs:
-        threshold = raw(args.get("priorityThreshold"))
-        min_pod_age = args.get("minPodAge")
+        if not args:
+            return _NO_ARGS
+        get = args.get
+        threshold, protections, min_pod_age = raw(get("priorityThreshold")), get("podProtections"), get("minPodAge")
         return cls(
-            string(args.get("nodeSelector")),
-            selector(args.get("labelSelector")),
-            selector(args.get("namespaceLabelSelector")),
+            string(get("nodeSelector")),
+            selector(get("labelSelector")),
+            selector(get("namespaceLabelSelector")),
             None
             if threshold is None
             else PriorityThreshold(whole(threshold.get("value")), string(threshold.get("name"))),
-            flag(args.get("nodeFit")),
-            whole(args.get("minReplicas")) or 0,
+            flag(get("nodeFit")),
+            whole(get("minReplicas")) or 0,
             min_pod_age if isinstance(min_pod_age, str) else None,
-            string(args.get("noEvictionPolicy")),
-            PodProtections.decode(args.get("podProtections")),
-            frozenset(name for name in DEPRECATED_FLAGS if flag(args.get(name))),
+            string(get("noEvictionPolicy")),
+            _NO_PROTECTIONS if protections is None else PodProtections.decode(protections),
+            frozenset(name for name in _DEPRECATED & args.keys() if flag(args[name])),
         )
+
+
+_NO_ARGS = DefaultEvictorArgs()
+_NO_PROTECTIONS = PodProtections()
+_DEPRECATED = frozenset(DEPRECATED_FLAGS)
 
 
 PLUGINS = (

@@ -109,15 +109,19 @@ class Profile(NamedTuple):
         """Registered deschedule and balance plugins enabled at a point they implement, with their config."""
         return tuple((ref, self.config(ref.name)) for ref in self.enabled(*EVICTING_POINTS) if ref.implements_point)
 
-    def args_of(self, plugin: Plugin) -> Any:
-        """The typed args of ``plugin``'s first ``pluginConfig`` entry (its args decoded from ``{}`` when none)."""
-        config = self.config(plugin.name)
-        return config.args if config is not None and config.args is not None else plugin.decode({})
-
-    def pod_scope(self, plugin: Plugin, target: int) -> PodScope:
-        """What ``plugin``'s args here say about the pods it may evict at release ``target`` (every pod for a plugin
-        declaring no scope hook, which the registry's tests refuse for an evicting plugin)."""
-        return plugin.scope(self.args_of(plugin), target) if plugin.scope is not None else PodScope(Namespaces())
+    def pod_scopes(self, target: int) -> list[tuple[str, PodScope]]:
+        """``(name, PodScope)`` of each plugin :meth:`evicting` lists, once each, in the order they are enabled: what
+        its args (its first ``pluginConfig`` entry, else its args decoded from ``{}``) say about the pods it may
+        evict at release ``target``. A plugin declaring no scope hook (the registry's tests refuse that for an
+        evicting plugin) may evict every pod."""
+        scopes: dict[str, PodScope] = {}
+        for ref, config in self.evicting():
+            plugin = ref.plugin
+            if plugin is None or ref.name in scopes:
+                continue
+            args = config.args if config is not None and config.args is not None else plugin.decode({})
+            scopes[ref.name] = plugin.scope(args, target) if plugin.scope is not None else PodScope(Namespaces())
+        return list(scopes.items())
 
 
 class Policy(NamedTuple):

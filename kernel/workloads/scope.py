@@ -58,7 +58,6 @@ __all__ = [
     "evaluate",
     "local_storage",
     "pod_priority",
-    "pod_scopes",
     "pvc_claims",
     "signature",
     "summarize",
@@ -360,13 +359,6 @@ class _Plugin:
 # --- driver -------------------------------------------------------------------------------------------------------
 
 
-def pod_scopes(profile: Profile, target: int) -> list[tuple[str, PodScope]]:
-    """``(plugin name, its PodScope)`` of each registered deschedule/balance plugin enabled in ``profile`` at a point
-    it implements, once each, in the order they are enabled."""
-    plugins = {ref.name: ref.plugin for ref, _ in profile.evicting() if ref.plugin is not None}
-    return [(name, profile.pod_scope(plugin, target)) for name, plugin in plugins.items()]
-
-
 def _evictor_args(profile: Profile) -> DefaultEvictorArgs:
     """The profile's DefaultEvictor args (upstream's defaults when it has no entry)."""
     config = profile.config("DefaultEvictor")
@@ -385,9 +377,9 @@ def signature(policy: Policy, target: int) -> str:
     import json
 
     reduced = [
-        (scopes, _evictor_args(profile)) for profile in policy.profiles if (scopes := pod_scopes(profile, target))
+        (scopes, _evictor_args(profile)) for profile in policy.profiles if (scopes := profile.pod_scopes(target))
     ]
-    return json.dumps([target, reduced], default=_plain)
+    return json.dumps([target, reduced], sort_keys=True, default=_plain)
 
 
 class _Profile(NamedTuple):
@@ -412,7 +404,7 @@ class EvictionScope:
         moment = now if now is not None else datetime.now(timezone.utc)
         self.profiles: list[_Profile] = []
         for profile in policy.profiles:
-            scopes = pod_scopes(profile, target)
+            scopes = profile.pod_scopes(target)
             if not scopes:
                 continue
             settings = evictor(_evictor_args(profile), target, moment, lambda name: _priority_of(name, inventory))

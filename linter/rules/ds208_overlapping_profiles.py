@@ -40,10 +40,13 @@ EXAMPLES = {
 
 def check(ctx: Context) -> Iterator[Hit]:
     seen: dict[str, list[tuple[Profile, Scope]]] = {}
-    evicting = [(profile, ref) for profile in ctx.model.profiles for ref, _ in profile.evicting()]
-    for profile, ref in evicting:
-        assert ref.plugin is not None  # evicting() lists registered plugins only
-        scope = scope_of(profile.pod_scope(ref.plugin, ctx.target).namespaces)
+    evicting = [
+        (profile, ref, scope_of(scopes[ref.name].namespaces))
+        for profile in ctx.model.profiles
+        for scopes in (dict(profile.pod_scopes(ctx.target)),)
+        for ref, _ in profile.evicting()
+    ]
+    for profile, ref, scope in evicting:
         earlier = seen.setdefault(ref.name, [])
         for other, other_scope in earlier:
             if other.path == profile.path:

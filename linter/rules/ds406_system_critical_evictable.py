@@ -38,14 +38,12 @@ EXAMPLES = {
 
 def _includes_kube_system(target: Targeted) -> bool:
     """Whether a plugin that may evict the workload names kube-system in its namespaces.include."""
-    from desched.workloads.scope import pod_scopes
-
     wanted = {tuple(label.split("/", 1)) for label in target.summary.targeted_by}
     analysis = target.analysis
     return any(
         scope.namespaces_key == "namespaces" and "kube-system" in scope.namespaces.include
         for profile in analysis.policy.profiles
-        for name, scope in pod_scopes(profile, analysis.target)
+        for name, scope in profile.pod_scopes(analysis.target)
         if (profile.name, name) in wanted
     )
 
