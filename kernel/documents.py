@@ -5,9 +5,9 @@ finds: a raw policy document, a policy held in any ``data`` key of a ConfigMap (
 ``policy.yaml``), or the descheduler Helm chart's values (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``):
 on their own, inside a GitOps wrapper (a Flux HelmRelease, an Argo CD Application or ApplicationSet, kustomize
 ``helmCharts``; :mod:`desched.wrappers`), or as text in a ConfigMap key or Argo CD's ``helm.values``; also inside
-``kind: List``. OpenShift's ``KubeDescheduler`` (operator.openshift.io/v1) is returned as a
-:class:`PolicyDoc` of shape ``kubedescheduler`` whose ``root`` is the whole object. Everything else is returned as
-``others`` untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a JSON-pointer path inside
+``kind: List``. OpenShift's ``KubeDescheduler`` (operator.openshift.io/v1) is returned as a :class:`PolicyDoc` of
+shape :attr:`Shape.KUBEDESCHEDULER` whose ``root`` is the whole object. Everything else is returned as ``others``
+untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a JSON-pointer path inside
 the policy to a line and column of the *outer* file, including inside a ConfigMap's block scalar.
 """
 
@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from desched.tree import Path
+from desched.tree import Path, TextEnum
 from desched.wrappers import chart_values, is_values_text, object_label
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 
@@ -32,6 +32,7 @@ __all__ = [
     "Extraction",
     "Location",
     "PolicyDoc",
+    "Shape",
     "configmap_keys",
     "extract",
     "extract_configmap_key",
@@ -52,12 +53,26 @@ CHART_VALUES = ".."
 _BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
 
+class Shape(TextEnum):
+    """What holds a policy (or holds none) where :func:`locate_policies` finds it: the ``shape`` of a
+    :class:`Location` and of a :class:`PolicyDoc`. A member is its text, so it compares equal to it."""
+
+    POLICY = "policy"  # a raw DeschedulerPolicy document
+    CONFIGMAP = "configmap"  # a ConfigMap whose data keys hold a policy as text
+    HELM = "helm"  # the descheduler chart's values (``deschedulerPolicy``)
+    VALUES_TEXT = "values-text"  # a mapping whose keys hold the chart's values as text (Location only)
+    KUBEDESCHEDULER = "kubedescheduler"  # OpenShift's KubeDescheduler (the whole object)
+    RENDERED = "rendered"  # the policy rendered from a document of another shape (a DerivedDoc only)
+    OTHER = "other"  # a document that holds no policy (Location only)
+
+
 class PolicyDoc:
     """One descheduler policy found in a file.
 
     ``root`` is the policy mapping, ``api_version``/``kind`` are its envelope values (``None`` when absent),
-    ``shape`` is ``policy``, ``configmap``, ``helm`` or ``kubedescheduler`` (``root`` is then the whole
-    KubeDescheduler object, not a policy). :meth:`position` answers outer-file positions.
+    ``shape`` is :attr:`Shape.POLICY`, :attr:`~Shape.CONFIGMAP`, :attr:`~Shape.HELM` or
+    :attr:`~Shape.KUBEDESCHEDULER` (``root`` is then the whole KubeDescheduler object, not a policy).
+    :meth:`position` answers outer-file positions.
     """
 
     __slots__ = (
@@ -81,7 +96,7 @@ class PolicyDoc:
         root: YMap,
         api_version: Any,
         kind: Any,
-        shape: str,
+        shape: Shape,
         object: str,
         envelope: YMap,
         *,
@@ -104,9 +119,9 @@ class PolicyDoc:
         """Outer-file (line, column) of the value at ``path`` (of its key when ``key``), nearest ancestor if absent."""
         if self.fixed is not None:
             return self.fixed
-        if self.shape == "helm" and path and path[0] == CHART_VALUES:
+        if self.shape == Shape.HELM and path and path[0] == CHART_VALUES:
             pos = locate(self.envelope, path[1:], key=key)
-        elif self.shape == "helm" and path and path[0] in ("apiVersion", "kind"):
+        elif self.shape == Shape.HELM and path and path[0] in ("apiVersion", "kind"):
             if HELM_VERSION_KEY in self.envelope and path[0] == "apiVersion":
                 pos = locate(self.envelope, [HELM_VERSION_KEY], key=key)
             else:
@@ -141,14 +156,15 @@ class DerivedDoc(PolicyDoc):
     operator renders from a KubeDescheduler.
 
     Rules see the derived ``root``; ``origins`` maps its paths to the source paths they were made from, so every
-    position and path is reported on the lines the user wrote.
+    position and path is reported on the lines the user wrote. ``shape`` (a :class:`Shape` or its text) is the
+    source's, or :attr:`Shape.RENDERED` for a rendered policy.
     """
 
     __slots__ = ("origins", "source")
 
     def __init__(self, source: PolicyDoc, derived: Any, origins: dict[Path, Path], shape: str) -> None:
         super().__init__(
-            source.file, derived, "descheduler/v1alpha2", "DeschedulerPolicy", shape, source.object,
+            source.file, derived, "descheduler/v1alpha2", "DeschedulerPolicy", Shape(shape), source.object,
             source.envelope, extra=source.extra,
         )  # fmt: skip
         self.source = source
@@ -220,16 +236,17 @@ def is_misdeclared_v1alpha1(doc: Any) -> bool:
 class Location(NamedTuple):
     """Where a document stream holds a policy, or a document that holds none.
 
-    ``shape`` is ``policy`` (a raw DeschedulerPolicy), ``helm`` (the descheduler chart's values: ``node`` holds
-    ``deschedulerPolicy``), ``configmap`` (``node`` is the ConfigMap; its data ``keys`` should hold a policy as
-    text), ``values-text`` (``node`` is a mapping whose ``keys`` hold the chart's values as text: a ConfigMap's
-    ``data``, Argo CD's ``helm``), ``kubedescheduler`` (OpenShift's resource) or ``other``. ``path`` is the node's
-    path in the stream: the document's index, then keys and indexes (``kind: List`` items included). Chart values
-    found in a wrapper carry its name (``wrapper``) and the chart version it pins (``hint``); values a ConfigMap
-    holds as text carry its (namespace, name) (``configmap``), which a HelmRelease's ``valuesFrom`` may name.
+    ``shape`` (a :class:`Shape`) is ``policy`` (a raw DeschedulerPolicy), ``helm`` (the descheduler chart's values:
+    ``node`` holds ``deschedulerPolicy``), ``configmap`` (``node`` is the ConfigMap; its data ``keys`` should hold a
+    policy as text), ``values-text`` (``node`` is a mapping whose ``keys`` hold the chart's values as text: a
+    ConfigMap's ``data``, Argo CD's ``helm``), ``kubedescheduler`` (OpenShift's resource) or ``other``. ``path`` is
+    the node's path in the stream: the document's index, then keys and indexes (``kind: List`` items included).
+    Chart values found in a wrapper carry its name (``wrapper``) and the chart version it pins (``hint``); values a
+    ConfigMap holds as text carry its (namespace, name) (``configmap``), which a HelmRelease's ``valuesFrom`` may
+    name.
     """
 
-    shape: str
+    shape: Shape
     path: Path
     node: Any
     keys: tuple[str, ...] = ()
@@ -253,16 +270,16 @@ def policy_key(key: Any, value: Any) -> bool:
     return key == CONFIGMAP_POLICY_KEY or "DeschedulerPolicy" in value or f"{POLICY_GROUP}/v1alpha" in value
 
 
-def _container(doc: YMap) -> str:
+def _container(doc: YMap) -> Shape:
     """The shape of a mapping document that is not a ``kind: List``."""
     kind = doc.get("kind")
     if "apiVersion" not in doc and _holds_policy(doc):
-        return "helm"
+        return Shape.HELM
     if kind == "ConfigMap" and isinstance(doc.get("data"), YMap):
-        return "configmap"
+        return Shape.CONFIGMAP
     if kind == KUBEDESCHEDULER:
-        return "kubedescheduler"
-    return "policy" if looks_like_policy(doc) else "other"
+        return Shape.KUBEDESCHEDULER
+    return Shape.POLICY if looks_like_policy(doc) else Shape.OTHER
 
 
 def locate_policies(documents: Iterable[Any], *, raw_only: bool = False) -> Iterator[Location]:
@@ -276,41 +293,41 @@ def locate_policies(documents: Iterable[Any], *, raw_only: bool = False) -> Iter
 def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
     if not isinstance(doc, YMap):
         if doc is not None:
-            yield Location("other", path, doc)
+            yield Location(Shape.OTHER, path, doc)
         return
     if raw_only:
-        yield Location("policy" if looks_like_policy(doc) else "other", path, doc)
+        yield Location(Shape.POLICY if looks_like_policy(doc) else Shape.OTHER, path, doc)
         return
     if doc.get("kind") == "List" and isinstance(doc.get("items"), YSeq):
         for index, item in enumerate(doc["items"]):
             yield from _locate(item, (*path, "items", index), raw_only)
         return
     shape = _container(doc)
-    if shape == "other":
+    if shape == Shape.OTHER:
         found = False
         for values in chart_values(doc):
             node = _at(doc, values.path)
             if values.key is not None:
                 found = True
                 yield Location(
-                    "values-text", (*path, *values.path), node, (values.key,), values.wrapper, values.version
+                    Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper, values.version
                 )
             elif _holds_policy(node):
                 found = True
-                yield Location("helm", (*path, *values.path), node, (), values.wrapper, values.version)
+                yield Location(Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version)
         if not found:
-            yield Location("other", path, doc)
+            yield Location(Shape.OTHER, path, doc)
         return
-    if shape != "configmap":
+    if shape != Shape.CONFIGMAP:
         yield Location(shape, path, doc)
         return
     data = doc["data"]
     keys, values_keys = configmap_keys(data)
     if keys or not values_keys:
-        yield Location("configmap" if keys else "other", path, doc, keys)
+        yield Location(Shape.CONFIGMAP if keys else Shape.OTHER, path, doc, keys)
     if values_keys:
         label = object_label(doc, "ConfigMap")
-        yield Location("values-text", (*path, "data"), data, values_keys, label, configmap=object_identity(doc))
+        yield Location(Shape.VALUES_TEXT, (*path, "data"), data, values_keys, label, configmap=object_identity(doc))
 
 
 def object_identity(doc: Mapping[str, Any]) -> tuple[str | None, str] | None:
@@ -340,27 +357,27 @@ def extract(file: str, text: str, documents: list[Any] | None = None, budget: No
     result = Extraction(budget)
     for location in locate_policies(load_all(text, budget=result.budget) if documents is None else documents):
         node = location.node
-        if location.shape == "configmap":
+        if location.shape == Shape.CONFIGMAP:
             found = [_configmap_policies(file, text, node, key, result) for key in location.keys]
             if not any(found):
                 result.others.append(node)
-        elif location.shape == "helm":
+        elif location.shape == Shape.HELM:
             policy = _helm_doc(file, node, location)
             if location.wrapper:
                 policy.prefix = (*location.path[1:], HELM_POLICY_KEY)
             result.policies.append(policy)
-        elif location.shape == "values-text":
+        elif location.shape == Shape.VALUES_TEXT:
             for key in location.keys:
                 _embedded_policies(file, text, node, key, location, result)
-        elif location.shape == "kubedescheduler":
+        elif location.shape == Shape.KUBEDESCHEDULER:
             label = object_label(node, KUBEDESCHEDULER)
             result.policies.append(
-                PolicyDoc(file, node, node.get("apiVersion"), KUBEDESCHEDULER, "kubedescheduler", label, node)
+                PolicyDoc(file, node, node.get("apiVersion"), KUBEDESCHEDULER, Shape.KUBEDESCHEDULER, label, node)
             )
-        elif location.shape == "policy":
+        elif location.shape == Shape.POLICY:
             label = object_label(node, "DeschedulerPolicy")
             result.policies.append(
-                PolicyDoc(file, node, node.get("apiVersion"), node.get("kind"), "policy", label, node)
+                PolicyDoc(file, node, node.get("apiVersion"), node.get("kind"), Shape.POLICY, label, node)
             )
         else:
             result.others.append(node)
@@ -381,7 +398,7 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
         policy,
         values.get(HELM_VERSION_KEY, default),
         "DeschedulerPolicy",
-        "helm",
+        Shape.HELM,
         label,
         values,
         extra={"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper},
@@ -423,7 +440,7 @@ def _embedded_policies(file: str, text: str, holder: YMap, key: str, location: L
     docs, value_at, offsets = parsed
     wrapper = f"{location.wrapper} (key {key})" if location.wrapper else f"key {key}"
     for inner in locate_policies(docs):
-        if inner.shape != "helm":
+        if inner.shape != Shape.HELM:
             continue
         policy = _helm_doc(file, inner.node, location._replace(wrapper=wrapper))
         if location.configmap is not None:
@@ -466,7 +483,7 @@ def _key_policies(
     found = False
     for location in locate_policies(docs, raw_only=True):
         inner = location.node
-        if location.shape != "policy":
+        if location.shape != Shape.POLICY:
             if key == CONFIGMAP_POLICY_KEY and not isinstance(inner, dict):
                 label = f"{owner} (key {key})"
                 result.errors.append(EmbeddedError(file, label, "policy is not a YAML mapping", *value_at))
@@ -478,7 +495,7 @@ def _key_policies(
             inner,
             inner.get("apiVersion"),
             inner.get("kind"),
-            "configmap",
+            Shape.CONFIGMAP,
             owner,
             inner,
             extra={"data_key": key, "configmap": identity},

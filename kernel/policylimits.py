@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from desched.documents import PolicyDoc
+from desched.documents import PolicyDoc, Shape
 
 __all__ = ["MAX_PLUGIN_CONFIGS", "MAX_POLICY_NODES", "MAX_PROFILES", "Breach", "count_nodes", "within_limits"]
 
@@ -58,7 +58,7 @@ def within_limits(docs: Sequence[PolicyDoc]) -> tuple[list[PolicyDoc], list[tupl
 
 def _shape_breach(doc: PolicyDoc) -> Breach | None:
     """The first of the profile and pluginConfig limits ``doc`` exceeds, or None."""
-    where: tuple[str, ...] = ("spec", "profiles") if doc.shape == "kubedescheduler" else ("profiles",)
+    where: tuple[str, ...] = ("spec", "profiles") if doc.shape == Shape.KUBEDESCHEDULER else ("profiles",)
     profiles = _at(doc.root, where)
     if not isinstance(profiles, list):
         return None

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from desched.chart import APP_VERSIONS
-from desched.documents import PolicyDoc
+from desched.documents import PolicyDoc, Shape
 from desched.tree import mapping_or_empty
 from desched.versions import NEWEST, OLDEST, render
 from desched.wrappers import is_descheduler_chart, object_label
@@ -182,7 +182,7 @@ class Deployments:
         identity = doc.extra.get("configmap")
         if identity is not None:
             return self.reader(*identity)
-        return self.reader_of_file(doc.file) if doc.shape == "policy" else None
+        return self.reader_of_file(doc.file) if doc.shape == Shape.POLICY else None
 
     def reader_of_file(self, file: str) -> Release | None:
         """The release of the descheduler that reads the ConfigMap kustomize generates from ``file``."""
@@ -342,7 +342,7 @@ def _values_files(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[st
 def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:
     """The release that runs ``doc``, when nothing is configured: see the module's docstring for the order."""
     found = deployments.reader_of(doc)
-    if found is None and doc.shape == "helm":
+    if found is None and doc.shape == Shape.HELM:
         extra = doc.extra
         chart_version, wrapper = extra.get("chart_version"), extra.get("wrapper", "")
         if chart_version is None:

@@ -33,7 +33,7 @@ def dump(policy: dict[str, Any]) -> str:
 def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
     """Render every KubeDescheduler in ``path``; raises :class:`~desched.errors.InputError` when the file cannot be
     read or holds none, :class:`~desched.errors.PolicyRefused` when the operator refuses one."""
-    from desched.documents import extract
+    from desched.documents import Shape, extract
     from desched.sources import SourceError, read_text
     from desched.yamlsrc import YamlError
 
@@ -47,7 +47,7 @@ def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
         extraction = extract(path, text)
     except YamlError as exc:
         raise InputError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
-    found = [doc for doc in extraction.policies if doc.shape == "kubedescheduler"]
+    found = [doc for doc in extraction.policies if doc.shape == Shape.KUBEDESCHEDULER]
     if not found:
         raise InputError(f"{path}: no KubeDescheduler (operator.openshift.io/v1) found")
     defaults = Environment()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from desched.documents import Shape
 from desched.linter.rules._base import V1ALPHA1, V1ALPHA2, Context, DocumentKind, Hit
 
 ID = "DS002"
@@ -31,7 +32,7 @@ EXAMPLES = {
 
 def check(ctx: Context) -> Iterator[Hit]:
     api_version, kind = ctx.doc.api_version, ctx.doc.kind
-    field = "deschedulerPolicyAPIVersion" if ctx.doc.shape == "helm" else "apiVersion"
+    field = "deschedulerPolicyAPIVersion" if ctx.doc.shape == Shape.HELM else "apiVersion"
     if api_version is None:
         yield Hit(
             "missing apiVersion: upstream decodes this as an empty policy without any error and evicts nothing; "

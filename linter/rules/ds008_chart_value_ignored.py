@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from desched.chart import values_keys
-from desched.documents import CHART_VALUES, HELM_POLICY_KEY
+from desched.documents import CHART_VALUES, HELM_POLICY_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, STRATEGY_PARAMS
@@ -62,7 +62,7 @@ def _homes() -> dict[str, str]:
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    if ctx.doc.shape != "helm":
+    if ctx.doc.shape != Shape.HELM:
         return
     read = values_keys(ctx.release.minor)
     homes = _homes()
