@@ -36,9 +36,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from desched.prometheus import Counter, Histogram
-from desched.tree import Json
+from desched.tree import Json, mapping_or_empty
 from desched.webhook.cache import DecisionCache, reads_cluster
-from desched.webhook.decision import ClusterView, Decision, Options, mapping, response
+from desched.webhook.decision import ClusterView, Decision, Options, response
 from desched.webhook.limits import PolicyLimits
 from desched.webhook.pool import DecisionPool, OverLimits, WorkerError
 from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
@@ -152,7 +152,7 @@ class Reviewer:
         return not reads_cluster(request, self.cluster)
 
     async def _route(self, request: Json, body: bytes, deadline: float) -> Decision:
-        kind = str(mapping(request["kind"]).get("kind", ""))
+        kind = str(mapping_or_empty(request["kind"]).get("kind", ""))
         obj = request.get("object")
         if time.perf_counter() >= deadline:
             raise TimeoutError  # the budget went on reading and waiting: nothing is started that could not finish

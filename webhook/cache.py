@@ -16,7 +16,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from desched.webhook.decision import SKIP_ANNOTATION, ClusterView, Decision, Json, Options, mapping, namespaced_name
+from desched.tree import mapping_or_empty
+from desched.webhook.decision import SKIP_ANNOTATION, ClusterView, Decision, Json, Options, namespaced_name
 from desched.webhook.review import POLICY_KINDS, decide
 
 __all__ = ["DecisionCache", "reads_cluster"]
@@ -25,9 +26,11 @@ __all__ = ["DecisionCache", "reads_cluster"]
 def reads_cluster(request: Json, cluster: ClusterView | None) -> bool:
     """Whether a policy object's decision reads the cluster cache: it is the active policy ConfigMap, whose update is
     also checked against every cached workload."""
-    if cluster is None or mapping(request["kind"]).get("kind") != "ConfigMap":
+    if cluster is None or mapping_or_empty(request["kind"]).get("kind") != "ConfigMap":
         return False
-    return cluster.is_active_policy(*namespaced_name(mapping(request.get("object") or request.get("oldObject"))))
+    return cluster.is_active_policy(
+        *namespaced_name(mapping_or_empty(request.get("object") or request.get("oldObject")))
+    )
 
 
 class DecisionCache:
@@ -71,7 +74,7 @@ class DecisionCache:
     @staticmethod
     def key(request: Json, cluster: ClusterView | None) -> bytes | None:
         """The cache key of ``request``; None when its decision is not cached (see the module contract)."""
-        kind = mapping(request["kind"]).get("kind")
+        kind = mapping_or_empty(request["kind"]).get("kind")
         obj = request.get("object")
         if (
             kind not in POLICY_KINDS
@@ -97,7 +100,7 @@ def _decision_input(kind: str, obj: Json, data: Any) -> Any:
     """What of a policy object its decision reads (see the module contract), ``data`` standing for a ConfigMap's."""
     if kind != "ConfigMap":
         return obj
-    metadata = mapping(obj.get("metadata"))
-    annotations = mapping(metadata.get("annotations"))
+    metadata = mapping_or_empty(obj.get("metadata"))
+    annotations = mapping_or_empty(metadata.get("annotations"))
     envelope = [obj.get("apiVersion"), obj.get("kind"), metadata.get("name"), metadata.get("namespace")]
     return [envelope, [annotations[SKIP_ANNOTATION]] if SKIP_ANNOTATION in annotations else [], data]

@@ -9,10 +9,11 @@ characters, each as ``RULE LOCATION: MESSAGE``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from desched.linter.engine import FileResult, Settings
 from desched.linter.finding import Finding
+from desched.tree import Json, mapping_or_empty
 
 __all__ = [
     "MAX_MESSAGES",
@@ -22,7 +23,6 @@ __all__ = [
     "Decision",
     "Json",
     "Options",
-    "mapping",
     "namespaced_name",
     "response",
     "settings_for",
@@ -30,7 +30,6 @@ __all__ = [
     "verdict",
 ]
 
-Json = dict[str, Any]
 SKIP_ANNOTATION = "desched.io/skip-validation"
 MAX_MESSAGES = 10
 MAX_WARNING = 240
@@ -72,18 +71,14 @@ def response(decision: Decision) -> Json:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": answer}
 
 
-def mapping(value: Any) -> Json:
-    return value if isinstance(value, dict) else {}
-
-
 def namespaced_name(obj: Json) -> tuple[str, str]:
-    metadata = mapping(obj.get("metadata"))
+    metadata = mapping_or_empty(obj.get("metadata"))
     return str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")
 
 
 def skip(uid: str, kind: str, obj: Json) -> Decision | None:
     """The answer to an object that opts out with a reason (``desched.io/skip-validation``), else None."""
-    annotations = mapping(mapping(obj.get("metadata")).get("annotations"))
+    annotations = mapping_or_empty(mapping_or_empty(obj.get("metadata")).get("annotations"))
     if SKIP_ANNOTATION not in annotations:
         return None
     reason = str(annotations[SKIP_ANNOTATION]).strip()

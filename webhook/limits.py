@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 from desched.documents import configmap_keys
 from desched.policylimits import count_nodes
-from desched.webhook.decision import Json, mapping, skip
+from desched.tree import mapping_or_empty
+from desched.webhook.decision import Json, skip
 
 __all__ = ["PolicyLimits"]
 
@@ -44,7 +45,7 @@ class PolicyLimits(NamedTuple):
         """The first limit the object of the admission ``request`` exceeds, unless it opts out of validation
         (``desched.io/skip-validation``) or is not being created or updated; None otherwise. ``sizes_only`` checks
         only the sizes of a ConfigMap's policy texts, which costs no scan of them."""
-        kind, obj = str(mapping(request.get("kind")).get("kind", "")), request.get("object")
+        kind, obj = str(mapping_or_empty(request.get("kind")).get("kind", "")), request.get("object")
         if request.get("operation") not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
             return None
         reason = self.exceeded(kind, obj, sizes_only)
@@ -55,7 +56,7 @@ class PolicyLimits(NamedTuple):
         :meth:`refuses` for ``sizes_only``)."""
         if kind != "ConfigMap":
             return None if sizes_only else self._object(obj)
-        data = mapping(obj.get("data"))
+        data = mapping_or_empty(obj.get("data"))
         keys, values = configmap_keys(data)
         for key in (*keys, *values):
             reason = self._size(data[key]) if sizes_only else self._text(data[key])
@@ -89,7 +90,7 @@ class PolicyLimits(NamedTuple):
         size = len(repr(obj).encode("utf-8", "surrogatepass"))
         if size > self.max_bytes:
             return f"object of about {size} bytes exceeds the limit of {self.max_bytes} bytes"
-        profiles = mapping(obj.get("spec")).get("profiles")
+        profiles = mapping_or_empty(obj.get("spec")).get("profiles")
         if isinstance(profiles, list) and len(profiles) > self.max_profiles:
             return f"{len(profiles)} profiles exceed the limit of {self.max_profiles}"
         nodes = count_nodes(obj, sys.maxsize)  # exact: the reason names the count

@@ -35,12 +35,12 @@ from desched.linter.engine import (
     lint_text,
 )
 from desched.linter.finding import Finding
+from desched.tree import mapping_or_empty
 from desched.webhook.decision import (
     ClusterView,
     Decision,
     Json,
     Options,
-    mapping,
     namespaced_name,
     settings_for,
     skip,
@@ -91,7 +91,7 @@ def parse_review(body: bytes) -> Json:
 def decide(request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
     """The decision on one admission request (see the module contract)."""
     uid = str(request["uid"])
-    kind = str(mapping(request["kind"]).get("kind", ""))
+    kind = str(mapping_or_empty(request["kind"]).get("kind", ""))
     operation = request["operation"]
     obj = request.get("object") if isinstance(request.get("object"), dict) else None
     old = request.get("oldObject") if isinstance(request.get("oldObject"), dict) else None
@@ -115,7 +115,7 @@ def configmap_policies(obj: Json, settings: Settings) -> FileResult | None:
     """Lint every data key of the ConfigMap ``obj`` that holds a policy, or the chart's values with a policy (a Flux
     HelmRelease's ``valuesFrom``), each as its own text named ``data[<key>]``; one result with all their policies
     and findings, or None when no key holds one."""
-    data = mapping(obj.get("data"))
+    data = mapping_or_empty(obj.get("data"))
     keys, values = configmap_keys(data)
     if not keys and not values:
         return None

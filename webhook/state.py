@@ -25,7 +25,7 @@ from typing import Any
 from desched.errors import KubeError
 from desched.kube import Json, KubeClient
 from desched.linter.engine import FileResult, Settings
-from desched.webhook.decision import mapping
+from desched.tree import mapping_or_empty
 from desched.webhook.review import configmap_policies
 from desched.webhook.workloads import ClusterIndex, object_key
 from desched.workloads.live import KINDS as LIVE_KINDS
@@ -150,7 +150,7 @@ class ClusterCache:
         # The listed objects live until they change: kept out of the cyclic collector, whose full collections would
         # otherwise walk every cached object (0.2 s at 10,000 workloads) while no request is answered.
         gc.freeze()
-        resource_version: str | None = str(mapping(listing.get("metadata")).get("resourceVersion") or "")
+        resource_version: str | None = str(mapping_or_empty(listing.get("metadata")).get("resourceVersion") or "")
         while resource_version is not None and not self._stop.is_set():
             resource_version = self._watch(path, params, resource_version, version, store)
 
@@ -164,7 +164,7 @@ class ClusterCache:
             kind, obj = event.get("type"), event.get("object")
             if self._stop.is_set() or kind == "ERROR" or not isinstance(obj, dict):
                 return None  # an expired resourceVersion: list again
-            since = str(mapping(obj.get("metadata")).get("resourceVersion") or since)
+            since = str(mapping_or_empty(obj.get("metadata")).get("resourceVersion") or since)
             if kind != "BOOKMARK":
                 store(str(kind), {"apiVersion": version, **obj})
         return since

@@ -29,13 +29,13 @@ from desched.linter.finding import Finding
 from desched.linter.rules import admission_rules
 from desched.linter.rules._repository import Analysis, Repository
 from desched.policy.model import Policy
+from desched.tree import mapping_or_empty
 from desched.webhook.decision import (
     MAX_MESSAGES,
     ClusterView,
     Decision,
     Json,
     Options,
-    mapping,
     namespaced_name,
     settings_for,
     skip,
@@ -186,7 +186,7 @@ def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKL
     workloads: a workload request, or a PDB request whose old and new selectors may select ``most`` workloads in
     all, of the kind the API server sends, against a view with an index. Such a decision costs about 0.1 ms a
     workload judged, little enough for the event loop. False for every other request."""
-    kind = str(mapping(request.get("kind")).get("kind", ""))
+    kind = str(mapping_or_empty(request.get("kind")).get("kind", ""))
     indexed = _indexed(cluster) if cluster is not None else None
     current, previous = request.get("object"), request.get("oldObject")
     if indexed is None or kind not in (*WORKLOAD_KINDS, "PodDisruptionBudget"):

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from desched.plugins import REGISTRY, Plugin
 from desched.plugins.base import Namespaces, PodScope
 from desched.policy.spec import EXTENSION_POINTS
+from desched.tree import Path, mapping_or_empty
 
 __all__ = [
     "ACTIVE_POINTS",
@@ -32,15 +33,10 @@ __all__ = [
     "decode",
 ]
 
-Path = tuple[str | int, ...]
 #: The extension points whose plugins choose pods to evict.
 EVICTING_POINTS = ("deschedule", "balance")
 #: The extension points upstream runs (``presort`` and ``sort`` are decoded and never run).
 ACTIVE_POINTS = ("deschedule", "balance", "filter", "preevictionfilter")
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _count(value: Any) -> int | None:
@@ -141,7 +137,7 @@ class Policy(NamedTuple):
 
 
 def _plugin_set(point: str, value: Any, path: Path, registry: Mapping[str, Plugin]) -> PluginSet:
-    enabled = _mapping(value).get("enabled")
+    enabled = mapping_or_empty(value).get("enabled")
     refs = tuple(
         PluginRef(name, point, (*path, "enabled", index), registry.get(name))
         for index, name in enumerate(enabled if isinstance(enabled, list) else [])
@@ -152,7 +148,7 @@ def _plugin_set(point: str, value: Any, path: Path, registry: Mapping[str, Plugi
 
 def _config(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin]) -> PluginConfig:
     name = value["name"]
-    raw = _mapping(value.get("args"))
+    raw = mapping_or_empty(value.get("args"))
     plugin = registry.get(name)
     return PluginConfig(name, raw, plugin.decode(raw) if plugin is not None else None, path)
 
@@ -165,7 +161,7 @@ def _profile(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin
         for index, entry in enumerate(entries if isinstance(entries, list) else [])
         if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
     )
-    plugins = _mapping(value.get("plugins"))
+    plugins = mapping_or_empty(value.get("plugins"))
     sets = {
         point: _plugin_set(point, plugins[point], (*path, "plugins", point), registry)
         for point in EXTENSION_POINTS

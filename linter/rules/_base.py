@@ -18,6 +18,7 @@ from desched.openshift.validate import Problem, problems
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, UPSTREAM, Plugin
 from desched.policy.structure import StructureProblem, check_structure
 from desched.releases import Release
+from desched.tree import Path
 from desched.wrappers import object_label
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from desched.policy.model import Policy
 
 __all__ = ["DOCUMENT_KINDS", "Context", "DocumentKind", "Hit", "Path"]
-
-Path = tuple[str | int, ...]
 
 
 class DocumentKind:
