@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.documents import DerivedDoc, Extraction, PolicyDoc, extract, extract_configmap_key
+from desched.documents import DerivedDoc, Extraction, PolicyDoc, Shape, extract, extract_configmap_key
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
@@ -220,7 +220,7 @@ def _run_derived(ctx: Context, modules: list[ModuleType], settings: Settings, re
     effective = ctx.effective
     if effective.derivation not in _DERIVED_PREFIXES:
         return
-    shape = "rendered" if effective.derivation == "rendered" else ctx.doc.shape
+    shape = Shape.RENDERED if effective.derivation == "rendered" else ctx.doc.shape
     derived = DerivedDoc(ctx.doc, effective.tree, effective.origins, shape)
     derived_ctx = Context(derived, ctx.release, settings.options, settings.distribution, effective.policy)
     _run(derived_ctx, modules, settings, result, _DERIVED_PREFIXES[effective.derivation])

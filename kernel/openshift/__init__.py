@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from desched.documents import Shape
 from desched.openshift.model import API_VERSION, FORBIDDEN, KIND, Forbidden
 from desched.openshift.render import Environment, RenderError, Rendering, render
 from desched.openshift.validate import Problem, problems
@@ -40,4 +41,4 @@ def _rendered(kube_descheduler: Mapping[str, Any]) -> tuple[dict[str, Any], dict
     return rendering.policy, rendering.origins
 
 
-register_renderer("kubedescheduler", _rendered)
+register_renderer(Shape.KUBEDESCHEDULER, _rendered)

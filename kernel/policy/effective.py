@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from desched import versions
-from desched.documents import PolicyDoc
+from desched.documents import PolicyDoc, Shape
 from desched.plugins import REGISTRY, Plugin
 from desched.policy.model import Policy, decode
 from desched.tree import Path, TextEnum
@@ -77,7 +77,7 @@ def upstream_compatible(target: int) -> bool:
 
 def derived(doc: PolicyDoc) -> bool:
     """True when ``doc`` is not run as written: a v1alpha1 policy, or a shape a renderer turns into a policy."""
-    return doc.shape in _RENDERERS or doc.shape == "kubedescheduler" or doc.api_version == "descheduler/v1alpha1"
+    return doc.shape in _RENDERERS or doc.shape == Shape.KUBEDESCHEDULER or doc.api_version == "descheduler/v1alpha1"
 
 
 def effective_policy(
@@ -94,7 +94,7 @@ def effective_policy(
             return Effective(Policy(()), {"profiles": []}, {}, Derivation.REFUSED)
         tree, origins = rendered
         return Effective(decode(tree, registry=registry), tree, origins, Derivation.RENDERED)
-    if doc.shape == "kubedescheduler":  # a shape desched.documents finds; desched.openshift renders it
+    if doc.shape == Shape.KUBEDESCHEDULER:  # desched.openshift renders it
         raise LookupError(f"no renderer registered for {doc.shape} documents (import desched.openshift)")
     if doc.api_version != "descheduler/v1alpha1":
         written = model if model is not None else decode(doc.root, registry=registry)

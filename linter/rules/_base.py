@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.documents import PolicyDoc
+from desched.documents import PolicyDoc, Shape
 from desched.openshift.model import OPERATOR_NAMESPACE, POLICY_KEY, SINGLETON
 from desched.openshift.validate import Problem, problems
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, UPSTREAM, Plugin
@@ -73,11 +73,13 @@ def _distribution_of(doc: PolicyDoc, chosen: str | None) -> str:
     """The descheduler build that runs ``doc``: OpenShift's for a KubeDescheduler and what the operator renders from
     it; else ``chosen`` (``--distribution``); else OpenShift's for the policy of the operator's ConfigMap (``cluster``
     in its namespace, key ``policy.yaml``) and upstream's for every other."""
-    if doc.shape in ("kubedescheduler", "rendered"):
+    if doc.shape in (Shape.KUBEDESCHEDULER, Shape.RENDERED):
         return OPENSHIFT
     if chosen is not None:
         return chosen
-    written = doc.shape == "configmap" and doc.object == _OPERATOR_CONFIGMAP and doc.extra.get("data_key") == POLICY_KEY
+    written = (
+        doc.shape == Shape.CONFIGMAP and doc.object == _OPERATOR_CONFIGMAP and doc.extra.get("data_key") == POLICY_KEY
+    )
     return OPENSHIFT if written else UPSTREAM
 
 
@@ -126,7 +128,7 @@ class Context:
     @property
     def is_kubedescheduler(self) -> bool:
         """True for OpenShift's KubeDescheduler resource (``policy`` is then the whole CR, not a policy)."""
-        return self.doc.shape == "kubedescheduler"
+        return self.doc.shape == Shape.KUBEDESCHEDULER
 
     @property
     def is_v1alpha2(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from desched.documents import Shape
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._openshift import example
 from desched.openshift.environment import environment_problems
@@ -51,7 +52,7 @@ EXAMPLES = {
 def check(repo: Repository) -> Iterator[RepoHit]:
     cluster = [obj for _, obj in repo.documents]
     for doc, _, _ in repo.policies:
-        if doc.shape != "kubedescheduler":
+        if doc.shape != Shape.KUBEDESCHEDULER:
             continue
         for problem in environment_problems(doc.root, cluster):
             line, column = doc.position(problem.path)
