@@ -140,10 +140,9 @@ def _loaded(profile: Profile) -> Profile:
     defaulted (upstream's ``SetDefaults_<Plugin>Args``)."""
     configs = list(profile.configs)
     if profile.config(DEFAULT_EVICTOR) is None:
-        implicit = REGISTRY[DEFAULT_EVICTOR].decode({})
-        configs.insert(0, PluginConfig(DEFAULT_EVICTOR, {}, implicit, (*profile.path, "pluginConfig")))
+        configs.insert(0, PluginConfig(DEFAULT_EVICTOR, {}, (*profile.path, "pluginConfig"), REGISTRY[DEFAULT_EVICTOR]))
     defaulted = tuple(
-        config._replace(args=REGISTRY[config.name].defaults(config.args)) if config.name in REGISTRY else config
+        config.with_args(REGISTRY[config.name].defaults(config.args)) if config.name in REGISTRY else config
         for config in configs
     )
     return profile._replace(configs=defaulted)

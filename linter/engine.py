@@ -205,8 +205,8 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
             result.findings.append(Finding(module.ID, level, result.file, line, column, message, doc.object, path))
 
 
-#: How findings on a derived policy say where they are, by the way it was derived (a
-#: :class:`~desched.policy.effective.Derivation`, which is its text).
+#: How findings on a derived policy say where they are, by the way it was derived
+#: (:data:`~desched.policy.effective.Derivation`).
 _DERIVED_PREFIXES = {
     "converted": "after conversion to v1alpha2: ",
     "rendered": "in the policy the operator renders: ",

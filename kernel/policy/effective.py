@@ -13,13 +13,13 @@ does), so this model imports no feature package.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from desched import versions
 from desched.documents import PolicyDoc, Shape
 from desched.plugins import REGISTRY, Plugin
 from desched.policy.model import Policy, decode
-from desched.tree import Path, TextEnum
+from desched.tree import Path
 
 __all__ = [
     "Derivation",
@@ -32,13 +32,11 @@ __all__ = [
 ]
 
 
-class Derivation(TextEnum):
-    """How the effective policy was obtained from the document."""
-
-    WRITTEN = "written"  # the document is a v1alpha2 policy
-    CONVERTED = "converted"  # a v1alpha1 policy, converted
-    RENDERED = "rendered"  # rendered by the feature registered for the document's shape
-    REFUSED = "refused"  # that feature refuses to render it: no profiles run (its rules say why)
+#: How the effective policy was obtained from the document: ``written`` (a v1alpha2 policy, run as it is),
+#: ``converted`` (a v1alpha1 policy), ``rendered`` (by the feature registered for the document's shape) or
+#: ``refused`` (that feature refuses to render it: no profiles run, its rules say why). A ``Literal`` rather than an
+#: enum: this module is on the lint path of every policy, and an enum class costs its import more than the check.
+Derivation = Literal["written", "converted", "rendered", "refused"]
 
 
 class Effective(NamedTuple):
@@ -54,7 +52,7 @@ class Effective(NamedTuple):
     @property
     def derived(self) -> bool:
         """True when the document was converted or rendered, not run as written."""
-        return self.derivation != Derivation.WRITTEN
+        return self.derivation != "written"
 
 
 #: A document shape's renderer: ``(tree, origins)`` of the v1alpha2 policy a document of that shape stands for, or
@@ -91,16 +89,16 @@ def effective_policy(
     if doc.shape in _RENDERERS:
         rendered = _RENDERERS[doc.shape](doc.root)
         if rendered is None:
-            return Effective(Policy(()), {"profiles": []}, {}, Derivation.REFUSED)
+            return Effective(Policy(()), {"profiles": []}, {}, "refused")
         tree, origins = rendered
-        return Effective(decode(tree, registry=registry), tree, origins, Derivation.RENDERED)
+        return Effective(decode(tree, registry=registry), tree, origins, "rendered")
     if doc.shape == Shape.KUBEDESCHEDULER:  # desched.openshift renders it
         raise LookupError(f"no renderer registered for {doc.shape} documents (import desched.openshift)")
     if doc.api_version != "descheduler/v1alpha1":
         written = model if model is not None else decode(doc.root, registry=registry)
-        return Effective(written, doc.root, {}, Derivation.WRITTEN)
+        return Effective(written, doc.root, {}, "written")
     from desched.migrate.convert import convert  # only v1alpha1 documents pay for it
 
     conversion = convert(doc.root, target=target, strict=False, upstream_compatible=upstream_compatible(target))
     converted = decode(conversion.policy, registry=registry)
-    return Effective(converted, conversion.policy, conversion.origins, Derivation.CONVERTED)
+    return Effective(converted, conversion.policy, conversion.origins, "converted")

@@ -71,17 +71,42 @@ class PluginSet(NamedTuple):
     path: Path
 
 
-class PluginConfig(NamedTuple):
-    """One ``pluginConfig`` entry: the plugin's name, its args as written and, for a registered plugin, decoded."""
+class PluginConfig:
+    """One ``pluginConfig`` entry: the plugin's name, its args as written and, for a plugin of the registry the
+    policy was decoded with, its typed args (:attr:`args`: decoded on first read, since most rules read the args as
+    written; ``None`` for an unregistered plugin). Immutable: :meth:`with_args` makes a copy with other typed args."""
 
-    name: str
-    raw_args: Mapping[str, Any]
-    args: Any
-    path: Path
+    __slots__ = ("_args", "_plugin", "name", "path", "raw_args")
+
+    def __init__(self, name: str, raw_args: Mapping[str, Any], path: Path, plugin: Plugin | None) -> None:
+        self.name = name
+        self.raw_args = raw_args
+        self.path = path
+        self._plugin = plugin
+        self._args: Any = _UNDECODED
+
+    @property
+    def args(self) -> Any:
+        """The typed ``<Plugin>Args`` (:attr:`desched.plugins.base.Plugin.decode`), ``None`` when unregistered."""
+        if self._args is _UNDECODED:
+            self._args = self._plugin.decode(self.raw_args) if self._plugin is not None else None
+        return self._args
 
     @property
     def args_path(self) -> Path:
         return (*self.path, "args")
+
+    def with_args(self, args: Any) -> PluginConfig:
+        """This entry with ``args`` as its typed args (what upstream's defaulting makes of them, say)."""
+        other = PluginConfig(self.name, self.raw_args, self.path, self._plugin)
+        other._args = args
+        return other
+
+    def __repr__(self) -> str:
+        return f"PluginConfig({self.name!r}, {self.raw_args!r}, {self.path!r})"
+
+
+_UNDECODED = object()
 
 
 class Profile(NamedTuple):
@@ -149,8 +174,7 @@ def _plugin_set(point: str, value: Any, path: Path, registry: Mapping[str, Plugi
 def _config(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin]) -> PluginConfig:
     name = value["name"]
     raw = mapping_or_empty(value.get("args"))
-    plugin = registry.get(name)
-    return PluginConfig(name, raw, plugin.decode(raw) if plugin is not None else None, path)
+    return PluginConfig(name, raw, path, registry.get(name))
 
 
 def _profile(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin]) -> Profile:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.linter.rules._base import Context, DocumentKind, Hit, Path
+from desched.plugins.base import PodScope
 from desched.policy.model import Profile
 from desched.policy.namespaces import Scope, overlap, scope_of
 
@@ -39,14 +40,19 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
+    evicting = [(profile, ref) for profile in ctx.model.profiles for ref, _ in profile.evicting()]
+    profiles_of: dict[str, set[Path]] = {}
+    for profile, ref in evicting:
+        profiles_of.setdefault(ref.name, set()).add(profile.path)
+    shared_names = {name for name, paths in profiles_of.items() if len(paths) > 1}
+    scopes: dict[Path, dict[str, PodScope]] = {}  # read only for profiles that share a plugin with another
     seen: dict[str, list[tuple[Profile, Scope]]] = {}
-    evicting = [
-        (profile, ref, scope_of(scopes[ref.name].namespaces))
-        for profile in ctx.model.profiles
-        for scopes in (dict(profile.pod_scopes(ctx.target)),)
-        for ref, _ in profile.evicting()
-    ]
-    for profile, ref, scope in evicting:
+    for profile, ref in evicting:
+        if ref.name not in shared_names:
+            continue
+        if profile.path not in scopes:
+            scopes[profile.path] = dict(profile.pod_scopes(ctx.target))
+        scope = scope_of(scopes[profile.path][ref.name].namespaces)
         earlier = seen.setdefault(ref.name, [])
         for other, other_scope in earlier:
             if other.path == profile.path:

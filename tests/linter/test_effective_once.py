@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from desched.policy import effective
-from desched.policy.effective import Derivation, Effective
+from desched.policy.effective import Effective
 
 V1ALPHA1 = """\
 apiVersion: descheduler/v1alpha1
@@ -131,7 +131,7 @@ def test_derivations_say_how_the_policy_was_obtained(repository: Path) -> None:
         for name in ("v1alpha1.yaml", "v1alpha2.yaml", "kubedescheduler.yaml")
     }
     assert found == {
-        "v1alpha1.yaml": Derivation.CONVERTED,
-        "v1alpha2.yaml": Derivation.WRITTEN,
-        "kubedescheduler.yaml": Derivation.RENDERED,
+        "v1alpha1.yaml": "converted",
+        "v1alpha2.yaml": "written",
+        "kubedescheduler.yaml": "rendered",
     }
