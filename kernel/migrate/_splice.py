@@ -15,9 +15,10 @@ from typing import Any, ClassVar, NamedTuple
 
 import yaml
 
-from desched.migrate._emit import Path, indentation
+__all__ = ["Comment", "Lines", "Path", "Tree", "collect", "compose_all", "content_end", "indentation"]
 
-__all__ = ["Comment", "Lines", "Tree", "collect", "compose_all", "content_end"]
+#: A node's place in a document or stream: mapping keys (as their scalar text) and sequence indexes.
+Path = tuple[str | int, ...]
 
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#")
@@ -48,6 +49,10 @@ class _CachingLoader(_Loader):
 def compose_all(text: str) -> list[Any]:
     """The composed node of every document (``None`` never appears: an empty document is a null scalar)."""
     return list(yaml.compose_all(text, Loader=_CachingLoader))
+
+
+def indentation(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 class Lines:

@@ -1,9 +1,10 @@
 """Check a rewritten file against what it must hold, on composed nodes (libyaml's C composer, no Python loader).
 
-:func:`matches` compares the documents of the new text with those of the old one: where a substitution is planned
-(a converted policy, a ConfigMap key's new text, the chart's ``deschedulerPolicyAPIVersion``) the new node must read
-as that data, with scalars resolved the way :mod:`desched.yamlsrc` resolves them; everywhere else the new node must
-be the old node (same tags, values and order).
+:func:`verified` parses the new text and compares its documents with those of the old one: where a substitution is
+planned (a converted policy, a ConfigMap key's new text, the chart's ``deschedulerPolicyAPIVersion``) the new node
+must read as that data, with scalars resolved the way :mod:`desched.yamlsrc` resolves them; everywhere else the new
+node must be the old node (same tags, values and order). :func:`same_data` is the equality of plain YAML data that
+both this check and the plan (which keeps what did not change) use.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 
 import yaml
 
-from desched.migrate._emit import Path
+from desched.migrate._splice import Path, compose_all
 from desched.yamlsrc import BOOLEANS, GO_FLOAT, key_text, to_float, to_int
 
-__all__ = ["matches", "scalar_value"]
+__all__ = ["same_data", "scalar_value", "verified"]
 
 _TAG = "tag:yaml.org,2002:"
 _STR = _TAG + "str"
@@ -49,7 +50,20 @@ def _key(node: Any) -> str | None:
     return key_text(scalar_value(node))
 
 
-def _same_data(left: Any, right: Any) -> bool:
+def same_data(left: Any, right: Any) -> bool:
+    """Equal as YAML data: mappings by key set, ``True`` is not ``1``, NaN equals NaN."""
+    if isinstance(left, dict):
+        return (
+            isinstance(right, dict)
+            and len(left) == len(right)
+            and all(key in right and same_data(value, right[key]) for key, value in left.items())
+        )
+    if isinstance(left, list):
+        return isinstance(right, list) and len(left) == len(right) and all(map(same_data, left, right))
+    return _same_scalar(left, right)
+
+
+def _same_scalar(left: Any, right: Any) -> bool:
     if type(left) is not type(right):
         return False
     if isinstance(left, float) and math.isnan(left):
@@ -82,7 +96,7 @@ def _reads_as(node: Any, value: Any) -> bool:
         return False
     if node.tag == _STR and isinstance(value, str) and (node.style or not GO_FLOAT.match(value)):
         return bool(node.value == value)
-    return _same_data(scalar_value(node), value)
+    return _same_scalar(scalar_value(node), value)
 
 
 def _same_node(new: Any, old: Any, seen: set[tuple[int, int]]) -> bool:
@@ -136,11 +150,15 @@ def _walk(new: Any, old: Any, path: Path, subs: Mapping[Path, Any], prefixes: se
     return False
 
 
-def matches(new: list[Any], old: list[Any], subs: Mapping[Path, Any]) -> bool:
-    """True when documents ``new`` are documents ``old`` with the data at each path of ``subs`` replaced.
+def verified(text: str, old: list[Any], subs: Mapping[Path, Any]) -> bool:
+    """True when the documents of ``text`` are documents ``old`` with the data at each path of ``subs`` replaced.
 
     Paths start with the document index, then mapping keys (as strings) and sequence indexes.
     """
+    try:
+        new = compose_all(text)
+    except yaml.YAMLError:
+        return False
     if len(new) != len(old):
         return False
     prefixes = {path[:stop] for path in subs for stop in range(1, len(path))}
