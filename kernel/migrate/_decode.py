@@ -17,11 +17,11 @@ from typing import Any, Final
 
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 from desched.policy.types import Field, Kind, Type
+from desched.tree import Path
 from desched.validation.core import path_key
 
 __all__ = ["ABSENT", "POLICY", "Decoder", "dotted"]
 
-Path = tuple[str | int, ...]
 
 #: Returned for a value that is absent, ``null`` or (non-strict) dropped.
 ABSENT: Final = object()

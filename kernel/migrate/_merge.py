@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from desched.tree import Path
+
 __all__ = ["MERGED_NAME", "ConvertedProfile", "merge"]
 
-Path = tuple[str | int, ...]
 
 MERGED_NAME = "default"
 _EVICTOR = "DefaultEvictor"

@@ -15,10 +15,11 @@ from typing import Any, ClassVar, NamedTuple
 
 import yaml
 
+from desched.tree import Path
+
 __all__ = ["Comment", "Lines", "Path", "Tree", "collect", "compose_all", "content_end", "indentation"]
 
 #: A node's place in a document or stream: mapping keys (as their scalar text) and sequence indexes.
-Path = tuple[str | int, ...]
 
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#")

@@ -13,11 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from desched.plugins import REGISTRY
+from desched.tree import Path
 from desched.validation.core import go_key, path_key
 
 __all__ = ["BUILDERS", "EXTENSION_POINT", "USES", "Args", "copy_value", "is_zero"]
-
-Path = tuple[str | int, ...]
 
 
 def copy_value(value: Any, out: Path, src: Path, origins: dict[Path, Path]) -> Any:

@@ -71,6 +71,7 @@ from desched.migrate._decode import POLICY, Decoder, dotted
 from desched.migrate._merge import ConvertedProfile, merge
 from desched.migrate._strategies import BUILDERS, EXTENSION_POINT, USES, Args, copy_value, is_zero
 from desched.plugins import REGISTRY, validate_args
+from desched.tree import Path
 from desched.validation import aggregate
 from desched.validation.core import go_key, path_key
 from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS, SYSTEM_CRITICAL_PRIORITY
@@ -86,7 +87,6 @@ __all__ = [
     "locate",
 ]
 
-Path = tuple[str | int, ...]
 
 V1ALPHA1 = "descheduler/v1alpha1"
 V1ALPHA2 = "descheduler/v1alpha2"
