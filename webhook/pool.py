@@ -4,8 +4,8 @@ Contract: :class:`DecisionPool` decides AdmissionReview bodies (:func:`desched.w
 view; first the :class:`~desched.webhook.limits.PolicyLimits`, whose checks cost tens of ms per MB of policy text and
 so stay off the server's event loop) in ``workers`` daemon processes, ``spawn``ed by :meth:`DecisionPool.start` or
 the first call, one body at a time each. What crosses to a worker is the pickled
-:class:`~desched.webhook.decision.Options` and limits, plain values only (``Settings`` pickles without its
-rule-module cache). At most ``workers + queue`` calls are running or waiting;
+:class:`~desched.webhook.decision.Options` and limits, plain values only (``Settings`` is an immutable record; the
+enabled-rule cache stays in the engine). At most ``workers + queue`` calls are running or waiting;
 :meth:`DecisionPool.full` says when one more would be refused (the caller answers at once). A call cancelled while its
 body is being decided (the time budget ran out) kills that worker, so the work stops and its memory is returned, and
 starts a replacement; a worker is also replaced after ``max_tasks`` decisions, which bounds what its heap can grow to.
