@@ -106,8 +106,10 @@ class LintCommand:
             if name is None:
                 raise UsageError(f"--output {output} must follow a --format")
         run = lint_paths(args.paths or ["."], settings, ignore, args.stdin_filename)
-        report = findings_report(run.findings, run.files, run.sources, args.color, run.skipped)
+        report = findings_report(run.findings, run.files, run.sources, args.color, run.skipped, run.unchecked)
         _write(report, formats)
+        for file in run.unchecked:
+            print(f"desched: note: {file}: no descheduler policy found", file=sys.stderr)
         for line in run.passed:
             print(f"desched: note: skipped {line}", file=sys.stderr)
         for line in run.unreadable:

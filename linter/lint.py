@@ -29,7 +29,9 @@ class LintRun(NamedTuple):
     the number of ``files`` linted, the ``unreadable`` paths as ``cannot read PATH: reason`` lines, the text of
     every file a finding points at (``sources``, for showing the offending lines), and the templates not linted as
     (file, reason) pairs (``skipped``; they are not counted in ``files``), and the special files (FIFOs, sockets,
-    devices) a directory walk passed over as ``PATH: reason`` lines (``passed``; never an error)."""
+    devices) a directory walk passed over as ``PATH: reason`` lines (``passed``; never an error), and the files named
+    in ``paths`` that hold nothing desched judges (``unchecked``: no policy, workload, PodDisruptionBudget or
+    descheduler chart wrapper, and no finding; a directory walk stays quiet about unrelated YAML)."""
 
     findings: list[Finding]
     files: int
@@ -37,6 +39,7 @@ class LintRun(NamedTuple):
     sources: dict[str, str]
     skipped: tuple[tuple[str, str], ...] = ()
     passed: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()
 
 
 def load_config(path: str | None = None) -> Config:
@@ -73,6 +76,8 @@ def lint_paths(
     (default: every rule, target from the chart or the newest release). The cyclic garbage collector is paused
     meanwhile (:mod:`desched.collector`): the trees of every file are kept until the repository rules have run."""
     chosen = settings if settings is not None else Settings()
+    paths = list(paths)
+    named = set(paths)
     unreadable: list[str] = []
 
     def on_error(path: str, reason: str) -> None:
@@ -83,6 +88,7 @@ def lint_paths(
     kept: list[FileResult] = []  # files with policies or other documents: checked once every file is read
     skipped: list[tuple[str, str]] = []
     passed: list[str] = []
+    unchecked: list[str] = []
     files = 0
     for path in iter_paths(paths, ignore, on_error, lambda path, reason: passed.append(f"{path}: {reason}")):
         try:
@@ -94,6 +100,8 @@ def lint_paths(
             skipped.append((result.file, result.skipped))
             continue
         files += 1
+        if path in named and not result.findings and not _judged(result):
+            unchecked.append(result.file)
         if result.policies or result.others:
             kept.append(result)
         else:
@@ -107,7 +115,24 @@ def lint_paths(
     for finding in lint_repository(kept, chosen):
         findings.append(finding)
         sources.setdefault(finding.file, texts.get(finding.file, ""))
-    return LintRun(sorted(findings, key=Finding.sort_key), files, unreadable, sources, tuple(skipped), tuple(passed))
+    ordered = sorted(findings, key=Finding.sort_key)
+    return LintRun(ordered, files, unreadable, sources, tuple(skipped), tuple(passed), tuple(unchecked))
+
+
+def _judged(result: FileResult) -> bool:
+    """Whether ``result`` holds something desched judges: a policy, a workload or PodDisruptionBudget (the
+    repository rules), or a wrapper of the descheduler chart (its values are the policy, even when they set none)."""
+    if result.policies:
+        return True
+    if not result.others:
+        return False
+    from desched.workloads.model import collect  # only a named file without a policy pays for it
+    from desched.wrappers import chart_values
+
+    if any(next(chart_values(doc), None) is not None for doc in result.others if isinstance(doc, dict)):
+        return True
+    inventory = collect((result.file, doc) for doc in result.others)
+    return bool(inventory.workloads or inventory.pdbs)
 
 
 def _collect(result: FileResult, findings: list[Finding], sources: dict[str, str]) -> None:

@@ -19,10 +19,11 @@ class Report:
 
     ``findings`` are sorted and include suppressed ones (``Finding.suppressed`` set); ``sources`` maps a file as
     given to its text, for showing the offending line; ``base_dir`` anchors relative SARIF URIs; ``skipped`` lists
-    the templates not linted as (file, reason) pairs.
+    the templates not linted as (file, reason) pairs; ``unchecked`` the files named on the command line in which
+    nothing desched judges was found.
     """
 
-    __slots__ = ("base_dir", "color", "files", "findings", "rules", "skipped", "sources", "version")
+    __slots__ = ("base_dir", "color", "files", "findings", "rules", "skipped", "sources", "unchecked", "version")
 
     def __init__(
         self,
@@ -34,6 +35,7 @@ class Report:
         color: bool = False,
         base_dir: str | None = None,
         skipped: Sequence[tuple[str, str]] = (),
+        unchecked: Sequence[str] = (),
     ) -> None:
         self.findings = findings
         self.files = files
@@ -43,6 +45,7 @@ class Report:
         self.color = color
         self.base_dir = base_dir if base_dir is not None else os.getcwd()
         self.skipped = list(skipped)
+        self.unchecked = list(unchecked)
 
     @property
     def active(self) -> list[Finding]:
@@ -76,9 +79,10 @@ def findings_report(
     sources: dict[str, str],
     color: str = "never",
     skipped: Sequence[tuple[str, str]] = (),
+    unchecked: Sequence[str] = (),
 ) -> Report:
-    """A :class:`Report` of ``findings`` with every rule's metadata (``color``: auto, always or never) and the
-    templates ``skipped``."""
+    """A :class:`Report` of ``findings`` with every rule's metadata (``color``: auto, always or never), the
+    templates ``skipped`` and the named files ``unchecked``."""
     from desched import __version__
     from desched.linter import rules
 
@@ -90,4 +94,4 @@ def findings_report(
     }
     use_color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     findings = sorted(findings, key=Finding.sort_key)
-    return Report(findings, files, infos, sources, __version__, use_color, skipped=skipped)
+    return Report(findings, files, infos, sources, __version__, use_color, skipped=skipped, unchecked=unchecked)

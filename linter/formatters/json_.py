@@ -9,9 +9,12 @@ Contract::
 
 Only active findings are listed, in report order, and only they are counted. When templates were skipped (not YAML
 once their template actions are neutralised), the summary also has ``"skipped": [{"file": "...", "reason":
-"..."}]``, in the order they were met; ``files`` does not count them. The document is pretty-printed with
-an indent of 2, keeps non-ASCII characters as they are and ends with a newline. Lone surrogates (from undecodable
-file names) are written as ``\\udcxx`` escapes, so the text is always valid UTF-8 and parses back to the same data.
+"..."}]``, in the order they were met; ``files`` does not count them. When a file named on the command line holds
+nothing desched judges (no policy, workload, PodDisruptionBudget or descheduler chart wrapper), the summary has
+``"unchecked": ["file", ...]`` in the order the files were named; ``files`` counts them. The document is
+pretty-printed with an indent of 2, keeps non-ASCII characters as they are and ends with a newline. Lone surrogates
+(from undecodable file names) are written as ``\\udcxx`` escapes, so the text is always valid UTF-8 and parses back to
+the same data.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def render(report: Report) -> str:
     summary: dict[str, Any] = {"files": report.files, **report.counts()}
     if report.skipped:
         summary["skipped"] = [{"file": file, "reason": reason} for file, reason in report.skipped]
+    if report.unchecked:
+        summary["unchecked"] = list(report.unchecked)
     return dumps({"findings": findings, "summary": summary})
 
 
