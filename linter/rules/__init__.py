@@ -26,6 +26,7 @@ _MODULES = (
     "ds102_mixed_shapes",
     "ds103_deprecated_evictor_flags",
     "ds104_v1alpha1_lost_content",
+    "ds105_metrics_collector_deprecated",
     "ds201_profile_name",
     "ds202_wrong_extension_point",
     "ds203_missing_plugin_config",

@@ -18,7 +18,8 @@ RATIONALE = (
     "Blog posts and charts still mix the two policy shapes: `strategies` under `descheduler/v1alpha2`, "
     "`profiles` under `descheduler/v1alpha1`, or v1alpha1's top-level evictor flags (`evictLocalStoragePods`, "
     "...) in a v1alpha2 policy. Upstream's decoder drops the foreign keys without a word, so the policy runs "
-    "without the strategies or settings it appears to have."
+    "without the strategies or settings it appears to have. The severity follows the consequence: a top-level flag "
+    "that every profile's DefaultEvictor already sets to the same value changes nothing and is a warning."
 )
 REMEDIATION = (
     "Write the policy in one shape. `strategies` without `profiles` under v1alpha2: `desched migrate --in-place "
@@ -33,6 +34,8 @@ EXAMPLES = {
         "    enabled: true\n",
         "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nevictLocalStoragePods: true\nprofiles: []\n",
         "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nprofiles: []\n",
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nevictLocalStoragePods: true\nprofiles:\n- name: p\n"
+        "  pluginConfig:\n  - name: DefaultEvictor\n    args: {evictLocalStoragePods: true}\n",
     ],
 }
 
@@ -64,6 +67,14 @@ def check(ctx: Context) -> Iterator[Hit]:
                 (key,),
                 key=True,
             )
+        elif _every_evictor_sets(ctx, key):
+            yield Hit(
+                f'"{key}" is a v1alpha1 top-level flag: v1alpha2 ignores it silently, and every profile\'s '
+                "DefaultEvictor already sets it to the same value, so nothing changes; delete it",
+                (key,),
+                key=True,
+                severity="warning",
+            )
         else:
             yield Hit(
                 f'"{key}" is a v1alpha1 top-level flag: v1alpha2 ignores it silently; set it in the DefaultEvictor '
@@ -71,3 +82,12 @@ def check(ctx: Context) -> Iterator[Hit]:
                 (key,),
                 key=True,
             )
+
+
+def _every_evictor_sets(ctx: Context, key: str) -> bool:
+    """Whether every profile (there is one at least) has a DefaultEvictor entry whose args set ``key`` to the value
+    the top-level flag has: the flag, ignored, then changes nothing the policy does (a warning, not an error)."""
+    profiles = ctx.model.profiles
+    configs = [profile.config("DefaultEvictor") for profile in profiles]
+    value = ctx.policy[key]
+    return bool(profiles) and all(c is not None and key in c.raw_args and c.raw_args[key] == value for c in configs)
