@@ -1,6 +1,6 @@
 """The descheduler Helm chart (charts/descheduler of kubernetes-sigs/descheduler), as data: the release each chart
 version deploys, the top-level values each release's chart reads, and, per chart version, the chart's name, its
-default policy values and how its ConfigMap template renders them (:func:`chart_release`; docs/helm-chart.md).
+default policy values and how its ConfigMap template renders them (:func:`chart_at`; docs/helm-chart.md).
 
 Every table was read off the chart at each ``descheduler-helm-chart-<version>`` tag (0.19.0 to 0.36.0 for the
 policy data): ``name``, ``appVersion`` and ``deprecated`` of ``Chart.yaml``; the top-level keys of ``values.yaml``
@@ -22,7 +22,7 @@ __all__ = [
     "HARD_CODED_API_VERSION",
     "LAST_RELEASE",
     "ChartRelease",
-    "chart_release",
+    "chart_at",
     "values_keys",
 ]
 
@@ -103,7 +103,7 @@ class ChartRelease(NamedTuple):
 #: The header's ``apiVersion`` before the chart had ``deschedulerPolicyAPIVersion`` (up to 0.26.1).
 HARD_CODED_API_VERSION = "descheduler/v1alpha1"
 
-# Pieces the default policies share (chart_release hands out deep copies, so sharing them is safe).
+# Pieces the default policies share (chart_at hands out deep copies, so sharing them is safe).
 _ENABLED = {"enabled": True}
 _REQUIRED_AFFINITY = {"nodeAffinityType": ["requiredDuringSchedulingIgnoredDuringExecution"]}
 _RESTARTS = {"podRestartThreshold": 100, "includingInitContainers": True}
@@ -206,7 +206,7 @@ _PROFILES_0_34 = {
     "profiles": [{"name": "default", "pluginConfig": [_EVICTOR_PROTECTIONS, *_PLUGIN_CONFIG], "plugins": _PLUGINS}]
 }
 
-#: The first chart version :func:`chart_release` describes (0.18.x tags disagree with their Chart.yaml versions).
+#: The first chart version :func:`chart_at` describes (0.18.x tags disagree with their Chart.yaml versions).
 FIRST_CHART = "0.19.0"
 
 # Each table: (first chart version, value), the value holding up to the next row's version.
@@ -236,7 +236,7 @@ def _at(table: tuple[tuple[str, _T], ...], version: str) -> _T:
     return [value for first, value in table if _key(first) <= _key(version)][-1]
 
 
-def chart_release(version: str) -> ChartRelease | None:
+def chart_at(version: str) -> ChartRelease | None:
     """The chart at ``version`` (exactly a chart version of :data:`APP_VERSIONS`, a leading ``v`` allowed), from
     0.19.0 on; ``None`` for any other. Its ``default_policy`` is a fresh copy, the caller's to change."""
     text = version.strip().removeprefix("v")

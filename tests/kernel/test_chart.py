@@ -1,4 +1,4 @@
-"""The descheduler chart per chart version (desched.chart.chart_release): every version from 0.19.0 is described, the
+"""The descheduler chart per chart version (desched.chart.chart_at): every version from 0.19.0 is described, the
 boundaries read off the chart's tags are where the data puts them, and each default policy, rendered as the chart's
 ConfigMap renders it, is a policy of its default apiVersion (docs/helm-chart.md)."""
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from desched import versions
-from desched.chart import APP_VERSIONS, CHART_NAMES, FIRST_CHART, HARD_CODED_API_VERSION, ChartRelease, chart_release
+from desched.chart import APP_VERSIONS, CHART_NAMES, FIRST_CHART, HARD_CODED_API_VERSION, ChartRelease, chart_at
 from tests.conftest import lint
 
 
@@ -24,7 +24,7 @@ V1ALPHA1, V1ALPHA2 = "descheduler/v1alpha1", "descheduler/v1alpha2"
 
 
 def _release(version: str) -> ChartRelease:
-    release = chart_release(version)
+    release = chart_at(version)
     assert release is not None, version
     return release
 
@@ -149,7 +149,7 @@ def test_a_chart_version_is_found_with_or_without_v(text: str, expected: str):
 
 @pytest.mark.parametrize("text", ["0.18.2", "0.18.999", "0.26", "0.37.0", "0.26.0-rc1", "", "vv0.26.0"])
 def test_other_versions_have_no_chart_release(text: str):
-    assert chart_release(text) is None
+    assert chart_at(text) is None
 
 
 def test_the_default_policy_handed_out_is_the_callers_copy():
