@@ -25,12 +25,13 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from desched.chart import CHART_NAMES
 from desched.tree import Path, mapping_or_empty
 
 __all__ = ["CHART_NAME", "ChartValues", "chart_values", "is_descheduler_chart", "is_values_text", "object_label"]
 
 
-#: The chart's name in its repository (https://kubernetes-sigs.github.io/descheduler/).
+#: The chart's name in its repository (https://kubernetes-sigs.github.io/descheduler/) today.
 CHART_NAME = "descheduler"
 _CHART_URL = re.compile(r"kubernetes-sigs\.github\.io/descheduler|github\.com/kubernetes-sigs/descheduler", re.I)
 _VALUES_TEXT = re.compile(r"^deschedulerPolicy\s*:", re.M)
@@ -53,11 +54,18 @@ class ChartValues(NamedTuple):
 
 
 def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
-    """Whether a chart reference names the descheduler chart: by name (also ``<repo>/descheduler`` and an OCI
-    reference ending in it) or by its repository URL."""
-    if isinstance(name, str) and name.rstrip("/").rsplit("/", 1)[-1] == CHART_NAME:
+    """Whether a chart reference names the descheduler chart: by any name it has had (:data:`desched.chart.CHART_NAMES`:
+    ``descheduler``, ``descheduler-helm-chart`` up to 0.19.1), also as ``<repo>/<name>`` and an ``oci://`` reference
+    ending in it (a ``:tag`` or ``@digest`` aside), or by its repository URL."""
+    if isinstance(name, str) and _last_segment(name) in CHART_NAMES:
         return True
     return isinstance(repository, str) and _CHART_URL.search(repository) is not None
+
+
+def _last_segment(reference: str) -> str:
+    """The chart name a reference ends in: ``oci://ghcr.io/org/descheduler:0.31.0`` reads ``descheduler``."""
+    name = reference.rstrip("/").rsplit("/", 1)[-1]
+    return name.split("@", 1)[0].split(":", 1)[0]
 
 
 def is_values_text(value: Any) -> bool:

@@ -17,6 +17,7 @@ from desched.webhook.decision import Options
 from desched.webhook.review import decide
 from desched.wrappers import is_descheduler_chart
 from desched.yamlsrc import load_all
+from tests.conftest import lint
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "wrappers"
 
@@ -95,6 +96,10 @@ def test_every_wrapper_shape_is_located_with_its_path() -> None:
         ("descheduler", None, True),
         ("descheduler/descheduler", None, True),
         ("oci://registry.example.com/charts/descheduler", None, True),
+        ("oci://ghcr.io/example/descheduler:0.31.0", None, True),
+        ("oci://ghcr.io/example/descheduler@sha256:0123", None, True),
+        ("descheduler-helm-chart", None, True),  # the chart's name up to 0.19.1
+        ("descheduler/descheduler-helm-chart", None, True),
         (None, "https://kubernetes-sigs.github.io/descheduler/", True),
         (None, "https://github.com/kubernetes-sigs/descheduler.git", True),
         ("descheduler-extra", None, False),
@@ -104,6 +109,16 @@ def test_every_wrapper_shape_is_located_with_its_path() -> None:
 )
 def test_only_the_descheduler_chart_counts(name: Any, repository: Any, expected: bool) -> None:
     assert is_descheduler_chart(name, repository) is expected
+
+
+def test_a_helm_release_of_the_old_chart_name_is_linted() -> None:
+    """Chart 0.19.1 was published as descheduler-helm-chart: its values are a policy desched checks."""
+    text = (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: descheduler}\nspec:\n"
+        "  chart:\n    spec: {chart: descheduler-helm-chart, version: 0.19.1}\n  values:\n    deschedulerPolicy:\n"
+        "      strategies:\n        RemoveDuplicate: {enabled: true}\n"
+    )
+    assert "DS104" in {finding.rule for finding in lint(text)}
 
 
 def test_the_wrapper_pins_the_release_a_policy_is_checked_against() -> None:
