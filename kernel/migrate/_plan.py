@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
+from desched.chart import HARD_CODED_API_VERSION, chart_at
 from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.migrate._emit import (
     Comments,
@@ -172,6 +173,7 @@ class StreamPlan:
             self.notes.append((note, header + line if value.style == "|" else key.start_mark.line + 1))
 
     def _helm(self, candidate: Candidate, values: Any, document: Any) -> None:
+        self._refuse_hard_coded_chart(candidate)
         release, conversion = self._convert(candidate, helm_source(candidate.data))
         out = {key: value for key, value in conversion.policy.items() if key not in ("apiVersion", "kind")}
         _, policy = child(values, HELM_POLICY_KEY)
@@ -180,6 +182,23 @@ class StreamPlan:
         self.subs[(*candidate.path, HELM_POLICY_KEY)] = out
         self.subs[(*candidate.path, HELM_VERSION_KEY)] = V1ALPHA2
         self._notes(release, conversion.notes, values, partial(helm_note_line, values, tree))
+
+    def _refuse_hard_coded_chart(self, candidate: Candidate) -> None:
+        """:class:`Refused` when the wrapper of Helm values pins a chart whose ConfigMap template hard-codes the
+        v1alpha1 apiVersion (charts before 0.27, docs/helm-chart.md): profiles written there would be rendered
+        under v1alpha1, whose decoder drops them, and the descheduler would start and evict nothing."""
+        chart = chart_at(candidate.hint) if candidate.hint else None
+        if chart is None or chart.api_version_templated:
+            return
+        line, column = self.source.position(_stream_path(candidate, ()))
+        message = (
+            f"{candidate.wrapper} pins descheduler chart {chart.version}, whose ConfigMap template hard-codes "
+            f"apiVersion {HARD_CODED_API_VERSION} (charts before 0.27 do not read {HELM_VERSION_KEY}): profiles "
+            "would be dropped by the v1alpha1 decoder and nothing would run. Upgrade the chart to 0.27.0 or later "
+            f"and migrate again (the values then get {HELM_VERSION_KEY}: {V1ALPHA2}), or keep the v1alpha1 "
+            "strategies until then"
+        )
+        raise Refused(MigrationProblem(message, line, column))
 
     def _policy(self, candidate: Candidate, node: Any, document: Any) -> None:
         release, conversion = self._convert(candidate, candidate.data)
