@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from desched.chart import HARD_CODED_API_VERSION, chart_at
 from desched.tree import Path, TextEnum
 from desched.wrappers import chart_values, is_values_text, object_label
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
@@ -391,18 +392,30 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
     tag = image.get("tag") if isinstance(image, dict) else None
     label = f"{location.wrapper}: values deschedulerPolicy" if location.wrapper else "Helm values deschedulerPolicy"
     policy = values[HELM_POLICY_KEY]
-    # Charts before v0.30 defaulted deschedulerPolicyAPIVersion to v1alpha1, later ones to v1alpha2.
-    default = f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"
     return PolicyDoc(
         file,
         policy,
-        values.get(HELM_VERSION_KEY, default),
+        _rendered_api_version(values, policy, location.hint),
         "DeschedulerPolicy",
         Shape.HELM,
         label,
         values,
         extra={"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper},
     )
+
+
+def _rendered_api_version(values: YMap, policy: Any, chart_version: str | None) -> Any:
+    """The ``apiVersion`` the policy of chart ``values`` is read with (docs/helm-chart.md#12-the-apiversion-line): a
+    chart before 0.27 hard-codes v1alpha1 whatever the values say; a later one writes
+    ``deschedulerPolicyAPIVersion``. Without it the policy is read in the shape it is written (``strategies``:
+    v1alpha1), so the rules judge what the user wrote; what a chart whose default is v1alpha2 makes of such values,
+    DS101 and DS102 say (:func:`desched.linter.rules._shapes.chart_default_runs`)."""
+    chart = chart_at(chart_version) if chart_version else None
+    if chart is not None and not chart.api_version_templated:
+        return HARD_CODED_API_VERSION
+    if HELM_VERSION_KEY in values:
+        return values[HELM_VERSION_KEY]
+    return f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"
 
 
 def _configmap_policies(file: str, text: str, cm: YMap, key: str, result: Extraction) -> bool:

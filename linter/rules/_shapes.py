@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from desched.chart import chart_at
+from desched.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, Path
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 
-__all__ = ["EVICTOR_FLAGS", "foreign_key", "lost_key"]
+__all__ = ["EVICTOR_FLAGS", "chart_default_runs", "foreign_key", "lost_key"]
 
 EVICTOR_FLAGS = ("evictLocalStoragePods", "evictDaemonSetPods", "evictSystemCriticalPods", "ignorePvcPods",
                  "evictFailedBarePods")  # fmt: skip
@@ -24,3 +26,28 @@ def foreign_key(ctx: Context, path: Path) -> bool:
 def lost_key(ctx: Context, path: Path) -> bool:
     """True for v1alpha1 content upstream's converter drops that DS104 reports (top-level maxNoOfPodsToEvictTotal)."""
     return ctx.is_v1alpha1 and path == ("maxNoOfPodsToEvictTotal",)
+
+
+def chart_default_runs(ctx: Context) -> str | None:
+    """For chart values with ``strategies`` and no ``profiles``, pinned to a chart whose default policy has profiles
+    (0.30 and later; docs/helm-chart.md#4-user-values-over-the-defaults): what the descheduler runs instead, said
+    as a finding's reason. Helm merges the default profile in, the chart renders v1alpha2 (its default, or the
+    values' own ``deschedulerPolicyAPIVersion``) and the decoder drops the strategies. ``None`` otherwise."""
+    doc = ctx.doc
+    version = doc.extra.get("chart_version") if doc.shape == Shape.HELM else None
+    chart = chart_at(version) if isinstance(version, str) else None
+    if chart is None or "strategies" not in ctx.policy or "profiles" in ctx.policy:
+        return None
+    defaults = chart.default_policy.get("profiles")
+    rendered = doc.envelope.get(HELM_VERSION_KEY, chart.default_api_version)
+    if not isinstance(defaults, list) or rendered != "descheduler/v1alpha2":
+        return None
+    plugins: dict[str, None] = {}
+    for profile in defaults:
+        for point in profile.get("plugins", {}).values():
+            plugins.update(dict.fromkeys(name for name in point.get("enabled", []) if name != "DefaultEvictor"))
+    written = "the values set" if HELM_VERSION_KEY in doc.envelope else f"its {HELM_VERSION_KEY} default"
+    return (
+        f"chart {chart.version} renders {rendered} ({written}), so these strategies are ignored and the chart's "
+        f"default profile runs instead: {', '.join(plugins)}"
+    )

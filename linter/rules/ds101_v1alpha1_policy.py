@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from desched import versions
 from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.linter.rules._shapes import chart_default_runs
 
 ID = "DS101"
 NAME = "v1alpha1-policy"
@@ -60,6 +61,10 @@ def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha1:
         return
     fix = _fix(ctx)
+    instead = chart_default_runs(ctx)
+    if instead is not None:  # the values read as v1alpha1, but the chart renders them as v1alpha2
+        yield Hit(f'"strategies" is the v1alpha1 shape: {instead}; {fix}', ("strategies",), key=True)
+        return
     removed = versions.render(versions.V1ALPHA1_REMOVED)
     if ctx.target >= versions.V1ALPHA1_REMOVED:
         yield Hit(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from desched.documents import is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._shapes import foreign_key
+from desched.linter.rules._shapes import chart_default_runs, foreign_key
 
 ID = "DS102"
 NAME = "mixed-shapes"
@@ -40,6 +40,9 @@ EXAMPLES = {
 }
 
 
+_NONE_RUNS = "a v1alpha2 policy ignores it silently, so none of these strategies runs"
+
+
 def check(ctx: Context) -> Iterator[Hit]:
     for key in ctx.policy:
         if not foreign_key(ctx, (key,)):
@@ -62,8 +65,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                     "of its own, which `desched migrate` converts), then delete strategies"
                 )
             yield Hit(
-                '"strategies" is the v1alpha1 shape: a v1alpha2 policy ignores it silently, so none of these '
-                f"strategies runs; {fix}",
+                f'"strategies" is the v1alpha1 shape: {chart_default_runs(ctx) or _NONE_RUNS}; {fix}',
                 (key,),
                 key=True,
             )
