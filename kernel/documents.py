@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from desched.chart import HARD_CODED_API_VERSION, chart_at
 from desched.tree import Path, TextEnum
 from desched.wrappers import chart_values, is_values_text, object_label
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
@@ -410,9 +409,12 @@ def _rendered_api_version(values: YMap, policy: Any, chart_version: str | None) 
     ``deschedulerPolicyAPIVersion``. Without it the policy is read in the shape it is written (``strategies``:
     v1alpha1), so the rules judge what the user wrote; what a chart whose default is v1alpha2 makes of such values,
     DS101 and DS102 say (:func:`desched.linter.rules._shapes.chart_default_runs`)."""
-    chart = chart_at(chart_version) if chart_version else None
-    if chart is not None and not chart.api_version_templated:
-        return HARD_CODED_API_VERSION
+    if chart_version:
+        from desched.chartversions import HARD_CODED_API_VERSION, chart_at  # only pinned chart values pay for it
+
+        chart = chart_at(chart_version)
+        if chart is not None and not chart.api_version_templated:
+            return HARD_CODED_API_VERSION
     if HELM_VERSION_KEY in values:
         return values[HELM_VERSION_KEY]
     return f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
-from desched.chart import HARD_CODED_API_VERSION, chart_at
+from desched.chartversions import HARD_CODED_API_VERSION, chart_at
 from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.migrate._emit import (
     Comments,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from desched.chart import chart_at
 from desched.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, Path
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
@@ -35,8 +34,12 @@ def chart_default_runs(ctx: Context) -> str | None:
     values' own ``deschedulerPolicyAPIVersion``) and the decoder drops the strategies. ``None`` otherwise."""
     doc = ctx.doc
     version = doc.extra.get("chart_version") if doc.shape == Shape.HELM else None
-    chart = chart_at(version) if isinstance(version, str) else None
-    if chart is None or "strategies" not in ctx.policy or "profiles" in ctx.policy:
+    if not isinstance(version, str) or "strategies" not in ctx.policy or "profiles" in ctx.policy:
+        return None
+    from desched.chartversions import chart_at  # only pinned chart values pay for it
+
+    chart = chart_at(version)
+    if chart is None:
         return None
     defaults = chart.default_policy.get("profiles")
     rendered = doc.envelope.get(HELM_VERSION_KEY, chart.default_api_version)

@@ -1,4 +1,4 @@
-"""The descheduler chart per chart version (desched.chart.chart_at): every version from 0.19.0 is described, the
+"""The descheduler chart per chart version (desched.chartversions.chart_at): every version from 0.19.0 is described, the
 boundaries read off the chart's tags are where the data puts them, and each default policy, rendered as the chart's
 ConfigMap renders it, is a policy of its default apiVersion (docs/helm-chart.md)."""
 
@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from desched import versions
-from desched.chart import APP_VERSIONS, CHART_NAMES, FIRST_CHART, HARD_CODED_API_VERSION, ChartRelease, chart_at
+from desched.chart import APP_VERSIONS, CHART_NAMES
+from desched.chartversions import FIRST_CHART, HARD_CODED_API_VERSION, ChartRelease, chart_at
 from tests.conftest import lint
 
 
@@ -160,7 +161,7 @@ def test_the_default_policy_handed_out_is_the_callers_copy():
 
 
 def test_importing_the_chart_data_parses_no_yaml():
-    code = "import sys, desched.chart; print('yaml' in sys.modules)"
+    code = "import sys, desched.chartversions; print('yaml' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
@@ -188,3 +189,20 @@ def test_each_default_policy_decodes_as_its_default_api_version(version: str):
         assert found == [("DS101", "warning")]
     else:
         assert found == []
+
+
+def test_the_chart_model_loads_only_where_chart_values_are(tmp_path):
+    raw = tmp_path / "policy.yaml"
+    raw.write_text("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n")
+    pinned = tmp_path / "release.yaml"
+    pinned.write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: d}\nspec:\n"
+        "  chart:\n    spec: {chart: descheduler, version: 0.31.0}\n  values:\n    deschedulerPolicy: {profiles: []}\n"
+    )
+    code = (
+        "import sys\nfrom desched.cli import main\nmain(['lint', '--no-config', sys.argv[1]])\n"
+        "print('desched.chartversions' in sys.modules, file=sys.stderr)"
+    )
+    for path, loaded in ((raw, "False"), (pinned, "True")):
+        done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+        assert done.stderr.strip().splitlines()[-1] == loaded, done.stderr
