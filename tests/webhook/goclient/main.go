@@ -1,8 +1,9 @@
 // A closed-loop admission client built on Go's net/http, as kube-apiserver's webhook client is: keep-alive
 // connections pooled and reused by the standard Transport, which retries a request only when Go itself decides it
 // may (a POST only when nothing of it was written). Each of -clients goroutines posts -body to -url until a request
-// fails with connection refused (the listener is gone) or -seconds pass, then the program prints one JSON object:
-// the answers, the refusals and every other failure.
+// fails to connect (refused, or reset while connecting, which Linux answers when the listener closes during the
+// handshake: either way the listener is gone and nothing of the request was sent) or -seconds pass, then the program
+// prints one JSON object: the answers, the refusals and every other failure.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -56,8 +58,9 @@ func main() {
 				response, err := client.Post(*url, "application/json", bytes.NewReader(body))
 				if err != nil {
 					mu.Lock()
-					if errors.Is(err, syscall.ECONNREFUSED) {
-						refused++
+					var dial *net.OpError
+					if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &dial) && dial.Op == "dial") {
+						refused++ // nothing of the request was sent: the listener is gone
 					} else {
 						failures = append(failures, err.Error())
 					}
