@@ -259,7 +259,7 @@ def _lost(repo: Repository, after: list[Finding], previous: Json | None) -> list
     if old is None:
         return []
     index = PDBIndex([old])
-    selected = {f"{w.kind} {w.namespace}/{w.name}" for w in repo.inventory.workloads if index.matching(w)}
+    selected = {workload.label for workload in repo.inventory.workloads if index.matching(workload)}
     return sorted(_unprotected(after) & selected)
 
 

@@ -94,6 +94,11 @@ class Workload(NamedTuple):
         """``Kind/namespace/name``: unique per workload in a well-formed input set."""
         return f"{self.kind}/{self.namespace}/{self.name}"
 
+    @property
+    def label(self) -> str:
+        """``Kind namespace/name``: how findings and warnings name the workload."""
+        return f"{self.kind} {self.namespace}/{self.name}"
+
     def where(self, path: Path = ()) -> tuple[str, int, int]:
         """``(file, line, column)`` of ``path`` inside the document (nearest existing ancestor; the document itself
         when positions are unknown)."""

@@ -40,5 +40,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
             *workload.where(("metadata", "name")),
             f"{workload.replicas} replicas evictable by {target.who()} and no PodDisruptionBudget covers them: "
             "one cycle may evict them all",
-            f"{workload.kind} {workload.namespace}/{workload.name}",
+            workload.label,
         )

@@ -42,7 +42,7 @@ def check(repo: Repository) -> Iterator[RepoHit]:
                 budget.file,
                 budget.line,
                 budget.column,
-                f"allows no disruption of {workload.kind} {workload.namespace}/{workload.name} "
+                f"allows no disruption of {workload.label} "
                 f"({workload.replicas} replicas), which {target.who()} wants to evict: every eviction is refused",
                 f"PodDisruptionBudget {budget.namespace}/{budget.name}",
             )

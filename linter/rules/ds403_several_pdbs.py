@@ -41,7 +41,7 @@ def check(repo: Repository) -> Iterator[RepoHit]:
                 budget.file,
                 budget.line,
                 budget.column,
-                f"{workload.kind} {workload.namespace}/{workload.name} is selected by several PodDisruptionBudgets "
+                f"{workload.label} is selected by several PodDisruptionBudgets "
                 f"({names}): the Eviction API refuses to evict its pods, although {target.who()} targets them",
                 f"PodDisruptionBudget {budget.namespace}/{budget.name}",
             )

@@ -38,5 +38,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
             *workload.where(("metadata", "name")),
             f"single replica evictable by {target.who()}: every eviction is an outage; add replicas and a "
             "PodDisruptionBudget, or set DefaultEvictor minReplicas: 2",
-            f"{workload.kind} {workload.namespace}/{workload.name}",
+            workload.label,
         )

@@ -45,5 +45,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
         yield RepoHit(
             *workload.where(("metadata", "name")),
             f"mounts {what} and is evictable by {target.who()}",
-            f"{workload.kind} {workload.namespace}/{workload.name}",
+            workload.label,
         )

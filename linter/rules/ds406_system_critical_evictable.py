@@ -64,5 +64,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
         yield RepoHit(
             *workload.where(("metadata", "name")),
             f"{why}, yet evictable by {target.who()}",
-            f"{workload.kind} {workload.namespace}/{workload.name}",
+            workload.label,
         )

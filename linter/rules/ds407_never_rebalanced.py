@@ -48,5 +48,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
                 *workload.where(("metadata", "name")),
                 f"no PodDisruptionBudget selects its pods, so {verdict.profile}/{verdict.plugin} of "
                 f"{analysis.label()} never evicts them (PodsWithoutPDB protection)",
-                f"{workload.kind} {workload.namespace}/{workload.name}",
+                workload.label,
             )
