@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from desched.linter.rules._base import Context, Path
 
-__all__ = ["UtilizationArgs", "collect_utilization_args", "numbers", "utilization_args"]
+__all__ = ["UtilizationArgs", "collect_utilization_args", "numbers", "reads_metrics_server", "utilization_args"]
 
 UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 
@@ -24,6 +24,12 @@ class UtilizationArgs(NamedTuple):
     @property
     def deviation(self) -> bool:
         return self.args.get("useDeviationThresholds") is True
+
+
+def reads_metrics_server(metrics: dict[str, Any]) -> bool:
+    """Whether LowNodeUtilization's ``metricsUtilization`` reads metrics-server (``metricsServer: true`` or the
+    ``KubernetesMetrics`` source)."""
+    return metrics.get("metricsServer") is True or metrics.get("source") == "KubernetesMetrics"
 
 
 def numbers(value: Any) -> dict[str, float]:

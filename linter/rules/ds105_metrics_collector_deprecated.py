@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.linter.rules._thresholds import reads_metrics_server
 
 ID = "DS105"
 NAME = "metrics-collector-deprecated"
@@ -56,7 +57,7 @@ def _readers(ctx: Context) -> list[str]:
             metrics: Any = config.raw_args.get("metricsUtilization") if config is not None else None
             if ref.name != "LowNodeUtilization" or not isinstance(metrics, dict):
                 continue
-            if metrics.get("metricsServer") is True or metrics.get("source") == "KubernetesMetrics":
+            if reads_metrics_server(metrics):
                 found.append(f"{profile.name}/LowNodeUtilization")
     return found
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import utilization_args
+from desched.linter.rules._thresholds import reads_metrics_server, utilization_args
 from desched.linter.rules._validation import arg_errors
 
 ID = "DS309"
@@ -68,7 +68,7 @@ def check(ctx: Context) -> Iterator[Hit]:
             continue
         source = metrics.get("source")
         where = entry.path("metricsUtilization")
-        if metrics.get("metricsServer") is True or source == "KubernetesMetrics":
+        if reads_metrics_server(metrics):
             if not has_kubernetes:
                 yield Hit(
                     "metricsUtilization uses metrics-server, but the policy has neither a KubernetesMetrics "
