@@ -29,7 +29,6 @@ from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
-from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
 from desched.workloads.selectors import compile_selector, label_map
 
@@ -192,10 +191,7 @@ def run_cycle(
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
     for profile in policy.profiles:
-        evictor_config = profile.config(DEFAULT_EVICTOR)
-        evictor = DefaultEvictor(
-            evictor_config.args if evictor_config is not None else DefaultEvictorArgs(), cluster, now
-        )
+        evictor = DefaultEvictor(profile.evictor_args(), cluster, now)
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts)
         instances: dict[str, Any] = {}
         points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from desched.plugins import REGISTRY, Plugin
 from desched.plugins.base import Namespaces, PodScope
+from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.policy.spec import EXTENSION_POINTS
 from desched.tree import Path, mapping_or_empty
 
@@ -129,6 +130,12 @@ class Profile(NamedTuple):
     def evicting(self) -> tuple[tuple[PluginRef, PluginConfig | None], ...]:
         """Registered deschedule and balance plugins enabled at a point they implement, with their config."""
         return tuple((ref, self.config(ref.name)) for ref in self.enabled(*EVICTING_POINTS) if ref.implements_point)
+
+    def evictor_args(self) -> DefaultEvictorArgs:
+        """The typed args of the profile's DefaultEvictor (upstream's defaults when it has no entry)."""
+        config = self.config("DefaultEvictor")
+        args = config.args if config is not None else None
+        return args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs()
 
     def pod_scopes(self, target: int) -> list[tuple[str, PodScope]]:
         """``(name, PodScope)`` of each plugin :meth:`evicting` lists, once each, in the order they are enabled: what

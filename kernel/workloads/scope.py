@@ -30,8 +30,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from desched.plugins.base import PodScope
-from desched.plugins.defaultevictor import DefaultEvictorArgs
-from desched.policy.model import Policy, Profile
+from desched.policy.model import Policy
 from desched.tree import mapping_or_empty
 from desched.versions import NEWEST
 from desched.workloads.eviction import (
@@ -359,13 +358,6 @@ class _Plugin:
 # --- driver -------------------------------------------------------------------------------------------------------
 
 
-def _evictor_args(profile: Profile) -> DefaultEvictorArgs:
-    """The profile's DefaultEvictor args (upstream's defaults when it has no entry)."""
-    config = profile.config("DefaultEvictor")
-    args = config.args if config is not None else None
-    return args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs()
-
-
 def _plain(value: Any) -> Any:
     """JSON for what :func:`signature` meets beyond lists and mappings: sets in sorted order."""
     return sorted(value) if isinstance(value, frozenset) else str(value)
@@ -377,7 +369,7 @@ def signature(policy: Policy, target: int) -> str:
     import json
 
     reduced = [
-        (scopes, _evictor_args(profile)) for profile in policy.profiles if (scopes := profile.pod_scopes(target))
+        (scopes, profile.evictor_args()) for profile in policy.profiles if (scopes := profile.pod_scopes(target))
     ]
     return json.dumps([target, reduced], sort_keys=True, default=_plain)
 
@@ -407,7 +399,7 @@ class EvictionScope:
             scopes = profile.pod_scopes(target)
             if not scopes:
                 continue
-            settings = evictor(_evictor_args(profile), target, moment, lambda name: _priority_of(name, inventory))
+            settings = evictor(profile.evictor_args(), target, moment, lambda name: _priority_of(name, inventory))
             compiled = [_Plugin(name, scope, target) for name, scope in scopes]
             self.profiles.append(_Profile(profile.name or f"profiles[{profile.path[-1]}]", compiled, settings))
 
