@@ -135,6 +135,11 @@ class PolicyDoc:
         """The path of ``path`` in the document as written (the identity, except for converted documents)."""
         return tuple(path)
 
+    def chart_default(self, path: Sequence[str | int]) -> str | None:
+        """Which chart default supplied the value at ``path`` (``a default of chart 0.26.0, ...``), for a policy a
+        chart renders from values (:mod:`desched.chartrender`); ``None`` for a value the document itself writes."""
+        return None
+
     def object_path(self, path: Sequence[str | int]) -> tuple[str | int, ...]:
         """The path of ``path`` in the object as written: in a wrapper, from the wrapper's root."""
         if path and path[0] == CHART_VALUES:
@@ -177,6 +182,9 @@ class DerivedDoc(PolicyDoc):
     def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
         exact = tuple(path) in self.origins
         return self.source.position(self.source_path(path), key=key and exact)
+
+    def chart_default(self, path: Sequence[str | int]) -> str | None:
+        return self.source.chart_default(self.source_path(path))
 
 
 class EmbeddedError(NamedTuple):
@@ -253,6 +261,7 @@ class Location(NamedTuple):
     wrapper: str = ""
     hint: str | None = None
     configmap: tuple[str | None, str] | None = None  # (namespace, name) of a ConfigMap holding values as text
+    pin: Position | None = None  # where the wrapper pins the chart version (``hint``), in the file
 
 
 def configmap_keys(data: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -307,14 +316,16 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
         found = False
         for values in chart_values(doc):
             node = _at(doc, values.path)
+            pin = locate(doc, values.version_path) if values.version_path else None
             if values.key is not None:
                 found = True
                 yield Location(
-                    Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper, values.version
-                )
+                    Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper, values.version,
+                    pin=pin,
+                )  # fmt: skip
             elif _holds_policy(node):
                 found = True
-                yield Location(Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version)
+                yield Location(Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version, pin=pin)
         if not found:
             yield Location(Shape.OTHER, path, doc)
         return
@@ -399,7 +410,7 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
         Shape.HELM,
         label,
         values,
-        extra={"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper},
+        extra={"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper, "pin": location.pin},
     )
 
 

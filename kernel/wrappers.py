@@ -44,13 +44,15 @@ class ChartValues(NamedTuple):
 
     ``path`` is the values mapping's path in the document, or, with ``key``, the path of the mapping whose ``key``
     holds the values as YAML text. ``version`` is the chart version the wrapper pins (``None``: not pinned) and
-    ``wrapper`` names the wrapper for messages (``HelmRelease flux-system/descheduler``).
+    ``wrapper`` names the wrapper for messages (``HelmRelease flux-system/descheduler``); ``version_path`` is the
+    path of the version in the document, where findings on the chart's defaults point.
     """
 
     path: Path
     wrapper: str
     version: str | None = None
     key: str | None = None
+    version_path: Path | None = None
 
 
 def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
@@ -106,7 +108,9 @@ def _flux(doc: dict[str, Any]) -> Iterator[ChartValues]:
     if not is_descheduler_chart(chart.get("chart")) and not is_descheduler_chart(reference.get("name")):
         return
     if isinstance(spec.get("values"), dict):
-        yield ChartValues(("spec", "values"), object_label(doc, "HelmRelease"), _text(chart.get("version")))
+        version = _text(chart.get("version"))
+        pin: Path | None = ("spec", "chart", "spec", "version") if version else None
+        yield ChartValues(("spec", "values"), object_label(doc, "HelmRelease"), version, version_path=pin)
 
 
 def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
@@ -127,10 +131,11 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
             continue
         helm = mapping_or_empty(source.get("helm"))
         version = _text(source.get("targetRevision"))
+        pin: Path | None = (*path, "targetRevision") if version else None
         if isinstance(helm.get("valuesObject"), dict):
-            yield ChartValues((*path, "helm", "valuesObject"), label, version)
+            yield ChartValues((*path, "helm", "valuesObject"), label, version, version_path=pin)
         if is_values_text(helm.get("values")):
-            yield ChartValues((*path, "helm"), label, version, "values")
+            yield ChartValues((*path, "helm"), label, version, "values", pin)
 
 
 def _kustomize(doc: dict[str, Any]) -> Iterator[ChartValues]:
@@ -138,4 +143,6 @@ def _kustomize(doc: dict[str, Any]) -> Iterator[ChartValues]:
         chart = mapping_or_empty(chart)
         if is_descheduler_chart(chart.get("name"), chart.get("repo")) and isinstance(chart.get("valuesInline"), dict):
             label = f"kustomization helmCharts[{index}]"
-            yield ChartValues(("helmCharts", index, "valuesInline"), label, _text(chart.get("version")))
+            version = _text(chart.get("version"))
+            pin: Path | None = ("helmCharts", index, "version") if version else None
+            yield ChartValues(("helmCharts", index, "valuesInline"), label, version, version_path=pin)

@@ -166,6 +166,10 @@ def check(
             return settings.enabled_rules(kind)
         return [module for module in chosen if kind in module.RUNS_ON]
 
+    if any(doc.shape == Shape.HELM for doc in result.policies):
+        from desched.chartrender import rendered  # only chart values pay for the chart model
+
+        result.policies = [rendered(doc, deployments) for doc in result.policies]
     result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
     result.effective = []
     for doc, release in zip(result.policies, result.releases, strict=True):
@@ -202,6 +206,9 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             path = pointer(doc.object_path(hit.path))
             message = prefix + hit.message + suffix
+            supplied = doc.chart_default(hit.path)
+            if supplied is not None:
+                message += f" ({supplied})"
             result.findings.append(Finding(module.ID, level, result.file, line, column, message, doc.object, path))
 
 

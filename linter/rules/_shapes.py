@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desched.documents import HELM_VERSION_KEY, Shape
+from desched.documents import HELM_VERSION_KEY
 from desched.linter.rules._base import Context, Path
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 
@@ -27,30 +27,43 @@ def lost_key(ctx: Context, path: Path) -> bool:
     return ctx.is_v1alpha1 and path == ("maxNoOfPodsToEvictTotal",)
 
 
-def chart_default_runs(ctx: Context) -> str | None:
-    """For chart values with ``strategies`` and no ``profiles``, pinned to a chart whose default policy has profiles
-    (0.30 and later; docs/helm-chart.md#4-user-values-over-the-defaults): what the descheduler runs instead, said
-    as a finding's reason. Helm merges the default profile in, the chart renders v1alpha2 (its default, or the
-    values' own ``deschedulerPolicyAPIVersion``) and the decoder drops the strategies. ``None`` otherwise."""
+def chart_default_runs(ctx: Context, key: str) -> str | None:
+    """For the policy a chart renders (:mod:`desched.chartrender`) whose ``key`` (``strategies`` or ``profiles``),
+    written by the values, is the shape its ``apiVersion`` ignores while the other shape came from the chart's
+    defaults (docs/helm-chart.md#4-user-values-over-the-defaults): what the descheduler runs instead, said as a
+    finding's reason. ``None`` otherwise."""
+    if key not in ("strategies", "profiles"):
+        return None
+    other = "profiles" if key == "strategies" else "strategies"
     doc = ctx.doc
-    version = doc.extra.get("chart_version") if doc.shape == Shape.HELM else None
-    if not isinstance(version, str) or "strategies" not in ctx.policy or "profiles" in ctx.policy:
+    if key not in ctx.policy or doc.chart_default((key,)) is not None or doc.chart_default((other,)) is None:
         return None
-    from desched.chartversions import chart_at  # only pinned chart values pay for it
+    from desched.chartrender import ChartDoc  # loaded already: only a ChartDoc has chart defaults
 
-    chart = chart_at(version)
-    if chart is None:
+    if not isinstance(doc, ChartDoc):
         return None
-    defaults = chart.default_policy.get("profiles")
-    rendered = doc.envelope.get(HELM_VERSION_KEY, chart.default_api_version)
-    if not isinstance(defaults, list) or rendered != "descheduler/v1alpha2":
-        return None
-    plugins: dict[str, None] = {}
-    for profile in defaults:
-        for point in profile.get("plugins", {}).values():
-            plugins.update(dict.fromkeys(name for name in point.get("enabled", []) if name != "DefaultEvictor"))
-    written = "the values set" if HELM_VERSION_KEY in doc.envelope else f"its {HELM_VERSION_KEY} default"
+    chart = doc.chart
+    if not chart.api_version_templated:
+        why = "hard-coded in its ConfigMap template"
+    elif HELM_VERSION_KEY in doc.envelope:
+        why = f"the values set {HELM_VERSION_KEY}"
+    else:
+        why = f"its {HELM_VERSION_KEY} default"
+    runs = ", ".join(_enabled(ctx.policy[other]))
+    what = "profile runs" if other == "profiles" else "strategies run"
     return (
-        f"chart {chart.version} renders {rendered} ({written}), so these strategies are ignored and the chart's "
-        f"default profile runs instead: {', '.join(plugins)}"
+        f"chart {chart.version} renders {doc.api_version} ({why}), so these {key} are ignored and the chart's "
+        f"default {what} instead: {runs}"
     )
+
+
+def _enabled(shape: object) -> list[str]:
+    """The plugins a default ``profiles`` list enables, or the strategies a default ``strategies`` map enables."""
+    names: dict[str, None] = {}
+    if isinstance(shape, dict):
+        names.update((name, None) for name, item in shape.items() if isinstance(item, dict) and item.get("enabled"))
+    for profile in shape if isinstance(shape, list) else []:
+        for point in profile.get("plugins", {}).values() if isinstance(profile, dict) else []:
+            enabled = point.get("enabled", []) if isinstance(point, dict) else []
+            names.update((name, None) for name in enabled if name != "DefaultEvictor")
+    return list(names)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched import versions
+from desched.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._shapes import chart_default_runs
 
 ID = "DS101"
 NAME = "v1alpha1-policy"
@@ -42,8 +42,9 @@ EXAMPLES = {
 
 def _fix(ctx: Context) -> str:
     """How to convert this policy: ``desched migrate`` when it can, else what stops it."""
-    if "profiles" in ctx.policy:
-        return "it already has profiles, the v1alpha2 shape: set apiVersion: descheduler/v1alpha2 by hand"
+    if "profiles" in ctx.policy and ctx.doc.chart_default(("profiles",)) is None:
+        where = f"{HELM_VERSION_KEY} in the values" if ctx.doc.shape == Shape.HELM else "apiVersion"
+        return f"it already has profiles, the v1alpha2 shape: set {where}: descheduler/v1alpha2 by hand"
     from desched.migrate.convert import ConversionError, convert  # only v1alpha1 policies pay for the converter
 
     try:
@@ -61,10 +62,6 @@ def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha1:
         return
     fix = _fix(ctx)
-    instead = chart_default_runs(ctx)
-    if instead is not None:  # the values read as v1alpha1, but the chart renders them as v1alpha2
-        yield Hit(f'"strategies" is the v1alpha1 shape: {instead}; {fix}', ("strategies",), key=True)
-        return
     removed = versions.render(versions.V1ALPHA1_REMOVED)
     if ctx.target >= versions.V1ALPHA1_REMOVED:
         yield Hit(

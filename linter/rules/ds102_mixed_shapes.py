@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.documents import is_misdeclared_v1alpha1
+from desched.documents import HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_default_runs, foreign_key
 
@@ -45,16 +45,15 @@ _NONE_RUNS = "a v1alpha2 policy ignores it silently, so none of these strategies
 
 def check(ctx: Context) -> Iterator[Hit]:
     for key in ctx.policy:
-        if not foreign_key(ctx, (key,)):
-            continue
+        if not foreign_key(ctx, (key,)) or ctx.doc.chart_default((key,)) is not None:
+            continue  # a chart default of the shape the values do not use: ignored, as the values mean it to be
+        instead = chart_default_runs(ctx, key)
         if ctx.is_v1alpha1:
-            yield Hit(
-                f'"{key}" is a descheduler/v1alpha2 field in a v1alpha1 policy: upstream silently ignores it',
-                (key,),
-                key=True,
-            )
+            reason = instead or "upstream silently ignores it"
+            fix = _profiles_fix(ctx) if instead is not None and key == "profiles" else ""
+            yield Hit(f'"{key}" is a descheduler/v1alpha2 field in a v1alpha1 policy: {reason}{fix}', (key,), key=True)
         elif key == "strategies":
-            if is_misdeclared_v1alpha1(ctx.declared):
+            if is_misdeclared_v1alpha1(ctx.declared) or instead is not None:
                 fix = (
                     f"run `desched migrate --in-place {ctx.doc.file}`: it reads them as v1alpha1 and writes them as "
                     "profiles"
@@ -65,7 +64,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                     "of its own, which `desched migrate` converts), then delete strategies"
                 )
             yield Hit(
-                f'"strategies" is the v1alpha1 shape: {chart_default_runs(ctx) or _NONE_RUNS}; {fix}',
+                f'"strategies" is the v1alpha1 shape: {instead or _NONE_RUNS}; {fix}',
                 (key,),
                 key=True,
             )
@@ -84,6 +83,16 @@ def check(ctx: Context) -> Iterator[Hit]:
                 (key,),
                 key=True,
             )
+
+
+def _profiles_fix(ctx: Context) -> str:
+    """How chart values whose profiles the chart renders as v1alpha1 get them run."""
+    from desched.chartrender import ChartDoc  # loaded already: the profiles are a chart's rendering
+
+    step = f"set {HELM_VERSION_KEY}: descheduler/v1alpha2 in the values"
+    if isinstance(ctx.doc, ChartDoc) and not ctx.doc.chart.api_version_templated:
+        step = f"upgrade the chart to 0.27 or later and {step}, or write the policy as strategies until then"
+    return "; " + step
 
 
 def _every_evictor_sets(ctx: Context, key: str) -> bool:

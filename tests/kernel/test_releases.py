@@ -268,6 +268,7 @@ metadata:
   namespace: kube-system
 data:
   values.yaml: |
+    deschedulerPolicyAPIVersion: descheduler/v1alpha2
     deschedulerPolicy:
       gracePeriodSeconds: 30
       profiles: []
@@ -288,7 +289,7 @@ def test_a_helmrelease_pins_the_release_of_the_values_configmap_it_reads(tmp_pat
     (tmp_path / "helmrelease.yaml").write_text(HELMRELEASE_VALUES_FROM)
     (tmp_path / "values.yaml").write_text(VALUES_CONFIGMAP)
     (message,) = _messages(lint_paths([str(tmp_path)]), "DS006")
-    assert message.startswith('values.yaml:9:7 field "gracePeriodSeconds" was added in descheduler v0.33')
+    assert message.startswith('values.yaml:10:7 field "gracePeriodSeconds" was added in descheduler v0.33')
     assert "release v0.28.1 assumed: descheduler chart 0.28.1, pinned by HelmRelease kube-system/descheduler" in message
     other = VALUES_CONFIGMAP.replace("namespace: kube-system", "namespace: other")
     (tmp_path / "values.yaml").write_text(other)

@@ -32,10 +32,12 @@ def messages(text: str, rule: str) -> list[str]:
 
 @pytest.mark.parametrize("version", ["0.30.1", "0.31.0", "0.36.0"])
 def test_from_chart_0_30_strategies_are_ignored_and_the_default_profile_runs(version: str):
-    (message,) = messages(flux(version, "strategies"), "DS101")
+    text = flux(version, "strategies")
+    assert messages(text, "DS101") == []  # the chart renders v1alpha2: nothing fails to decode
+    (message,) = messages(text, "DS102")
     assert f"chart {version} renders descheduler/v1alpha2 (its deschedulerPolicyAPIVersion default)" in message
     assert "the chart's default profile runs instead: RemoveDuplicates, " in message
-    assert "fails to decode" not in message
+    assert "desched migrate" in message
 
 
 def test_up_to_chart_0_29_strategies_are_v1alpha1_as_the_chart_renders_them():
@@ -45,7 +47,7 @@ def test_up_to_chart_0_29_strategies_are_v1alpha1_as_the_chart_renders_them():
 
 def test_an_explicit_v1alpha2_with_strategies_on_a_v1alpha2_chart_names_the_default_profile_too():
     (message,) = messages(flux("0.31.0", "strategies", "descheduler/v1alpha2"), "DS102")
-    assert "chart 0.31.0 renders descheduler/v1alpha2 (the values set)" in message
+    assert "chart 0.31.0 renders descheduler/v1alpha2 (the values set deschedulerPolicyAPIVersion)" in message
 
 
 def test_an_explicit_v1alpha2_on_a_chart_without_a_default_profile_runs_nothing():
@@ -60,3 +62,53 @@ def test_before_chart_0_27_the_apiversion_is_hard_coded(version: str, dropped: b
     assert bool(found) is dropped
     if dropped:
         assert '"profiles" is a descheduler/v1alpha2 field in a v1alpha1 policy' in found[0]
+
+
+# -- the chart's defaults are merged under the values (desched.chartrender) -------------------------------------------
+
+
+def _values(version: str, body: str) -> str:
+    return (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        "metadata: {name: descheduler, namespace: kube-system}\n"
+        f"spec:\n  chart:\n    spec:\n      chart: descheduler\n      version: {version}\n  values:\n{body}"
+    )
+
+
+def test_thresholds_the_chart_defaults_supply_are_not_missing():
+    text = _values("0.26.0", "    deschedulerPolicy:\n      strategies:\n        LowNodeUtilization: {enabled: true}\n")
+    assert [f.rule for f in lint(text) if f.rule.startswith("DS3")] == []
+    # the same values unpinned are judged as written: the thresholds are missing
+    unpinned = "deschedulerPolicy:\n  strategies:\n    LowNodeUtilization: {enabled: true}\n"
+    assert "DS304" in {f.rule for f in lint(unpinned)}
+
+
+def test_a_finding_a_chart_default_causes_points_at_the_pin_and_names_the_chart_version():
+    text = _values("0.30.0", "    deschedulerPolicy:\n      maxNoOfPodsToEvictPerNode: 5\n")
+    found = [f for f in lint(text) if f.severity == "error"]
+    assert found and {(f.line, f.column) for f in found} == {(8, 16)}  # the version the wrapper pins
+    assert all("a default of chart 0.30.0, pinned by HelmRelease kube-system/descheduler" in f.message for f in found)
+
+
+def test_a_finding_on_a_value_the_user_set_stays_on_its_line():
+    text = _values("0.31.0", "    deschedulerPolicy:\n      maxNoOfPodsToEvictPerNode: -1\n")
+    (finding,) = [f for f in lint(text) if f.rule == "DS004"]
+    assert (finding.line, "a default of chart" in finding.message) == (11, False)
+
+
+def test_a_null_deletes_a_default_strategy():
+    body = "    deschedulerPolicy:\n      strategies:\n        LowNodeUtilization: null\n"
+    texts = [_values("0.26.0", body), _values("0.26.0", "    deschedulerPolicy: {}\n")]
+    (deleted, kept) = [{f.path for f in lint(text) if f.rule == "DS101"} for text in texts]
+    assert deleted == kept  # both are the default v1alpha1 policy, judged alike
+    from desched.chartrender import rendered
+    from desched.documents import extract
+
+    (doc,) = extract("x.yaml", texts[0]).policies
+    assert "LowNodeUtilization" not in rendered(doc).root["strategies"]
+    assert "RemoveDuplicates" in rendered(doc).root["strategies"]
+
+
+def test_default_strategies_under_values_that_run_profiles_are_ignored_without_a_word():
+    body = "    deschedulerPolicyAPIVersion: descheduler/v1alpha2\n" + POLICIES["profiles"]
+    assert [f for f in lint(_values("0.28.1", body)) if f.severity != "info"] == []
