@@ -1,63 +1,91 @@
 """The policy the descheduler chart renders from a user's values, for a pinned chart version (docs/helm-chart.md#3).
 
-Helm coalesces the user's values over the chart's ``values.yaml`` of that version (:mod:`desched.helmvalues`), and
-the chart's ConfigMap template writes ``deschedulerPolicy`` under an ``apiVersion`` header: hard-coded
-``descheduler/v1alpha1`` before chart 0.27, ``deschedulerPolicyAPIVersion`` (the user's, else the chart's default)
-from 0.27 on (:mod:`desched.chartversions`). :func:`rendered` turns the chart values of a :class:`PolicyDoc` into
-that policy, a :class:`ChartDoc` every reader then judges (lint, ``desched scope``, the webhook and the executor
-read the engine's documents): a value the user wrote keeps its line; a value a chart default supplied points at the
-chart pin (the wrapper's version), or at ``deschedulerPolicy`` when the pin is in another file, and says which
-chart version's default it is.
+An install of the chart (:class:`desched.wrappers.Install`) hands Helm its values sources in its tool's order; Helm
+merges them, then coalesces the result over the chart's ``values.yaml`` of that version (:mod:`desched.helmvalues`),
+and the chart's ConfigMap template writes ``deschedulerPolicy`` under an ``apiVersion`` header: hard-coded
+``descheduler/v1alpha1`` before chart 0.27, ``deschedulerPolicyAPIVersion`` (the values', else the chart's default)
+from 0.27 on (:mod:`desched.chartversions`).
+
+:func:`rendered` turns each source of chart values into that one policy, a :class:`ChartDoc` every reader then
+judges (lint, ``desched scope``, the webhook and the executor read the engine's documents). A finding lands where
+the value it is about was written: on the source that set it last (each source reports its own values), at the
+chart pin for a chart default (the wrapper's version; ``deschedulerPolicy`` when the pin is in another file), its
+message naming the chart version. Findings on no one value, and on defaults, are reported once, by the source that
+wins over the others (the ``primary`` one), which alone stands for the install in the repository rules.
 
 Values whose chart version is not known (a values file no wrapper in the repository pins) are judged as written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from desched.chartversions import ChartRelease, chart_at
-from desched.documents import HELM_VERSION_KEY, PolicyDoc, Shape
-from desched.helmvalues import coalesce
+from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, PolicyDoc, Shape
+from desched.helmvalues import coalesce, merge_sources
 from desched.yamlsrc import Position, YMap
 
 if TYPE_CHECKING:
     from desched.releases import Deployments
+    from desched.wrappers import ValuesSource
 
-__all__ = ["ChartDoc", "rendered"]
+__all__ = ["ChartDoc", "layers", "rendered"]
 
 
 class ChartDoc(PolicyDoc):
-    """The policy ``chart`` renders from the chart values of ``source``: ``root`` is the coalesced
-    ``deschedulerPolicy``, ``api_version`` the header the template writes; ``defaults`` are the paths whose values
-    the chart's defaults supplied; ``written`` is the user's own ``deschedulerPolicy``."""
+    """The policy ``chart`` renders from the values sources ``layers`` (lowest precedence first), as one of them,
+    ``source``, reports it: ``root`` is the coalesced ``deschedulerPolicy``, ``api_version`` the header the template
+    writes; ``defaults`` are the paths whose values the chart's defaults supplied."""
 
-    __slots__ = ("chart", "defaults", "pin", "pinned_by", "written")
+    __slots__ = ("chart", "defaults", "layers", "pin", "pinned_by", "source")
 
-    def __init__(self, source: PolicyDoc, chart: ChartRelease, pinned_by: str, pin: Position | None) -> None:
+    def __init__(
+        self, source: PolicyDoc, chart: ChartRelease, pinned_by: str, pin: Position | None, layers: Sequence[PolicyDoc]
+    ) -> None:
+        values = merge_sources(layer.envelope for layer in layers)
+        written = values.get(HELM_POLICY_KEY)
         at = source.root.line, source.root.column
-        values = coalesce(source.root, chart.default_policy, at)
+        policy = coalesce(written if isinstance(written, Mapping) else {}, chart.default_policy, at)
         super().__init__(
-            source.file, cast(YMap, values.values), _api_version(source, chart), source.kind, Shape.HELM, source.object,
-            source.envelope, extra=source.extra,
+            source.file, cast(YMap, policy.values), _api_version(values, chart), source.kind, Shape.HELM,
+            source.object, source.envelope, extra=source.extra,
         )  # fmt: skip
         self.line_offset, self.column_offset, self.fixed = source.line_offset, source.column_offset, source.fixed
         self.prefix = source.prefix
         self.chart = chart
-        self.defaults = values.defaults
-        self.written = source.root
+        self.defaults = policy.defaults
+        self.source = source
+        self.layers = tuple(layers)
         self.pinned_by = pinned_by
         self.pin = pin
+
+    @property
+    def primary(self) -> bool:
+        """Whether this source wins over the others: it reports what no one source wrote."""
+        return self.layers[-1] is self.source
 
     def supplied(self, path: Sequence[str | int]) -> bool:
         """Whether the value at ``path`` (or an ancestor of it) came from the chart's defaults."""
         return any(tuple(path[:end]) in self.defaults for end in range(1, len(path) + 1))
 
+    def writer(self, path: Sequence[str | int]) -> PolicyDoc | None:
+        """The source whose value at ``path`` the policy holds (the last that sets it); ``None`` for a default, or
+        for a path no source sets whole (the policy itself)."""
+        if not path or self.supplied(path):
+            return None
+        return next((layer for layer in reversed(self.layers) if _holds(layer.root, path)), None)
+
+    def reported_here(self, path: Sequence[str | int]) -> bool:
+        writer = self.writer(path)
+        return writer is self.source or (writer is None and self.primary)
+
     def position(self, path: Sequence[str | int], *, key: bool = False) -> Position:
+        if self.writer(path) is self.source:
+            return self.source.position(path, key=key)
         if self.pin is not None and self.supplied(path):
             return self.pin
-        return super().position(path, key=key)
+        return self.source.position(path[:1] if path and path[0] in self.source.root else (), key=key)
 
     def chart_default(self, path: Sequence[str | int]) -> str | None:
         if not self.supplied(path):
@@ -65,27 +93,54 @@ class ChartDoc(PolicyDoc):
         return f"a default of chart {self.chart.version}, pinned by {self.pinned_by}, not a value these values set"
 
 
-def _api_version(source: PolicyDoc, chart: ChartRelease) -> Any:
-    """The ``apiVersion`` header the chart's ConfigMap template writes for these values."""
-    if not chart.api_version_templated:
+def _holds(tree: Any, path: Sequence[str | int]) -> bool:
+    for part in path:
+        in_map = isinstance(tree, Mapping) and isinstance(part, str) and part in tree
+        if not in_map and not (isinstance(tree, list) and isinstance(part, int) and 0 <= part < len(tree)):
+            return False
+        tree = tree[part]
+    return True
+
+
+def _api_version(values: Mapping[str, Any], chart: ChartRelease) -> Any:
+    """The ``apiVersion`` header the chart's ConfigMap template writes for the merged ``values``."""
+    if not chart.api_version_templated or HELM_VERSION_KEY not in values:
         return chart.default_api_version
-    if HELM_VERSION_KEY not in source.envelope:
-        return chart.default_api_version
-    value = source.envelope[HELM_VERSION_KEY]
+    value = values[HELM_VERSION_KEY]
     return "" if value is None else value  # a null deletes the default: the template writes an empty apiVersion
 
 
-def rendered(doc: PolicyDoc, deployments: Deployments | None = None) -> PolicyDoc:
-    """``doc`` as the chart renders it, when ``doc`` is chart values whose chart version is known (the wrapper's,
-    or the one ``deployments`` say pins values kept outside their wrapper); ``doc`` itself otherwise."""
+def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> list[PolicyDoc]:
+    """The values sources of an install in precedence order, lowest first, as their tool combines them: each over
+    the ones before (``over``), under them (``under``: kustomize ``valuesMerge: merge``), or instead of them
+    (``replace``)."""
+    ordered: list[PolicyDoc] = []
+    for source, doc in found:
+        if source.merge == "replace":
+            ordered = [doc]
+        elif source.merge == "under":
+            ordered.insert(0, doc)
+        else:
+            ordered.append(doc)
+    return ordered
+
+
+def rendered(doc: PolicyDoc, deployments: Deployments) -> PolicyDoc:
+    """``doc`` as the chart renders it, when ``doc`` is a source of chart values of an install (``deployments``)
+    whose chart version is known; ``doc`` itself otherwise."""
     if doc.shape != Shape.HELM or isinstance(doc, ChartDoc):
         return doc
-    version, pinned_by = doc.extra.get("chart_version"), doc.extra.get("wrapper") or "the wrapper"
-    pin: Position | None = doc.extra.get("pin")
-    if version is None and deployments is not None:
-        version, pinned_by = deployments.pinned(doc) or (None, pinned_by)
-        pin = None
-    chart = chart_at(version) if isinstance(version, str) else None
+    found = deployments.install_of(doc)
+    if found is None:
+        return doc
+    file, install = found
+    chart = chart_at(install.version) if install.version is not None else None
     if chart is None:
         return doc
-    return ChartDoc(doc, chart, pinned_by, pin)
+    from desched.releases import install_label
+
+    ordered = layers(deployments.sources(install, file))
+    if not any(layer is doc for layer in ordered):
+        ordered = [doc]  # a source the tool drops (kustomize valuesMerge: replace) is judged on its own
+    pin = doc.extra.get("pin") if file == doc.file else None
+    return ChartDoc(doc, chart, install_label(install, file, doc), pin, ordered)

@@ -135,6 +135,11 @@ class PolicyDoc:
         """The path of ``path`` in the document as written (the identity, except for converted documents)."""
         return tuple(path)
 
+    def reported_here(self, path: Sequence[str | int]) -> bool:
+        """Whether a finding at ``path`` is this document's to report: always, but for one of several values sources
+        of a chart install, which report only the values they set (:mod:`desched.chartrender`)."""
+        return True
+
     def chart_default(self, path: Sequence[str | int]) -> str | None:
         """Which chart default supplied the value at ``path`` (``a default of chart 0.26.0, ...``), for a policy a
         chart renders from values (:mod:`desched.chartrender`); ``None`` for a value the document itself writes."""
@@ -185,6 +190,9 @@ class DerivedDoc(PolicyDoc):
 
     def chart_default(self, path: Sequence[str | int]) -> str | None:
         return self.source.chart_default(self.source_path(path))
+
+    def reported_here(self, path: Sequence[str | int]) -> bool:
+        return self.source.reported_here(self.source_path(path))
 
 
 class EmbeddedError(NamedTuple):
@@ -262,6 +270,8 @@ class Location(NamedTuple):
     hint: str | None = None
     configmap: tuple[str | None, str] | None = None  # (namespace, name) of a ConfigMap holding values as text
     pin: Position | None = None  # where the wrapper pins the chart version (``hint``), in the file
+    holder: Any = None  # the wrapper document that holds these chart values
+    source: tuple[Any, ...] | None = None  # the values source in the wrapper (desched.wrappers.Source ``where``)
 
 
 def configmap_keys(data: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -321,11 +331,14 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
                 found = True
                 yield Location(
                     Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper, values.version,
-                    pin=pin,
+                    pin=pin, holder=doc, source=(values.path, values.key),
                 )  # fmt: skip
             elif _holds_policy(node):
                 found = True
-                yield Location(Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version, pin=pin)
+                yield Location(
+                    Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version, pin=pin, holder=doc,
+                    source=values.path,
+                )  # fmt: skip
         if not found:
             yield Location(Shape.OTHER, path, doc)
         return
@@ -366,8 +379,12 @@ def extract(file: str, text: str, documents: list[Any] | None = None, budget: No
     holds on one node ``budget`` (default: a budget of its own); raises :class:`~desched.yamlsrc.YamlError` when the
     file is not YAML or holds more nodes."""
     result = Extraction(budget)
+    holders: set[int] = set()
     for location in locate_policies(load_all(text, budget=result.budget) if documents is None else documents):
         node = location.node
+        if location.holder is not None and id(location.holder) not in holders:
+            holders.add(id(location.holder))  # a wrapper is also a document of the repository (its installs)
+            result.others.append(location.holder)
         if location.shape == Shape.CONFIGMAP:
             found = [_configmap_policies(file, text, node, key, result) for key in location.keys]
             if not any(found):
@@ -402,16 +419,13 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
     tag = image.get("tag") if isinstance(image, dict) else None
     label = f"{location.wrapper}: values deschedulerPolicy" if location.wrapper else "Helm values deschedulerPolicy"
     policy = values[HELM_POLICY_KEY]
+    extra = {"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper, "pin": location.pin}
+    if location.source is not None:
+        extra["install"] = (location.wrapper, location.source)  # which source of which install of the file
     return PolicyDoc(
-        file,
-        policy,
-        _rendered_api_version(values, policy, location.hint),
-        "DeschedulerPolicy",
-        Shape.HELM,
-        label,
-        values,
-        extra={"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper, "pin": location.pin},
-    )
+        file, policy, _rendered_api_version(values, policy, location.hint), "DeschedulerPolicy", Shape.HELM, label,
+        values, extra=extra,
+    )  # fmt: skip
 
 
 def _rendered_api_version(values: YMap, policy: Any, chart_version: str | None) -> Any:
@@ -469,6 +483,8 @@ def _embedded_policies(file: str, text: str, holder: YMap, key: str, location: L
         if inner.shape != Shape.HELM:
             continue
         policy = _helm_doc(file, inner.node, location._replace(wrapper=wrapper))
+        if location.source is not None:
+            policy.extra["install"] = (location.wrapper, location.source)
         if location.configmap is not None:
             policy.extra["values_from"] = (*location.configmap, key)
         result.policies.append(_placed(policy, value_at, offsets))

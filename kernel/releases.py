@@ -22,7 +22,7 @@ from desched.chart import APP_VERSIONS
 from desched.documents import PolicyDoc, Shape
 from desched.tree import mapping_or_empty
 from desched.versions import NEWEST, OLDEST, render
-from desched.wrappers import is_descheduler_chart, object_label
+from desched.wrappers import Install, ValuesSource, installs, object_label
 
 __all__ = [
     "Deployments",
@@ -39,6 +39,7 @@ __all__ = [
 _VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 _POLICY_FLAG = "--policy-config-file"
 _WORKLOAD_KINDS = ("Deployment", "CronJob", "Job")
+_WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")  # and kustomizations (kind Kustomization or none)
 
 
 class Release(NamedTuple):
@@ -141,19 +142,18 @@ class Deployments:
     """The descheduler containers of a set of documents, and the ConfigMaps kustomize generates from policy files:
     what ties a policy to the release that reads it."""
 
-    def __init__(self, documents: Iterable[tuple[str, Any]] = ()) -> None:
+    def __init__(self, documents: Iterable[tuple[str, Any]] = (), values: Iterable[PolicyDoc] = ()) -> None:
         self._readers: list[_Reader] = []
         self._generated: dict[str, tuple[str | None, str, str]] = {}  # policy file -> (namespace, ConfigMap, key)
-        # chart values kept outside their wrapper, with the chart version and name of the wrapper that reads them:
-        self._values_from: dict[tuple[str | None, str, str], tuple[str, str]] = {}  # ConfigMap key (Flux)
-        self._values_files: dict[str, tuple[str, str]] = {}  # values file (kustomize helmCharts valuesFile)
+        self._installs: list[tuple[str, Install]] = []  # each install of the chart, with the wrapper's file
+        self._values = [doc for doc in values if doc.shape == Shape.HELM]  # chart values: the installs' sources
         self._add(documents)
 
     def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
         """These deployments and those of ``documents``."""
-        both = Deployments()
+        both = Deployments(values=self._values)
         both._readers, both._generated = list(self._readers), dict(self._generated)
-        both._values_from, both._values_files = dict(self._values_from), dict(self._values_files)
+        both._installs = list(self._installs)
         both._add(documents)
         return both
 
@@ -167,11 +167,11 @@ class Deployments:
             kind = doc.get("kind")
             if kind in _WORKLOAD_KINDS:
                 self._readers.extend(_readers(file, doc, kind))
-            elif kind == "HelmRelease":
-                self._values_from.update(_values_from(doc))
+            elif kind in _WRAPPER_KINDS:
+                self._installs.extend((file, install) for install in installs(doc, file))
             if kind in (None, "Kustomization"):
                 self._generated.update(_generated(file, doc))
-                self._values_files.update(_values_files(file, doc))
+                self._installs.extend((file, install) for install in installs(doc, file))
 
     def __bool__(self) -> bool:
         return bool(self._readers)
@@ -189,17 +189,25 @@ class Deployments:
         identity = self._generated.get(os.path.normpath(file))
         return self.reader(*identity) if identity is not None else None
 
-    def pinned(self, doc: PolicyDoc) -> tuple[str, str] | None:
-        """The chart version and wrapper that read the chart values ``doc`` comes from, when these are kept outside
-        the wrapper: a ConfigMap a HelmRelease's ``valuesFrom`` names, or a kustomize ``valuesFile``."""
-        source = doc.extra.get("values_from")
-        if source is not None:
-            namespace, name, key = source
-            for (other, wanted, wanted_key), pin in self._values_from.items():
-                if wanted == name and wanted_key == key and _same_namespace(namespace, other):
-                    return pin
-            return None
-        return self._values_files.get(os.path.normpath(doc.file))
+    def install_of(self, doc: PolicyDoc) -> tuple[str, Install] | None:
+        """The install of the chart whose values ``doc`` is one source of (its wrapper's values in the same file, a
+        ConfigMap key a HelmRelease's ``valuesFrom`` names, or a values file of a kustomize ``helmCharts`` entry),
+        with the file of its wrapper."""
+        for file, install in self._installs:
+            if any(_is_source(doc, source, file, install) for source in install.sources):
+                return file, install
+        return None
+
+    def sources(self, install: Install, file: str) -> list[tuple[ValuesSource, PolicyDoc]]:
+        """The sources of ``install`` (whose wrapper is in ``file``) found among these documents' chart values, in
+        order (the first document of each; a source the repository does not hold, or that sets no
+        ``deschedulerPolicy``, is left out)."""
+        found = []
+        for source in install.sources:
+            doc = next((doc for doc in self._values if _is_source(doc, source, file, install)), None)
+            if doc is not None:
+                found.append((source, doc))
+        return found
 
     def reader(self, namespace: str | None, name: str, key: str) -> Release | None:
         """The release of the descheduler that reads key ``key`` of ConfigMap ``namespace/name``."""
@@ -315,28 +323,20 @@ def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, 
             yield target, (_text(generator.get("namespace")) or namespace, name, key)
 
 
-def _values_from(release: dict[str, Any]) -> Iterator[tuple[tuple[str | None, str, str], tuple[str, str]]]:
-    """The ConfigMap keys a descheduler HelmRelease takes values from, with its chart version and name."""
-    spec = mapping_or_empty(release.get("spec"))
-    chart = mapping_or_empty(mapping_or_empty(spec.get("chart")).get("spec"))
-    version = _text(chart.get("version"))
-    if version is None or not is_descheduler_chart(chart.get("chart")):
-        return
-    namespace = _text(mapping_or_empty(release.get("metadata")).get("namespace"))
-    for source in map(mapping_or_empty, _list(spec.get("valuesFrom"))):
-        name = _text(source.get("name"))
-        if source.get("kind") == "ConfigMap" and name is not None:
-            key = _text(source.get("valuesKey")) or "values.yaml"
-            yield (namespace, name, key), (version, object_label(release, "HelmRelease"))
+def install_label(install: Install, file: str, doc: PolicyDoc) -> str:
+    """How messages on ``doc`` name ``install``: its wrapper, and the wrapper's file when it is another."""
+    return install.wrapper if file == doc.file else f"{install.wrapper} ({file})"
 
 
-def _values_files(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, tuple[str, str]]]:
-    """The values files of a kustomization's descheduler ``helmCharts``, with the chart version each pins."""
-    for index, chart in enumerate(map(mapping_or_empty, _list(kustomization.get("helmCharts")))):
-        values_file, version = _text(chart.get("valuesFile")), _text(chart.get("version"))
-        if values_file and version and is_descheduler_chart(chart.get("name"), chart.get("repo")):
-            path = os.path.normpath(os.path.join(os.path.dirname(file), values_file))
-            yield path, (version, f"kustomization helmCharts[{index}] ({file})")
+def _is_source(doc: PolicyDoc, source: ValuesSource, file: str, install: Install) -> bool:
+    """Whether the chart values ``doc`` are ``source`` of ``install``, whose wrapper is in ``file``."""
+    if source.kind in ("inline", "text"):
+        return doc.file == file and doc.extra.get("install") == (install.wrapper, source.where)
+    if source.kind == "configmap":
+        found = doc.extra.get("values_from")
+        namespace, name, key = source.where
+        return found is not None and found[1:] == (name, key) and _same_namespace(found[0], namespace)
+    return not doc.extra.get("wrapper") and os.path.normpath(doc.file) == source.where[0]
 
 
 def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:
@@ -345,7 +345,9 @@ def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:
     if found is None and doc.shape == Shape.HELM:
         extra = doc.extra
         chart_version, wrapper = extra.get("chart_version"), extra.get("wrapper", "")
-        if chart_version is None:
-            chart_version, wrapper = deployments.pinned(doc) or (None, wrapper)
+        found_install = deployments.install_of(doc) if chart_version is None else None
+        if found_install is not None:
+            file, install = found_install
+            chart_version, wrapper = install.version, install_label(install, file, doc)
         found = chart_release(extra.get("image_tag"), chart_version, wrapper, chart_yaml_app_version(doc.file))
     return found if found is not None else newest()

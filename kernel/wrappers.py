@@ -21,6 +21,7 @@ Wrappers:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -28,7 +29,17 @@ from typing import Any, NamedTuple
 from desched.chart import CHART_NAMES
 from desched.tree import Path, mapping_or_empty
 
-__all__ = ["CHART_NAME", "ChartValues", "chart_values", "is_descheduler_chart", "is_values_text", "object_label"]
+__all__ = [
+    "CHART_NAME",
+    "ChartValues",
+    "Install",
+    "ValuesSource",
+    "chart_values",
+    "installs",
+    "is_descheduler_chart",
+    "is_values_text",
+    "object_label",
+]
 
 
 #: The chart's name in its repository (https://kubernetes-sigs.github.io/descheduler/) today.
@@ -89,8 +100,46 @@ def object_label(doc: dict[str, Any], kind: str) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
+class ValuesSource(NamedTuple):
+    """One values source of an :class:`Install`, in the order its tool hands them to Helm (later wins).
+
+    ``kind`` is ``inline`` (a mapping in the wrapper: ``where`` is its path), ``text`` (values as YAML text in the
+    wrapper: ``where`` is the path of the mapping and the key holding it), ``configmap`` (``where`` is
+    ``(namespace, name, key)``) or ``file`` (``where`` is ``(path,)``, normalised, relative to the working
+    directory). ``merge`` says how it meets the sources before it: ``over`` (Helm's merge, it wins), ``under``
+    (kustomize ``valuesMerge: merge``: the earlier source wins) or ``replace`` (it replaces them)."""
+
+    kind: str
+    where: tuple[Any, ...]
+    merge: str = "over"
+
+
+class Install(NamedTuple):
+    """One installation of the descheduler chart by a wrapper: its name for messages, the chart version it pins
+    (and the path of that version in the document), its values sources in order, and sources it names that never
+    reach the chart (``ignored``, with the reason)."""
+
+    wrapper: str
+    version: str | None
+    version_path: Path | None
+    sources: tuple[ValuesSource, ...]
+    ignored: tuple[tuple[ValuesSource, str], ...] = ()
+
+
 def chart_values(doc: dict[str, Any]) -> Iterator[ChartValues]:
     """The descheduler chart's values inside the wrapper ``doc`` (nothing for any other document)."""
+    for install in installs(doc):
+        for source in install.sources:
+            if source.kind == "inline":
+                yield ChartValues(source.where, install.wrapper, install.version, None, install.version_path)
+            elif source.kind == "text":
+                path, key = source.where
+                yield ChartValues(path, install.wrapper, install.version, key, install.version_path)
+
+
+def installs(doc: dict[str, Any], file: str = "") -> Iterator[Install]:
+    """The descheduler chart installs of the wrapper ``doc`` (found in ``file``, which relative values files are
+    read from), with their values sources in their tool's order (docs/helm-chart.md#5-values-sources)."""
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     api_version = api_version if isinstance(api_version, str) else ""
     if kind == "HelmRelease" and api_version.startswith(_FLUX_GROUP):
@@ -98,22 +147,40 @@ def chart_values(doc: dict[str, Any]) -> Iterator[ChartValues]:
     elif kind in ("Application", "ApplicationSet") and api_version.startswith(_ARGO_GROUP):
         yield from _argo(doc, kind)
     elif isinstance(doc.get("helmCharts"), list) and kind in (None, "Kustomization"):
-        yield from _kustomize(doc)
+        yield from _kustomize(doc, file)
 
 
-def _flux(doc: dict[str, Any]) -> Iterator[ChartValues]:
+def _flux(doc: dict[str, Any]) -> Iterator[Install]:
+    """Flux helm-controller: ``valuesFrom`` in order, then ``spec.values`` over them."""
     spec = mapping_or_empty(doc.get("spec"))
     chart = mapping_or_empty(mapping_or_empty(spec.get("chart")).get("spec"))
     reference = mapping_or_empty(spec.get("chartRef"))
     if not is_descheduler_chart(chart.get("chart")) and not is_descheduler_chart(reference.get("name")):
         return
+    namespace = _text(mapping_or_empty(doc.get("metadata")).get("namespace"))
+    sources: list[ValuesSource] = []
+    ignored: list[tuple[ValuesSource, str]] = []
+    for entry in map(mapping_or_empty, _list(spec.get("valuesFrom"))):
+        name = _text(entry.get("name"))
+        if name is None:
+            continue
+        source = ValuesSource("configmap", (namespace, name, _text(entry.get("valuesKey")) or "values.yaml"))
+        if entry.get("kind") != "ConfigMap":
+            ignored.append((source, f"{entry.get('kind')} {name} is not in the repository as text desched reads"))
+        elif entry.get("targetPath"):
+            ignored.append((source, f"ConfigMap {name} sets the single value {entry.get('targetPath')}"))
+        else:
+            sources.append(source)
     if isinstance(spec.get("values"), dict):
-        version = _text(chart.get("version"))
-        pin: Path | None = ("spec", "chart", "spec", "version") if version else None
-        yield ChartValues(("spec", "values"), object_label(doc, "HelmRelease"), version, version_path=pin)
+        sources.append(ValuesSource("inline", ("spec", "values")))
+    version = _text(chart.get("version"))
+    pin: Path | None = ("spec", "chart", "spec", "version") if version else None
+    yield Install(object_label(doc, "HelmRelease"), version, pin, tuple(sources), tuple(ignored))
 
 
-def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
+def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
+    """Argo CD: ``valueFiles`` (inside the chart or another source: not read), then ``valuesObject`` when set,
+    which replaces ``values`` whole (argo-cd ApplicationSourceHelm.ValuesYAML), else ``values``."""
     spec = mapping_or_empty(doc.get("spec"))
     base: Path = ("spec",)
     if kind == "ApplicationSet":
@@ -132,17 +199,40 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[ChartValues]:
         helm = mapping_or_empty(source.get("helm"))
         version = _text(source.get("targetRevision"))
         pin: Path | None = (*path, "targetRevision") if version else None
+        text = ValuesSource("text", ((*path, "helm"), "values"))
+        found: list[ValuesSource] = []
+        ignored: list[tuple[ValuesSource, str]] = []
         if isinstance(helm.get("valuesObject"), dict):
-            yield ChartValues((*path, "helm", "valuesObject"), label, version, version_path=pin)
-        if is_values_text(helm.get("values")):
-            yield ChartValues((*path, "helm"), label, version, "values", pin)
+            found.append(ValuesSource("inline", (*path, "helm", "valuesObject")))
+            if is_values_text(helm.get("values")):
+                ignored.append((text, "valuesObject is set, and Argo CD then ignores values whole"))
+        elif is_values_text(helm.get("values")):
+            found.append(text)
+        yield Install(label, version, pin, tuple(found), tuple(ignored))
 
 
-def _kustomize(doc: dict[str, Any]) -> Iterator[ChartValues]:
+def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
+    """kustomize helmCharts: ``valuesFile`` and ``valuesInline`` as ``valuesMerge`` says (``override``, the
+    default: inline wins; ``merge``: the file wins; ``replace``: inline alone), then ``additionalValuesFiles``."""
+    base = os.path.dirname(file)
     for index, chart in enumerate(doc["helmCharts"]):
         chart = mapping_or_empty(chart)
-        if is_descheduler_chart(chart.get("name"), chart.get("repo")) and isinstance(chart.get("valuesInline"), dict):
-            label = f"kustomization helmCharts[{index}]"
-            version = _text(chart.get("version"))
-            pin: Path | None = ("helmCharts", index, "version") if version else None
-            yield ChartValues(("helmCharts", index, "valuesInline"), label, version, version_path=pin)
+        if not is_descheduler_chart(chart.get("name"), chart.get("repo")):
+            continue
+        sources: list[ValuesSource] = []
+        values_file = _text(chart.get("valuesFile"))
+        if values_file is not None:
+            sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, values_file)),)))
+        if isinstance(chart.get("valuesInline"), dict):
+            how = {"merge": "under", "replace": "replace"}.get(str(chart.get("valuesMerge")), "over")
+            sources.append(ValuesSource("inline", ("helmCharts", index, "valuesInline"), how))
+        for extra in _list(chart.get("additionalValuesFiles")):
+            if isinstance(extra, str) and extra:
+                sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, extra)),)))
+        version = _text(chart.get("version"))
+        pin: Path | None = ("helmCharts", index, "version") if version else None
+        yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

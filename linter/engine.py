@@ -105,6 +105,7 @@ class FileResult:
         return [
             (doc, release.target, effective)
             for doc, release, effective in zip(self.policies, self.releases, self.effective, strict=True)
+            if doc.reported_here(())  # several values sources of one chart install run as one policy
         ]
 
 
@@ -158,7 +159,8 @@ def check(
     by default, those of the file itself), and apply suppression; fills ``result.releases`` and ``result.effective``
     (each policy's effective form, computed here once for every later reader)."""
     if deployments is None:
-        deployments = Deployments((result.file, doc) for doc in result.others) if result.policies else Deployments()
+        documents = ((result.file, doc) for doc in result.others)
+        deployments = Deployments(documents, result.policies) if result.policies else Deployments()
     chosen = list(modules) if modules is not None else None
 
     def running_on(kind: str) -> list[ModuleType]:
@@ -202,6 +204,8 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
         # a finding that depends on the release says which one was assumed and why
         suffix = f" ({ctx.release.note()})" if getattr(module, "RELEASE_DEPENDENT", False) else ""
         for hit in module.check(ctx):
+            if not doc.reported_here(hit.path):
+                continue  # another values source of the same chart install reports it
             line, column = doc.position(hit.path, key=hit.key)
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             path = pointer(doc.object_path(hit.path))

@@ -108,7 +108,9 @@ def lint_paths(
             _collect(check(result, chosen), findings, sources)
     # a policy is checked against the release deployed with it, which another file may say
     with_policies = any(result.policies for result in kept)
-    deployments = Deployments((r.file, doc) for r in kept for doc in r.others) if with_policies else Deployments()
+    documents = ((r.file, doc) for r in kept for doc in r.others)
+    values = (doc for r in kept for doc in r.policies)
+    deployments = Deployments(documents, values) if with_policies else Deployments()
     for result in kept:
         _collect(check(result, chosen, deployments), findings, sources)
     texts = {result.file: result.text for result in kept}

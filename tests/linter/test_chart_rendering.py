@@ -4,6 +4,8 @@ so v1alpha1 strategies are ignored and that profile runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import lint
@@ -101,14 +103,75 @@ def test_a_null_deletes_a_default_strategy():
     texts = [_values("0.26.0", body), _values("0.26.0", "    deschedulerPolicy: {}\n")]
     (deleted, kept) = [{f.path for f in lint(text) if f.rule == "DS101"} for text in texts]
     assert deleted == kept  # both are the default v1alpha1 policy, judged alike
-    from desched.chartrender import rendered
-    from desched.documents import extract
+    from desched.linter.engine import Settings, lint_text
 
-    (doc,) = extract("x.yaml", texts[0]).policies
-    assert "LowNodeUtilization" not in rendered(doc).root["strategies"]
-    assert "RemoveDuplicates" in rendered(doc).root["strategies"]
+    (doc,) = lint_text("x.yaml", texts[0], Settings()).policies
+    assert "LowNodeUtilization" not in doc.root["strategies"]
+    assert "RemoveDuplicates" in doc.root["strategies"]
 
 
 def test_default_strategies_under_values_that_run_profiles_are_ignored_without_a_word():
     body = "    deschedulerPolicyAPIVersion: descheduler/v1alpha2\n" + POLICIES["profiles"]
     assert [f for f in lint(_values("0.28.1", body)) if f.severity != "info"] == []
+
+
+# -- several values sources of one install are one policy ----------------------------------------------------------
+
+FLUX_WITH_VALUES_FROM = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: descheduler, namespace: kube-system}
+spec:
+  chart:
+    spec: {chart: descheduler, version: "0.31.0"}
+  valuesFrom:
+    - kind: ConfigMap
+      name: descheduler-values
+  values:
+    deschedulerPolicy:
+      profiles:
+      - name: default
+        pluginConfig:
+        - name: LowNodeUtilization
+          args:
+            thresholds: {cpu: 70}
+        plugins:
+          balance: {enabled: [LowNodeUtilization]}
+"""
+VALUES_CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: descheduler-values, namespace: kube-system}
+data:
+  values.yaml: |
+    deschedulerPolicy:
+      maxNoOfPodsToEvictPerNode: -3
+      profiles:
+      - name: base
+"""
+
+
+def test_values_from_and_spec_values_merge_and_each_source_reports_what_it_set(tmp_path):
+    from desched.linter.lint import lint_paths
+
+    (tmp_path / "hr.yaml").write_text(FLUX_WITH_VALUES_FROM)
+    (tmp_path / "cm.yaml").write_text(VALUES_CONFIGMAP)
+    found = {(Path(f.file).name, f.rule, f.line) for f in lint_paths([str(tmp_path)]).findings}
+    # spec.values' profiles list replaces the ConfigMap's (profile "base" never runs, so nothing is said of it);
+    # the ConfigMap's negative limit is its own; the missing targetThresholds are spec.values'
+    assert found == {("cm.yaml", "DS004", 7), ("hr.yaml", "DS304", 17)}
+
+
+def test_the_source_that_wins_alone_stands_for_the_install_in_the_repository_rules(tmp_path):
+    from desched.linter.engine import Settings, check, read_file
+    from desched.releases import Deployments
+
+    (tmp_path / "hr.yaml").write_text(FLUX_WITH_VALUES_FROM)
+    (tmp_path / "cm.yaml").write_text(VALUES_CONFIGMAP)
+    results = [read_file(str(tmp_path / name), Settings()) for name in ("hr.yaml", "cm.yaml")]
+    documents = [(r.file, doc) for r in results for doc in r.others]
+    deployments = Deployments(documents, [doc for r in results for doc in r.policies])
+    runs = [run for r in results for run in check(r, Settings(), deployments).runs()]
+    ((doc, _, effective),) = runs
+    assert Path(doc.file).name == "hr.yaml"
+    assert [profile.name for profile in effective.policy.profiles] == ["default"]
