@@ -128,11 +128,14 @@ def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> list[PolicyDoc]:
 def rendered(doc: PolicyDoc, deployments: Deployments) -> PolicyDoc:
     """``doc`` as the chart renders it, when ``doc`` is a source of chart values of an install (``deployments``)
     whose chart version is known; ``doc`` itself otherwise."""
-    if doc.shape != Shape.HELM or isinstance(doc, ChartDoc):
+    if doc.shape != Shape.HELM or isinstance(doc, ChartDoc) or doc.unreached is not None:
         return doc
     found = deployments.install_of(doc)
-    if found is None:
-        return doc
+    if found is None:  # values whose pin the repository does not index (an umbrella chart's): on their own
+        version = doc.extra.get("chart_version")
+        alone = chart_at(version) if isinstance(version, str) else None
+        pinned_by = doc.extra.get("wrapper") or "the wrapper"
+        return doc if alone is None else ChartDoc(doc, alone, pinned_by, doc.extra.get("pin"), [doc])
     file, install = found
     chart = chart_at(install.version) if install.version is not None else None
     if chart is None:

@@ -14,12 +14,15 @@ the policy to a line and column of the *outer* file, including inside a ConfigMa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.tree import Path, TextEnum
-from desched.wrappers import chart_values, is_values_text, object_label
+from desched.wrappers import FluxSource, chart_values, flux_sources, is_values_text, object_label
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
+
+if TYPE_CHECKING:
+    from desched.umbrella import Dependency
 
 __all__ = [
     "CHART_VALUES",
@@ -135,6 +138,13 @@ class PolicyDoc:
         """The path of ``path`` in the document as written (the identity, except for converted documents)."""
         return tuple(path)
 
+    @property
+    def unreached(self) -> str | None:
+        """Why these chart values never reach the chart (a tool drops them, an umbrella chart keeps them); ``None``
+        for a policy that runs."""
+        reason = self.extra.get("unreached")
+        return reason if isinstance(reason, str) else None
+
     def reported_here(self, path: Sequence[str | int]) -> bool:
         """Whether a finding at ``path`` is this document's to report: always, but for one of several values sources
         of a chart install, which report only the values they set (:mod:`desched.chartrender`)."""
@@ -190,6 +200,13 @@ class DerivedDoc(PolicyDoc):
 
     def chart_default(self, path: Sequence[str | int]) -> str | None:
         return self.source.chart_default(self.source_path(path))
+
+    @property
+    def unreached(self) -> str | None:
+        """Why these chart values never reach the chart (a tool drops them, an umbrella chart keeps them); ``None``
+        for a policy that runs."""
+        reason = self.extra.get("unreached")
+        return reason if isinstance(reason, str) else None
 
     def reported_here(self, path: Sequence[str | int]) -> bool:
         return self.source.reported_here(self.source_path(path))
@@ -272,6 +289,7 @@ class Location(NamedTuple):
     pin: Position | None = None  # where the wrapper pins the chart version (``hint``), in the file
     holder: Any = None  # the wrapper document that holds these chart values
     source: tuple[Any, ...] | None = None  # the values source in the wrapper (desched.wrappers.Source ``where``)
+    unreached: str | None = None  # why these chart values never reach the chart (they are not a policy that runs)
 
 
 def configmap_keys(data: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -301,15 +319,54 @@ def _container(doc: YMap) -> Shape:
     return Shape.POLICY if looks_like_policy(doc) else Shape.OTHER
 
 
-def locate_policies(documents: Iterable[Any], *, raw_only: bool = False) -> Iterator[Location]:
+def locate_policies(
+    documents: Iterable[Any],
+    *,
+    raw_only: bool = False,
+    flux: Collection[FluxSource] | None = None,
+    umbrella: Dependency | None = None,
+) -> Iterator[Location]:
     """Every policy of a composed document stream, in order, with the documents that hold none (``other``; ``None``
-    documents are skipped). ``raw_only`` (the text of a ConfigMap key) finds raw policies only. This is the one
-    place that knows where policies live: lint, migrate and the webhook all read it."""
+    documents are skipped). ``raw_only`` (the text of a ConfigMap key) finds raw policies only. ``flux`` are the
+    Flux sources of the descheduler chart known in the repository (default: those of the stream itself), through
+    which a HelmRelease may name the chart; ``umbrella``, the descheduler dependency of the chart the stream is a
+    values file of (:mod:`desched.umbrella`). This is the one place that knows where policies live: lint, migrate
+    and the webhook all read it."""
+    documents = list(documents)
+    if flux is None:
+        flux = [found for doc in documents if isinstance(doc, dict) for found in flux_sources(doc)]
     for index, doc in enumerate(documents):
-        yield from _locate(doc, (index,), raw_only)
+        if umbrella is not None and isinstance(doc, YMap) and "apiVersion" not in doc:
+            yield from _umbrella(doc, (index,), umbrella)
+        else:
+            yield from _locate(doc, (index,), raw_only, flux)
 
 
-def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
+def _umbrella(doc: YMap, path: Path, dependency: Dependency) -> Iterator[Location]:
+    """The values file of an umbrella chart: the descheduler's values under the dependency's key (when its
+    condition leaves it on), and a ``deschedulerPolicy`` at the top, which never reaches the descheduler chart."""
+    from desched.umbrella import enabled
+
+    found = False
+    values = doc.get(dependency.key)
+    if _holds_policy(values) and enabled(dependency, doc):
+        found = True
+        label = f"umbrella chart {dependency.parent} ({dependency.source}, dependency {dependency.key})"
+        yield Location(Shape.HELM, (*path, dependency.key), values, (), label, dependency.version, holder=doc)
+    if _holds_policy(doc):
+        found = True
+        reason = (
+            f"these values are umbrella chart {dependency.parent}'s own: Helm hands the descheduler chart only the "
+            f"values under {dependency.key}: (the dependency's {'alias' if dependency.key != 'descheduler' else 'name'}"
+            f" in {dependency.source}) and global, so this {HELM_POLICY_KEY} never reaches it; move it under "
+            f"{dependency.key}:"
+        )
+        yield Location(Shape.HELM, path, doc, unreached=reason)
+    if not found:
+        yield Location(Shape.OTHER, path, doc)
+
+
+def _locate(doc: Any, path: Path, raw_only: bool, flux: Collection[FluxSource]) -> Iterator[Location]:
     if not isinstance(doc, YMap):
         if doc is not None:
             yield Location(Shape.OTHER, path, doc)
@@ -319,25 +376,25 @@ def _locate(doc: Any, path: Path, raw_only: bool) -> Iterator[Location]:
         return
     if doc.get("kind") == "List" and isinstance(doc.get("items"), YSeq):
         for index, item in enumerate(doc["items"]):
-            yield from _locate(item, (*path, "items", index), raw_only)
+            yield from _locate(item, (*path, "items", index), raw_only, flux)
         return
     shape = _container(doc)
     if shape == Shape.OTHER:
         found = False
-        for values in chart_values(doc):
+        for values in chart_values(doc, flux):
             node = _at(doc, values.path)
             pin = locate(doc, values.version_path) if values.version_path else None
             if values.key is not None:
                 found = True
                 yield Location(
                     Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper, values.version,
-                    pin=pin, holder=doc, source=(values.path, values.key),
+                    pin=pin, holder=doc, source=(values.path, values.key), unreached=values.unreached,
                 )  # fmt: skip
             elif _holds_policy(node):
                 found = True
                 yield Location(
                     Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version, pin=pin, holder=doc,
-                    source=values.path,
+                    source=values.path, unreached=values.unreached,
                 )  # fmt: skip
         if not found:
             yield Location(Shape.OTHER, path, doc)
@@ -374,13 +431,22 @@ def _holds_policy(values: Any) -> bool:
     return isinstance(values, YMap) and isinstance(values.get(HELM_POLICY_KEY), YMap)
 
 
-def extract(file: str, text: str, documents: list[Any] | None = None, budget: NodeBudget | None = None) -> Extraction:
+def extract(
+    file: str,
+    text: str,
+    documents: list[Any] | None = None,
+    budget: NodeBudget | None = None,
+    flux: Collection[FluxSource] | None = None,
+    umbrella: Dependency | None = None,
+) -> Extraction:
     """Find every policy in ``text`` (composed already as ``documents``, if given), reading it and the YAML texts it
-    holds on one node ``budget`` (default: a budget of its own); raises :class:`~desched.yamlsrc.YamlError` when the
-    file is not YAML or holds more nodes."""
+    holds on one node ``budget`` (default: a budget of its own); ``flux`` and ``umbrella`` as
+    :func:`locate_policies` takes them. Raises :class:`~desched.yamlsrc.YamlError` when the file is not YAML or
+    holds more nodes."""
     result = Extraction(budget)
     holders: set[int] = set()
-    for location in locate_policies(load_all(text, budget=result.budget) if documents is None else documents):
+    documents = load_all(text, budget=result.budget) if documents is None else documents
+    for location in locate_policies(documents, flux=flux, umbrella=umbrella):
         node = location.node
         if location.holder is not None and id(location.holder) not in holders:
             holders.add(id(location.holder))  # a wrapper is also a document of the repository (its installs)
@@ -420,6 +486,8 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
     label = f"{location.wrapper}: values deschedulerPolicy" if location.wrapper else "Helm values deschedulerPolicy"
     policy = values[HELM_POLICY_KEY]
     extra = {"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper, "pin": location.pin}
+    if location.unreached is not None:
+        extra["unreached"] = location.unreached
     if location.source is not None:
         extra["install"] = (location.wrapper, location.source)  # which source of which install of the file
     return PolicyDoc(

@@ -18,11 +18,11 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from desched.chart import APP_VERSIONS
+from desched.chart import APP_VERSIONS, CHART_NAMES
 from desched.documents import PolicyDoc, Shape
 from desched.tree import mapping_or_empty
 from desched.versions import NEWEST, OLDEST, render
-from desched.wrappers import Install, ValuesSource, installs, object_label
+from desched.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
 
 __all__ = [
     "Deployments",
@@ -101,17 +101,22 @@ def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
 
 
 def chart_yaml_app_version(file: str) -> str | None:
-    """``appVersion`` of the ``Chart.yaml`` beside ``file`` (``None`` for stdin, ``-``)."""
+    """``appVersion`` of the descheduler chart's ``Chart.yaml`` beside ``file`` (``None`` for stdin, ``-``, and for
+    the ``Chart.yaml`` of another chart, such as an umbrella chart's: its appVersion is not the descheduler's)."""
     if file == "-":
         return None
+    found: dict[str, str] = {}
     try:
         with open(os.path.join(os.path.dirname(os.path.abspath(file)), "Chart.yaml"), encoding="utf-8") as handle:
             for line in handle:
-                if line.startswith("appVersion:"):
-                    return line.split(":", 1)[1].split("#", 1)[0].strip().strip("\"'") or None
+                key, colon, value = line.partition(":")
+                if colon and key in ("name", "appVersion"):
+                    found.setdefault(key, value.split("#", 1)[0].strip().strip("\"'"))
     except (OSError, UnicodeDecodeError):
         return None
-    return None
+    if "name" in found and found["name"] not in CHART_NAMES:
+        return None
+    return found.get("appVersion") or None
 
 
 def chart_release(image_tag: Any, chart_version: Any, wrapper: str, app_version: str | None) -> Release | None:
@@ -146,14 +151,15 @@ class Deployments:
         self._readers: list[_Reader] = []
         self._generated: dict[str, tuple[str | None, str, str]] = {}  # policy file -> (namespace, ConfigMap, key)
         self._installs: list[tuple[str, Install]] = []  # each install of the chart, with the wrapper's file
-        self._values = [doc for doc in values if doc.shape == Shape.HELM]  # chart values: the installs' sources
+        self._flux: list[FluxSource] = []  # the Flux sources of the chart, which HelmReleases may name it by
+        self._values = [doc for doc in values if doc.shape == Shape.HELM and doc.unreached is None]  # sources
         self._add(documents)
 
     def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
         """These deployments and those of ``documents``."""
         both = Deployments(values=self._values)
         both._readers, both._generated = list(self._readers), dict(self._generated)
-        both._installs = list(self._installs)
+        both._installs, both._flux = list(self._installs), list(self._flux)
         both._add(documents)
         return both
 
@@ -163,12 +169,14 @@ class Deployments:
             return
         from desched.workloads.model import objects  # the workload model only when there are documents to read
 
-        for file, doc in objects(documents):
+        listed = list(objects(documents))
+        self._flux.extend(source for _, doc in listed for source in flux_sources(doc))
+        for file, doc in listed:
             kind = doc.get("kind")
             if kind in _WORKLOAD_KINDS:
                 self._readers.extend(_readers(file, doc, kind))
             elif kind in _WRAPPER_KINDS:
-                self._installs.extend((file, install) for install in installs(doc, file))
+                self._installs.extend((file, install) for install in installs(doc, file, self._flux))
             if kind in (None, "Kustomization"):
                 self._generated.update(_generated(file, doc))
                 self._installs.extend((file, install) for install in installs(doc, file))

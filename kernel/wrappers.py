@@ -1,29 +1,32 @@
-"""GitOps wrappers around the descheduler Helm chart's values (docs/architecture.md#policy-locator).
+"""GitOps wrappers around the descheduler Helm chart's values (docs/helm-chart.md#5-values-sources).
 
-A wrapper is a resource that installs a Helm chart with values written inside it. The policy locator
-(:func:`desched.documents.locate_policies`) asks :func:`chart_values` for the values of every document; only the
-descheduler chart counts, recognised by its chart name or its repository URL, so the values of other charts are never
-read as a policy. Each :class:`ChartValues` is the values mapping (or the key whose string holds the values as YAML,
-as Argo CD's ``helm.values``), with the chart version the wrapper pins, a release hint for the linter.
+A wrapper is a resource that installs a Helm chart. :func:`installs` reads each install of the descheduler chart a
+document makes (:class:`Install`): the chart version it pins and its values sources in the order its tool hands
+them to Helm (:class:`ValuesSource`); :func:`chart_values` lists the sources written inside the document, which the
+policy locator (:func:`desched.documents.locate_policies`) reads as chart values. Only the descheduler chart counts,
+recognised by any name it has had, its repository URL, an ``oci://`` reference ending in it, or a Flux source object
+serving it (:func:`flux_sources`), so the values of other charts are never read as a policy.
 
-Wrappers:
+Wrappers and the order of their sources (later wins):
 
-* Flux ``HelmRelease`` (``helm.toolkit.fluxcd.io`` v2, v2beta2, v2beta1): ``spec.values``; the chart is
-  ``spec.chart.spec.chart`` (its version ``spec.chart.spec.version``) or ``spec.chartRef.name``. Values a HelmRelease
-  takes from a ConfigMap (``spec.valuesFrom``) are found in that ConfigMap itself: a data key whose text is chart
-  values with ``deschedulerPolicy`` (:func:`is_values_text`).
+* Flux ``HelmRelease`` (``helm.toolkit.fluxcd.io`` v2, v2beta2, v2beta1): each ``spec.valuesFrom`` ConfigMap key, then
+  ``spec.values``. The chart is ``spec.chart.spec.chart``, the ``sourceRef`` HelmRepository of the chart's
+  repository, or ``spec.chartRef`` (an OCIRepository or HelmChart of it, whose tag or version it then pins). Secret
+  sources and ``targetPath`` values are not read (``Install.ignored``).
 * Argo CD ``Application`` (``spec.source``, ``spec.sources[]``) and ``ApplicationSet`` (the same under
-  ``spec.template``): ``helm.valuesObject``, and ``helm.values`` as a YAML string; the chart is ``chart`` or the
-  ``repoURL`` (with ``targetRevision`` as its version).
-* kustomize ``helmCharts[]`` (a ``Kustomization`` or a kustomization file without ``kind``): ``valuesInline``; the
-  chart is ``name`` or ``repo`` (with ``version``). A ``valuesFile`` is a values file of its own, linted where it is.
+  ``spec.template``): ``helm.valuesObject`` when set, which replaces ``helm.values`` (YAML text) whole, else
+  ``helm.values``; the chart is ``chart`` or the ``repoURL``, ``targetRevision`` its version. ``valueFiles`` live in
+  the chart or another source and are not read.
+* kustomize ``helmCharts[]`` (a ``Kustomization`` or a kustomization file without ``kind``): ``valuesFile`` and
+  ``valuesInline`` as ``valuesMerge`` combines them, then ``additionalValuesFiles`` in order; the chart is ``name``
+  or ``repo`` (with ``version``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
 from desched.chart import CHART_NAMES
@@ -32,9 +35,11 @@ from desched.tree import Path, mapping_or_empty
 __all__ = [
     "CHART_NAME",
     "ChartValues",
+    "FluxSource",
     "Install",
     "ValuesSource",
     "chart_values",
+    "flux_sources",
     "installs",
     "is_descheduler_chart",
     "is_values_text",
@@ -47,6 +52,10 @@ CHART_NAME = "descheduler"
 _CHART_URL = re.compile(r"kubernetes-sigs\.github\.io/descheduler|github\.com/kubernetes-sigs/descheduler", re.I)
 _VALUES_TEXT = re.compile(r"^deschedulerPolicy\s*:", re.M)
 _FLUX_GROUP = "helm.toolkit.fluxcd.io/"
+_ARGO_VALUES_IGNORED = (
+    "helm.values never reaches the chart: helm.valuesObject is set too, and Argo CD then renders with valuesObject "
+    "alone (argo-cd ApplicationSourceHelm.ValuesYAML); move these values into valuesObject"
+)
 _ARGO_GROUP = "argoproj.io/"
 
 
@@ -64,6 +73,7 @@ class ChartValues(NamedTuple):
     version: str | None = None
     key: str | None = None
     version_path: Path | None = None
+    unreached: str | None = None  #: why these values never reach the chart (the tool drops them)
 
 
 def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
@@ -100,6 +110,52 @@ def object_label(doc: dict[str, Any], kind: str) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
+class FluxSource(NamedTuple):
+    """A Flux source object that serves the descheduler chart: a ``HelmRepository`` of its repository, an
+    ``OCIRepository`` whose URL ends in the chart, a ``HelmChart`` of it; ``version`` is the chart version it pins
+    (an OCIRepository's tag, a HelmChart's version), if any."""
+
+    kind: str
+    namespace: str | None
+    name: str
+    version: str | None = None
+
+
+_FLUX_SOURCE_GROUP = "source.toolkit.fluxcd.io/"
+_FLUX_SOURCE_KINDS = frozenset({"HelmRepository", "OCIRepository", "HelmChart"})
+
+
+def flux_sources(doc: Any) -> Iterator[FluxSource]:
+    """The Flux source ``doc`` as a source of the descheduler chart (nothing for any other document)."""
+    if not isinstance(doc, dict) or doc.get("kind") not in _FLUX_SOURCE_KINDS:
+        return
+    api_version = doc.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version.startswith(_FLUX_SOURCE_GROUP):
+        return
+    kind, spec = doc["kind"], mapping_or_empty(doc.get("spec"))
+    metadata = mapping_or_empty(doc.get("metadata"))
+    name, namespace = _text(metadata.get("name")), _text(metadata.get("namespace"))
+    if name is None:
+        return
+    url = _text(spec.get("url"))
+    if kind == "HelmRepository" and url is not None and _CHART_URL.search(url):
+        yield FluxSource(kind, namespace, name)
+    elif kind == "OCIRepository" and url is not None and _last_segment(url) in CHART_NAMES:
+        yield FluxSource(kind, namespace, name, _text(mapping_or_empty(spec.get("ref")).get("tag")))
+    elif kind == "HelmChart" and is_descheduler_chart(spec.get("chart")):
+        yield FluxSource(kind, namespace, name, _text(spec.get("version")))
+
+
+def _flux_source(reference: dict[str, Any], namespace: str | None, known: Collection[FluxSource]) -> FluxSource | None:
+    """The known descheduler source a ``sourceRef``/``chartRef`` names (its namespace defaults to the release's)."""
+    kind, name = reference.get("kind"), reference.get("name")
+    wanted = _text(reference.get("namespace")) or namespace
+    for source in known:
+        if source.kind == kind and source.name == name and (wanted is None or source.namespace in (None, wanted)):
+            return source
+    return None
+
+
 class ValuesSource(NamedTuple):
     """One values source of an :class:`Install`, in the order its tool hands them to Helm (later wins).
 
@@ -126,38 +182,47 @@ class Install(NamedTuple):
     ignored: tuple[tuple[ValuesSource, str], ...] = ()
 
 
-def chart_values(doc: dict[str, Any]) -> Iterator[ChartValues]:
-    """The descheduler chart's values inside the wrapper ``doc`` (nothing for any other document)."""
-    for install in installs(doc):
-        for source in install.sources:
+def chart_values(doc: dict[str, Any], flux: Collection[FluxSource] = ()) -> Iterator[ChartValues]:
+    """The descheduler chart's values inside the wrapper ``doc`` (nothing for any other document); ``flux`` are the
+    Flux sources of the chart known in the repository."""
+    for install in installs(doc, flux=flux):
+        reasons: dict[ValuesSource, str | None] = dict.fromkeys(install.sources)
+        reasons.update(install.ignored)
+        for source, unreached in reasons.items():
             if source.kind == "inline":
-                yield ChartValues(source.where, install.wrapper, install.version, None, install.version_path)
+                yield ChartValues(source.where, install.wrapper, install.version, None, install.version_path, unreached)
             elif source.kind == "text":
                 path, key = source.where
-                yield ChartValues(path, install.wrapper, install.version, key, install.version_path)
+                yield ChartValues(path, install.wrapper, install.version, key, install.version_path, unreached)
 
 
-def installs(doc: dict[str, Any], file: str = "") -> Iterator[Install]:
+def installs(doc: dict[str, Any], file: str = "", flux: Collection[FluxSource] = ()) -> Iterator[Install]:
     """The descheduler chart installs of the wrapper ``doc`` (found in ``file``, which relative values files are
-    read from), with their values sources in their tool's order (docs/helm-chart.md#5-values-sources)."""
+    read from), with their values sources in their tool's order (docs/helm-chart.md#5-values-sources); a
+    HelmRelease may name the chart through one of the Flux sources ``flux``."""
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     api_version = api_version if isinstance(api_version, str) else ""
     if kind == "HelmRelease" and api_version.startswith(_FLUX_GROUP):
-        yield from _flux(doc)
+        yield from _flux(doc, flux)
     elif kind in ("Application", "ApplicationSet") and api_version.startswith(_ARGO_GROUP):
         yield from _argo(doc, kind)
     elif isinstance(doc.get("helmCharts"), list) and kind in (None, "Kustomization"):
         yield from _kustomize(doc, file)
 
 
-def _flux(doc: dict[str, Any]) -> Iterator[Install]:
-    """Flux helm-controller: ``valuesFrom`` in order, then ``spec.values`` over them."""
+def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install]:
+    """Flux helm-controller: ``valuesFrom`` in order, then ``spec.values`` over them. The chart is named by
+    ``spec.chart.spec.chart``, by its ``sourceRef`` (a HelmRepository of the chart's repository), or by
+    ``spec.chartRef`` (an OCIRepository or HelmChart of the chart; by its name when the object is not known)."""
     spec = mapping_or_empty(doc.get("spec"))
     chart = mapping_or_empty(mapping_or_empty(spec.get("chart")).get("spec"))
     reference = mapping_or_empty(spec.get("chartRef"))
-    if not is_descheduler_chart(chart.get("chart")) and not is_descheduler_chart(reference.get("name")):
-        return
     namespace = _text(mapping_or_empty(doc.get("metadata")).get("namespace"))
+    served = _flux_source(reference, namespace, flux) or _flux_source(
+        mapping_or_empty(chart.get("sourceRef")), namespace, flux
+    )
+    if served is None and not (is_descheduler_chart(chart.get("chart")) or is_descheduler_chart(reference.get("name"))):
+        return
     sources: list[ValuesSource] = []
     ignored: list[tuple[ValuesSource, str]] = []
     for entry in map(mapping_or_empty, _list(spec.get("valuesFrom"))):
@@ -175,6 +240,8 @@ def _flux(doc: dict[str, Any]) -> Iterator[Install]:
         sources.append(ValuesSource("inline", ("spec", "values")))
     version = _text(chart.get("version"))
     pin: Path | None = ("spec", "chart", "spec", "version") if version else None
+    if version is None and served is not None:
+        version = served.version  # the chart version the OCIRepository or HelmChart pins
     yield Install(object_label(doc, "HelmRelease"), version, pin, tuple(sources), tuple(ignored))
 
 
@@ -205,7 +272,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
         if isinstance(helm.get("valuesObject"), dict):
             found.append(ValuesSource("inline", (*path, "helm", "valuesObject")))
             if is_values_text(helm.get("values")):
-                ignored.append((text, "valuesObject is set, and Argo CD then ignores values whole"))
+                ignored.append((text, _ARGO_VALUES_IGNORED))
         elif is_values_text(helm.get("values")):
             found.append(text)
         yield Install(label, version, pin, tuple(found), tuple(ignored))

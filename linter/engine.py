@@ -12,12 +12,20 @@ it is not YAML that way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.documents import DerivedDoc, Extraction, PolicyDoc, Shape, extract, extract_configmap_key
+from desched.documents import (
+    HELM_POLICY_KEY,
+    DerivedDoc,
+    Extraction,
+    PolicyDoc,
+    Shape,
+    extract,
+    extract_configmap_key,
+)
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
@@ -25,6 +33,7 @@ from desched.linter.suppress import parse as parse_suppressions
 from desched.policylimits import within_limits
 from desched.releases import Deployments, Release, configured, release_of
 from desched.sources import SourceError, is_template, read_text
+from desched.wrappers import FluxSource
 from desched.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 
 if TYPE_CHECKING:
@@ -105,7 +114,7 @@ class FileResult:
         return [
             (doc, release.target, effective)
             for doc, release, effective in zip(self.policies, self.releases, self.effective, strict=True)
-            if doc.reported_here(())  # several values sources of one chart install run as one policy
+            if doc.reported_here(()) and doc.unreached is None  # one install's sources run as one policy
         ]
 
 
@@ -176,7 +185,9 @@ def check(
     result.effective = []
     for doc, release in zip(result.policies, result.releases, strict=True):
         ctx = Context(doc, release, settings.options, settings.distribution)
-        if ctx.is_kubedescheduler:
+        if doc.unreached is not None:  # values the chart never receives: only what says so runs
+            _run(ctx, [m for m in running_on(DocumentKind.POLICY) if getattr(m, "UNREACHED", False)], settings, result)
+        elif ctx.is_kubedescheduler:
             _run(ctx, running_on(DocumentKind.KUBEDESCHEDULER), settings, result)
             _run_derived(ctx, running_on(DocumentKind.RENDERED), settings, result)
         else:
@@ -300,9 +311,12 @@ def lint_file(path: str, settings: Settings, display: str | None = None) -> File
     return check(read_file(path, settings, display), settings)
 
 
-def read_file(path: str, settings: Settings, display: str | None = None) -> FileResult:
+def read_file(
+    path: str, settings: Settings, display: str | None = None, flux: Collection[FluxSource] | None = None
+) -> FileResult:
     """Read ``path`` (``-`` for stdin) and find its policies and other documents, without running rules
-    (:func:`check` does); raises ``OSError`` only when the file cannot be read at all."""
+    (:func:`check` does); ``flux`` are the Flux sources of the chart the repository holds (default: the file's
+    own). Raises ``OSError`` only when the file cannot be read at all."""
     display = display or path
     try:
         text = read_text(path)
@@ -310,16 +324,26 @@ def read_file(path: str, settings: Settings, display: str | None = None) -> File
         result = FileResult(display)
         _unreadable(result, settings, exc.message, exc.line, exc.column)
         return result
-    return _parsed(FileResult(display, text), settings)
+    return _parsed(FileResult(display, text), settings, flux)
 
 
-def _parsed(result: FileResult, settings: Settings) -> FileResult:
+def read_text_again(result: FileResult, settings: Settings, flux: Collection[FluxSource]) -> FileResult:
+    """The file of ``result`` read again from its text, a HelmRelease naming the chart through ``flux``."""
+    return _parsed(FileResult(result.file, result.text), settings, flux)
+
+
+def _parsed(result: FileResult, settings: Settings, flux: Collection[FluxSource] | None = None) -> FileResult:
     """``result`` with what its text holds (read as a template when its file name says it is one), but the policies
     over a limit of :mod:`desched.policylimits`."""
     if is_template(result.file):
         _read_template(result, settings)
     else:
-        _extracted(result, lambda: extract(result.file, result.text), settings)
+        umbrella = None
+        if HELM_POLICY_KEY in result.text:  # only chart values can be an umbrella chart's
+            from desched.umbrella import dependency_beside
+
+            umbrella = dependency_beside(result.file)
+        _extracted(result, lambda: extract(result.file, result.text, flux=flux, umbrella=umbrella), settings)
     return _within_limits(result, settings)
 
 

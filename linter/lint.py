@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from desched.collector import paused
 from desched.linter.config import Config, discover, load
-from desched.linter.engine import FileResult, Settings, check, lint_repository, read_file
+from desched.linter.engine import FileResult, Settings, check, lint_repository, read_file, read_text_again
 from desched.linter.finding import Finding
 from desched.releases import Deployments
 from desched.sources import iter_paths
@@ -100,12 +100,15 @@ def lint_paths(
             skipped.append((result.file, result.skipped))
             continue
         files += 1
-        if path in named and not result.findings and not _judged(result):
-            unchecked.append(result.file)
+        if path in named and not result.findings:
+            unchecked.append(result.file)  # unless it holds something judged (below)
         if result.policies or result.others:
             kept.append(result)
         else:
             _collect(check(result, chosen), findings, sources)
+    kept = _named_through_flux(kept, chosen)
+    judged = {result.file for result in kept if _judged(result)}
+    unchecked = [file for file in unchecked if file not in judged]
     # a policy is checked against the release deployed with it, which another file may say
     with_policies = any(result.policies for result in kept)
     documents = ((r.file, doc) for r in kept for doc in r.others)
@@ -119,6 +122,25 @@ def lint_paths(
         sources.setdefault(finding.file, texts.get(finding.file, ""))
     ordered = sorted(findings, key=Finding.sort_key)
     return LintRun(ordered, files, unreadable, sources, tuple(skipped), tuple(passed), tuple(unchecked))
+
+
+def _named_through_flux(kept: list[FileResult], settings: Settings) -> list[FileResult]:
+    """``kept``, with each file read again whose HelmRelease names the descheduler chart only through a Flux source
+    (HelmRepository, OCIRepository, HelmChart) another file holds, so that its values are found as chart values."""
+    from desched.wrappers import flux_sources, installs
+
+    flux = [source for result in kept for doc in result.others for source in flux_sources(doc)]
+    if not flux:
+        return kept
+
+    def through_flux(doc: object) -> bool:
+        if not isinstance(doc, dict) or doc.get("kind") != "HelmRelease":
+            return False
+        return next(installs(doc), None) is None and next(installs(doc, flux=flux), None) is not None
+
+    return [
+        read_text_again(result, settings, flux) if any(map(through_flux, result.others)) else result for result in kept
+    ]
 
 
 def _judged(result: FileResult) -> bool:

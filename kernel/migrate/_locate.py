@@ -130,9 +130,16 @@ def find_candidates(
     string meant to hold one. ``raw_only``: the stream is a ConfigMap key's text, ``outer`` its candidate (or that of
     a values string); ``deployments`` and ``name`` (the file) say which descheduler reads each policy."""
     hint, wrapper, release = (outer.hint, outer.wrapper, outer.release) if outer else (None, "", None)
+    umbrella = None
+    if outer is None and not raw_only:
+        from desched.umbrella import dependency_beside  # a values file may be an umbrella chart's
+
+        umbrella = dependency_beside(name)
     found: list[Candidate] = []
-    for location in locate_policies(docs, raw_only=raw_only):
+    for location in locate_policies(docs, raw_only=raw_only, umbrella=umbrella):
         node = location.node
+        if location.unreached is not None:
+            continue  # values the chart never receives: lint says so (DS009); there is nothing to run to migrate
         if location.shape == "helm" and _migrates(helm_source(node)):
             found.append(_helm_candidate(location, hint, wrapper))
         elif location.shape in TEXT_SHAPES:

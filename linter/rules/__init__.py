@@ -22,6 +22,7 @@ _MODULES = (
     "ds006_release_gated",
     "ds007_policy_newer_than_release",
     "ds008_chart_value_ignored",
+    "ds009_values_never_reach_chart",
     "ds101_v1alpha1_policy",
     "ds102_mixed_shapes",
     "ds103_deprecated_evictor_flags",
