@@ -24,7 +24,8 @@ def install(kind: str, chart: str, version: str, values: str) -> dict[str, str]:
     """The files of a repository that installs ``chart`` at ``version`` with the chart values ``values`` (YAML
     text) in the way ``kind`` names; the values always sit in the file named ``values.yaml`` or ``wrapper.yaml``."""
     flux_head = (
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: descheduler, namespace: kube-system}\n"
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        "metadata: {name: descheduler, namespace: kube-system}\n"
         f"spec:\n  chart:\n    spec: {{chart: {chart}, version: '{version}'}}\n"
     )
     argo_source = f"chart: {chart}\nrepoURL: {REPO}\ntargetRevision: {version}\nhelm:\n"
@@ -83,7 +84,8 @@ KINDS = [
 STRATEGIES = "deschedulerPolicy:\n  strategies:\n    LowNodeUtilization:\n      enabled: true\n"
 PROFILES = (
     "deschedulerPolicyAPIVersion: descheduler/v1alpha2\ndeschedulerPolicy:\n  profiles:\n  - name: p\n"
-    "    pluginConfig:\n    - name: RemoveDuplicates\n    plugins:\n      balance:\n        enabled: [RemoveDuplicates]\n"
+    "    pluginConfig:\n    - name: RemoveDuplicates\n    plugins:\n      balance:\n"
+    "        enabled: [RemoveDuplicates]\n"
 )
 LIMIT_ONLY = "deschedulerPolicy:\n  maxNoOfPodsToEvictPerNode: 5\n"
 
