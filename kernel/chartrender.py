@@ -1,4 +1,5 @@
-"""The policy the descheduler chart renders from a user's values, for a pinned chart version (docs/helm-chart.md#3).
+"""The policy the descheduler chart renders from a user's values, for a pinned chart version
+(docs/helm-chart.md#7-what-desched-does-with-it).
 
 An install of the chart (:class:`desched.wrappers.Install`) hands Helm its values sources in its tool's order; Helm
 merges them, then coalesces the result over the chart's ``values.yaml`` of that version (:mod:`desched.helmvalues`),

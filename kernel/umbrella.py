@@ -1,4 +1,5 @@
-"""Umbrella charts: a chart whose ``Chart.yaml`` lists the descheduler chart as a dependency (docs/helm-chart.md#6).
+"""Umbrella charts: a chart whose ``Chart.yaml`` lists the descheduler chart as a dependency
+(docs/helm-chart.md#6-umbrella-charts).
 
 Helm hands a subchart only the parent's values under the dependency's ``alias`` (else its ``name``), and ``global``
 (helm/helm ``pkg/chartutil`` ``ProcessDependencies`` and ``CoalesceValues``). The values files beside such a

@@ -43,7 +43,7 @@ from typing import Any
 from desched import versions
 from desched.documents import PolicyDoc
 from desched.errors import EXIT_ERROR, EXIT_OK, DeschedError, KubeError, UsageError
-from desched.linter.engine import FileResult, Settings, lint_file, release_for
+from desched.linter.engine import FileResult, Settings, check, read_file, release_for
 from desched.policy.effective import Effective, effective_policy
 from desched.releases import Deployments, Release
 from desched.sources import iter_paths
@@ -153,13 +153,19 @@ class _Reader:
                     return effective
         return effective_policy(doc, target)
 
+    def check(self, deployments: Deployments) -> None:
+        """Run the lint pipeline on every file read, each policy against the release ``deployments`` say, chart
+        values rendered with every values source of their install (:mod:`desched.chartrender`)."""
+        for result in self.cache.values():
+            check(result, self.settings, deployments)
+
     def read(self, path: str, required: bool) -> FileResult:
         key = path if path == "-" else os.path.normpath(path)
         result = self.cache.get(key)
         if result is not None:
             return result
         try:
-            result = lint_file(path, self.settings)
+            result = read_file(path, self.settings)
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
         self.cache[key] = result
@@ -207,14 +213,14 @@ def _analyse(
     documents = [(result.file, doc) for result in results for doc in result.others]
     if live is not None:
         documents += _read_live(*live)
-    if policy_paths:
-        policy_files = _unique(reader.files(policy_paths))
-        policies = [doc for path in policy_files for doc in reader.read(path, required=True).policies]
-    else:
-        policies = [doc for result in results for doc in result.policies]
+    policy_results = [reader.read(path, required=True) for path in _unique(reader.files(policy_paths))]
+    values = [doc for result in reader.cache.values() for doc in result.policies]
+    deployments = Deployments(documents, values)
+    reader.check(deployments)
+    # the policies that run: one per chart install, however many values sources it has
+    policies = [doc for result in (policy_results if policy_paths else results) for doc, _, _ in result.runs()]
     if not policies:
         raise UsageError("no descheduler policy found in the inputs (give PATH with a policy, or --policy FILE)")
-    deployments = Deployments(documents)
     clustered = _Clusters(results, documents)
     evictable: set[int] = set()
     reports = []
