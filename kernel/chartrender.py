@@ -19,7 +19,7 @@ Values whose chart version is not known (a values file no wrapper in the reposit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from desched.chartversions import ChartRelease, chart_at
@@ -42,9 +42,15 @@ class ChartDoc(PolicyDoc):
     __slots__ = ("chart", "defaults", "layers", "pin", "pinned_by", "source")
 
     def __init__(
-        self, source: PolicyDoc, chart: ChartRelease, pinned_by: str, pin: Position | None, layers: Sequence[PolicyDoc]
+        self,
+        source: PolicyDoc,
+        chart: ChartRelease,
+        pinned_by: str,
+        pin: Position | None,
+        layers: Sequence[PolicyDoc],
+        clearing: Container[int] = (),
     ) -> None:
-        values = merge_sources(layer.envelope for layer in layers)
+        values = merge_sources((layer.envelope for layer in layers), clearing)
         written = values.get(HELM_POLICY_KEY)
         at = source.root.line, source.root.column
         policy = coalesce(written if isinstance(written, Mapping) else {}, chart.default_policy, at)
@@ -111,19 +117,20 @@ def _api_version(values: Mapping[str, Any], chart: ChartRelease) -> Any:
     return "" if value is None else value  # a null deletes the default: the template writes an empty apiVersion
 
 
-def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> list[PolicyDoc]:
+def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> tuple[list[PolicyDoc], frozenset[int]]:
     """The values sources of an install in precedence order, lowest first, as their tool combines them: each over
-    the ones before (``over``), under them (``under``: kustomize ``valuesMerge: merge``), or instead of them
-    (``replace``)."""
-    ordered: list[PolicyDoc] = []
+    the ones before (``over``, ``clear``), under them (``under``: kustomize ``valuesMerge: merge``), or instead of
+    them (``replace``); and the indexes (in that order) of those whose nulls clear a key (``clear``)."""
+    ordered: list[tuple[ValuesSource, PolicyDoc]] = []
     for source, doc in found:
         if source.merge == "replace":
-            ordered = [doc]
+            ordered = [(source, doc)]
         elif source.merge == "under":
-            ordered.insert(0, doc)
+            ordered.insert(0, (source, doc))
         else:
-            ordered.append(doc)
-    return ordered
+            ordered.append((source, doc))
+    clearing = frozenset(index for index, (source, _) in enumerate(ordered) if source.merge == "clear")
+    return [doc for _, doc in ordered], clearing
 
 
 def rendered(doc: PolicyDoc, deployments: Deployments) -> PolicyDoc:
@@ -143,8 +150,13 @@ def rendered(doc: PolicyDoc, deployments: Deployments) -> PolicyDoc:
         return doc
     from desched.releases import install_label
 
-    ordered = layers(deployments.sources(install, file))
-    if not any(layer is doc for layer in ordered):
-        ordered = [doc]  # a source the tool drops (kustomize valuesMerge: replace) is judged on its own
+    ordered, clearing = layers(deployments.sources(install, file))
+    label = install_label(install, file, doc)
+    if not any(layer is doc for layer in ordered):  # a source the tool drops: kustomize valuesMerge: replace
+        doc.extra["unreached"] = (
+            f"{label} renders without these values: its valuesMerge: replace puts valuesInline in place of "
+            "valuesFile; merge them into valuesInline, or set valuesMerge: override"
+        )
+        return doc
     pin = doc.extra.get("pin") if file == doc.file else None
-    return ChartDoc(doc, chart, install_label(install, file, doc), pin, ordered)
+    return ChartDoc(doc, chart, label, pin, ordered, clearing)

@@ -223,14 +223,16 @@ class EmbeddedError(NamedTuple):
 
 
 class Extraction:
-    """What one file holds: policies, other documents, and embedded policies that do not parse. The YAML texts it
-    holds (policies, chart values) are read on ``budget``, the file's (:class:`~desched.yamlsrc.NodeBudget`)."""
+    """What one file holds: policies, other documents, the wrappers whose chart values are among the policies, and
+    embedded policies that do not parse. The YAML texts it holds (policies, chart values) are read on ``budget``,
+    the file's (:class:`~desched.yamlsrc.NodeBudget`)."""
 
-    __slots__ = ("budget", "errors", "others", "policies")
+    __slots__ = ("budget", "errors", "others", "policies", "wrappers")
 
     def __init__(self, budget: NodeBudget | None = None) -> None:
         self.policies: list[PolicyDoc] = []
         self.others: list[Any] = []
+        self.wrappers: list[Any] = []
         self.errors: list[EmbeddedError] = []
         self.budget = budget if budget is not None else NodeBudget()
 
@@ -449,8 +451,8 @@ def extract(
     for location in locate_policies(documents, flux=flux, umbrella=umbrella):
         node = location.node
         if location.holder is not None and id(location.holder) not in holders:
-            holders.add(id(location.holder))  # a wrapper is also a document of the repository (its installs)
-            result.others.append(location.holder)
+            holders.add(id(location.holder))  # its installs name the chart version and the values sources
+            result.wrappers.append(location.holder)
         if location.shape == Shape.CONFIGMAP:
             found = [_configmap_policies(file, text, node, key, result) for key in location.keys]
             if not any(found):

@@ -6,7 +6,8 @@ Two operations, each written from Helm's own code (helm/helm v3, ``pkg/cli/value
 * :func:`merge_sources` merges the user's values sources in their tool's order (``helm -f a -f b``, a Flux
   ``valuesFrom`` list then ``spec.values``, ...): maps merge key by key at every depth, anything else (a scalar, a
   list, ``null``) from a later source replaces what an earlier one set. A ``null`` is kept: it means something only
-  against the chart's defaults.
+  against the chart's defaults. (kustomize merges ``valuesInline`` into ``valuesFile`` before Helm sees either, with
+  kyaml's ``merge2``: there a ``null`` clears the key instead, and the chart's default stands.)
 * :func:`coalesce` lays the merged user values over the chart's ``values.yaml``: a key the user did not set takes the
   chart's default; a user ``null`` deletes the chart's default key; maps coalesce recursively; a user list replaces
   the default list whole; where one side is a map and the other is not, the user's value stands (Helm warns).
@@ -19,7 +20,7 @@ there. :class:`Coalesced` lists the paths whose values came from the defaults.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from desched.tree import Path
@@ -37,22 +38,26 @@ class Coalesced(NamedTuple):
     defaults: frozenset[Path]
 
 
-def merge_sources(sources: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def merge_sources(sources: Iterable[Mapping[str, Any]], clearing: Container[int] = ()) -> dict[str, Any]:
     """The user's values sources merged in order, as Helm merges ``-f`` files (a later source wins; maps merge at
-    every depth; a list or ``null`` replaces). The sources are not changed; positions of the first source that set a
-    key are kept when the sources are YMaps."""
+    every depth; a list or ``null`` replaces). The sources whose index is in ``clearing`` are merged as kustomize
+    merges ``valuesInline`` into ``valuesFile`` (kyaml ``merge2``): a ``null`` there clears the key and never reaches
+    Helm. The sources are not changed; positions of the source that set a key are kept when they are YMaps."""
     merged: dict[str, Any] = {}
-    for source in sources:
-        merged = _merge(merged, source)
+    for index, source in enumerate(sources):
+        merged = _merge(merged, source, index in clearing)
     return merged
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any], clears: bool) -> dict[str, Any]:
     out = _shallow(base if base else over)
     for key, value in over.items():
         current = base.get(key)
+        if value is None and clears:
+            out.pop(key, None)
+            continue
         if isinstance(value, Mapping) and isinstance(current, Mapping):
-            value = _merge(current, value)
+            value = _merge(current, value, clears)
         out[key] = value
         _place(out, key, over)
     return out

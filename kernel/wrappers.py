@@ -162,8 +162,10 @@ class ValuesSource(NamedTuple):
     ``kind`` is ``inline`` (a mapping in the wrapper: ``where`` is its path), ``text`` (values as YAML text in the
     wrapper: ``where`` is the path of the mapping and the key holding it), ``configmap`` (``where`` is
     ``(namespace, name, key)``) or ``file`` (``where`` is ``(path,)``, normalised, relative to the working
-    directory). ``merge`` says how it meets the sources before it: ``over`` (Helm's merge, it wins), ``under``
-    (kustomize ``valuesMerge: merge``: the earlier source wins) or ``replace`` (it replaces them)."""
+    directory). ``merge`` says how it meets the sources before it: ``over`` (Helm's merge, it wins), ``clear``
+    (kustomize ``valuesMerge: override``, the default: it wins, and a ``null`` in it clears the key rather than
+    reaching Helm), ``under`` (kustomize ``valuesMerge: merge``: the earlier source wins) or ``replace`` (kustomize
+    ``valuesMerge: replace``: it replaces them)."""
 
     kind: str
     where: tuple[Any, ...]
@@ -291,7 +293,7 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
         if values_file is not None:
             sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, values_file)),)))
         if isinstance(chart.get("valuesInline"), dict):
-            how = {"merge": "under", "replace": "replace"}.get(str(chart.get("valuesMerge")), "over")
+            how = {"merge": "under", "replace": "replace"}.get(str(chart.get("valuesMerge")), "clear")
             sources.append(ValuesSource("inline", ("helmCharts", index, "valuesInline"), how))
         for extra in _list(chart.get("additionalValuesFiles")):
             if isinstance(extra, str) and extra:

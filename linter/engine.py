@@ -96,7 +96,9 @@ class FileResult:
     template (:func:`desched.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says why it
     was not linted."""
 
-    __slots__ = ("effective", "file", "findings", "others", "policies", "releases", "skipped", "template", "text")
+    __slots__ = (
+        "effective", "file", "findings", "others", "policies", "releases", "skipped", "template", "text", "wrappers",
+    )  # fmt: skip
 
     def __init__(self, file: str, text: str = "") -> None:
         self.file = file
@@ -106,6 +108,7 @@ class FileResult:
         self.releases: list[Release] = []  # the release each policy was checked against, once checked
         self.effective: list[Effective] = []  # the policy each one runs as (converted, rendered), once checked
         self.others: list[Any] = []
+        self.wrappers: list[Any] = []  # the documents whose chart values are among the policies (their installs)
         self.template: Neutralized | None = None
         self.skipped: str | None = None
 
@@ -152,7 +155,7 @@ def _extracted(result: FileResult, extraction_of: Callable[[], Extraction], sett
     except YamlError as exc:
         _unreadable(result, settings, exc.message, exc.line, exc.column)
         return result
-    result.policies, result.others = extraction.policies, extraction.others
+    result.policies, result.others, result.wrappers = extraction.policies, extraction.others, extraction.wrappers
     for error in extraction.errors:
         _unreadable(result, settings, error.message, error.line, error.column, error.object)
     return result
@@ -168,7 +171,7 @@ def check(
     by default, those of the file itself), and apply suppression; fills ``result.releases`` and ``result.effective``
     (each policy's effective form, computed here once for every later reader)."""
     if deployments is None:
-        documents = ((result.file, doc) for doc in result.others)
+        documents = ((result.file, doc) for doc in result.others + result.wrappers)
         deployments = Deployments(documents, result.policies) if result.policies else Deployments()
     chosen = list(modules) if modules is not None else None
 
@@ -380,7 +383,7 @@ def _read_template(result: FileResult, settings: Settings) -> FileResult:
         return result
     result.template = template
     _extracted(result, lambda: extract(result.file, template.text, documents, budget), settings)
-    result.others = []
+    result.others, result.wrappers = [], []
     return result
 
 

@@ -107,11 +107,11 @@ def lint_paths(
         else:
             _collect(check(result, chosen), findings, sources)
     kept = _named_through_flux(kept, chosen)
-    judged = {result.file for result in kept if _judged(result)}
-    unchecked = [file for file in unchecked if file not in judged]
+    named_kept = {result.file: result for result in kept if result.file in unchecked}
+    unchecked = [file for file in unchecked if file not in named_kept or not _judged(named_kept[file])]
     # a policy is checked against the release deployed with it, which another file may say
     with_policies = any(result.policies for result in kept)
-    documents = ((r.file, doc) for r in kept for doc in r.others)
+    documents = ((r.file, doc) for r in kept for doc in r.others + r.wrappers)
     values = (doc for r in kept for doc in r.policies)
     deployments = Deployments(documents, values) if with_policies else Deployments()
     for result in kept:

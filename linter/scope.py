@@ -215,7 +215,8 @@ def _analyse(
         documents += _read_live(*live)
     policy_results = [reader.read(path, required=True) for path in _unique(reader.files(policy_paths))]
     values = [doc for result in reader.cache.values() for doc in result.policies]
-    deployments = Deployments(documents, values)
+    wrappers = [(result.file, doc) for result in reader.cache.values() for doc in result.wrappers]
+    deployments = Deployments(documents + wrappers, values)
     reader.check(deployments)
     # the policies that run: one per chart install, however many values sources it has
     policies = [doc for result in (policy_results if policy_paths else results) for doc, _, _ in result.runs()]

@@ -169,9 +169,55 @@ def test_the_source_that_wins_alone_stands_for_the_install_in_the_repository_rul
     (tmp_path / "hr.yaml").write_text(FLUX_WITH_VALUES_FROM)
     (tmp_path / "cm.yaml").write_text(VALUES_CONFIGMAP)
     results = [read_file(str(tmp_path / name), Settings()) for name in ("hr.yaml", "cm.yaml")]
-    documents = [(r.file, doc) for r in results for doc in r.others]
+    documents = [(r.file, doc) for r in results for doc in r.others + r.wrappers]
     deployments = Deployments(documents, [doc for r in results for doc in r.policies])
     runs = [run for r in results for run in check(r, Settings(), deployments).runs()]
     ((doc, _, effective),) = runs
     assert Path(doc.file).name == "hr.yaml"
     assert [profile.name for profile in effective.policy.profiles] == ["default"]
+
+
+KUSTOMIZATION = """\
+helmCharts:
+- name: descheduler
+  repo: https://kubernetes-sigs.github.io/descheduler/
+  version: 0.31.0
+  valuesFile: values.yaml
+{merge}  valuesInline:
+    deschedulerPolicy:
+      maxNoOfPodsToEvictPerNode: {inline}
+"""
+VALUES_FILE = "deschedulerPolicy:\n  maxNoOfPodsToEvictPerNode: -1\n  maxNoOfPodsToEvictPerNamespace: -2\n"
+
+
+@pytest.mark.parametrize(
+    ("merge", "inline", "expected"),
+    [
+        # override (the default): inline wins, the file's other keys stay
+        ("", "5", {("values.yaml", "maxNoOfPodsToEvictPerNamespace")}),
+        ("  valuesMerge: override\n", "5", {("values.yaml", "maxNoOfPodsToEvictPerNamespace")}),
+        # merge: the file wins; inline only adds what the file lacks
+        (
+            "  valuesMerge: merge\n",
+            "5",
+            {("values.yaml", "maxNoOfPodsToEvictPerNode"), ("values.yaml", "maxNoOfPodsToEvictPerNamespace")},
+        ),
+        # replace: the file never reaches the chart
+        ("  valuesMerge: replace\n", "5", {("values.yaml", "DS009")}),
+        # a null in valuesInline clears the file's key (kyaml merge2), and the chart default stands
+        ("", "null", {("values.yaml", "maxNoOfPodsToEvictPerNamespace")}),
+    ],
+)
+def test_kustomize_values_merge_modes(tmp_path, merge, inline, expected):
+    from desched.linter.lint import lint_paths
+
+    (tmp_path / "kustomization.yaml").write_text(KUSTOMIZATION.format(merge=merge, inline=inline))
+    (tmp_path / "values.yaml").write_text(VALUES_FILE)
+    found = set()
+    for finding in lint_paths([str(tmp_path)]).findings:
+        name = Path(finding.file).name
+        if finding.rule == "DS009":
+            found.add((name, "DS009"))
+        elif finding.rule == "DS004":
+            found.add((name, finding.message.split('"')[1]))
+    assert found == expected
