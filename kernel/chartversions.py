@@ -10,6 +10,7 @@ Every table was read off the chart at each ``descheduler-helm-chart-<version>`` 
 from __future__ import annotations
 
 import copy
+from functools import cache
 from typing import Any, NamedTuple, TypeVar
 
 from desched.chart import APP_VERSIONS
@@ -26,10 +27,14 @@ class ChartRelease(NamedTuple):
     name: str  #: ``name`` of Chart.yaml, one of :data:`desched.chart.CHART_NAMES`
     app_version: str
     deprecated: bool  #: ``deprecated: true`` in Chart.yaml
-    default_policy: dict[str, Any]  #: the ``deschedulerPolicy`` default, as in values.yaml (a fresh copy)
+    default_policy: dict[str, Any]  #: the ``deschedulerPolicy`` default, as in values.yaml (shared: never change it)
     policy_api_version: str | None  #: the ``deschedulerPolicyAPIVersion`` default; ``None`` where the chart has none
     skips_empty_policy: bool  #: a null or empty ``deschedulerPolicy`` (once merged) renders no ConfigMap
     tpl: bool  #: the rendered policy passes through ``tpl``: its strings may be templates over all the values
+
+    def fresh_policy(self) -> dict[str, Any]:
+        """A copy of the default policy, the caller's to change."""
+        return copy.deepcopy(self.default_policy)
 
     @property
     def api_version_templated(self) -> bool:
@@ -45,7 +50,7 @@ class ChartRelease(NamedTuple):
 #: The header's ``apiVersion`` before the chart had ``deschedulerPolicyAPIVersion`` (up to 0.26.1).
 HARD_CODED_API_VERSION = "descheduler/v1alpha1"
 
-# Pieces the default policies share (chart_at hands out deep copies, so sharing them is safe).
+# Pieces the default policies share (nothing changes them: ChartRelease.fresh_policy copies).
 _ENABLED = {"enabled": True}
 _REQUIRED_AFFINITY = {"nodeAffinityType": ["requiredDuringSchedulingIgnoredDuringExecution"]}
 _RESTARTS = {"podRestartThreshold": 100, "includingInitContainers": True}
@@ -180,8 +185,13 @@ def _at(table: tuple[tuple[str, _T], ...], version: str) -> _T:
 
 def chart_at(version: str) -> ChartRelease | None:
     """The chart at ``version`` (exactly a chart version of :data:`APP_VERSIONS`, a leading ``v`` allowed), from
-    0.19.0 on; ``None`` for any other. Its ``default_policy`` is a fresh copy, the caller's to change."""
-    text = version.strip().removeprefix("v")
+    0.19.0 on; ``None`` for any other. Its ``default_policy`` is shared: read it, or change
+    :meth:`ChartRelease.fresh_policy`."""
+    return _chart_at(version.strip().removeprefix("v"))
+
+
+@cache
+def _chart_at(text: str) -> ChartRelease | None:
     if text not in APP_VERSIONS or _key(text) < _key(FIRST_CHART):
         return None
     return ChartRelease(
@@ -189,7 +199,7 @@ def chart_at(version: str) -> ChartRelease | None:
         name=_at(_NAMES, text),
         app_version=APP_VERSIONS[text],
         deprecated=text in _DEPRECATED,
-        default_policy=copy.deepcopy(_at(_DEFAULT_POLICIES, text)),
+        default_policy=_at(_DEFAULT_POLICIES, text),
         policy_api_version=_at(_POLICY_API_VERSIONS, text),
         skips_empty_policy=_at(_SKIPS_EMPTY_POLICY, text),
         tpl=_at(_TPL, text),

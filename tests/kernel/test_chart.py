@@ -153,9 +153,9 @@ def test_other_versions_have_no_chart_release(text: str):
     assert chart_at(text) is None
 
 
-def test_the_default_policy_handed_out_is_the_callers_copy():
-    first = _release("0.36.0")
-    first.default_policy["profiles"][0]["pluginConfig"].clear()
+def test_a_fresh_policy_is_the_callers_copy():
+    fresh = _release("0.36.0").fresh_policy()
+    fresh["profiles"][0]["pluginConfig"].clear()
     assert _release("0.36.0").default_policy["profiles"][0]["pluginConfig"]
     assert _release("0.35.0").default_policy == _release("0.36.0").default_policy
 
