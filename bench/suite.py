@@ -85,6 +85,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     def verdict(target: dict[str, Any] | None) -> str:
         return "" if target is None else ("met" if target["met"] else "**MISSED**")
 
+    table += _baseline_rows(results.get("baseline", {}))
     lint = results.get("lint", {})
     if "single_file" in lint:
         single = lint["single_file"]
@@ -230,6 +231,31 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     return table
 
 
+def _baseline_rows(section: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """The lint cases against an earlier revision (bench/baseline.py)."""
+    labels = {
+        "single_file": "Lint, one policy file, whole process, against {rev}",
+        "repository": "Lint, repository of {files:,} files, one core, against {rev}",
+        "gitops": "Lint, GitOps ({files} files with chart values), one core, against {rev}",
+    }
+    table = []
+    for name, label in labels.items():
+        case = section.get(name)
+        if case is None:
+            continue
+        low, high = case["pair_range"]
+        table.append(
+            (
+                label.format(rev=section["revision"], files=case.get("files", 0)),
+                f"{case['seconds']['now'] * 1000:,.0f} ms",
+                f"{section['revision']} {case['seconds']['baseline'] * 1000:,.0f} ms",
+                f"{case['ratio']:.2f}x the time (pairs {low:.2f} to {high:.2f})",
+                "",
+            )
+        )
+    return table
+
+
 def _workload_rows(section: dict[str, Any], verdict: Any) -> list[tuple[str, str, str, str, str]]:
     """The workload webhook's rows: throughput and CPU against the no-op, paced latency, one decision."""
     table = []
@@ -351,6 +377,10 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "shapes found for the lint limits of README.md, Limits): `desched lint --format json FILE` pinned to one core, "
         "median time and highest peak RSS (the process's own, from `wait4`); yamllint on the issue's file only, once "
         "(it takes minutes).",
+        "- Against an earlier revision (`bench/baseline.py --rev REV`): this checkout and the revision, each "
+        "installed without dependencies beside the other and run as `python -m desched` from one interpreter, "
+        "alternated; the ratio is this checkout's median over the revision's, with the range of the run-by-run "
+        "ratios (how noisy the machine was).",
         "- Migration, workload safety and simulate: whole processes (workload safety in process), one core where "
         "stated; simulate runs every plugin (HighNodeUtilization separately, as the linter forbids it beside "
         "LowNodeUtilization), with DefaultEvictor's `nodeFit` on and off, on a packed generated cluster where one "

@@ -34,6 +34,7 @@ from desched.tree import Path, mapping_or_empty
 
 __all__ = [
     "CHART_NAME",
+    "FLUX_SOURCE_KINDS",
     "ChartValues",
     "FluxSource",
     "Install",
@@ -122,12 +123,13 @@ class FluxSource(NamedTuple):
 
 
 _FLUX_SOURCE_GROUP = "source.toolkit.fluxcd.io/"
-_FLUX_SOURCE_KINDS = frozenset({"HelmRepository", "OCIRepository", "HelmChart"})
+#: The kinds of Flux source objects that can serve a chart (a cheap test before :func:`flux_sources`).
+FLUX_SOURCE_KINDS = frozenset({"HelmRepository", "OCIRepository", "HelmChart"})
 
 
 def flux_sources(doc: Any) -> Iterator[FluxSource]:
     """The Flux source ``doc`` as a source of the descheduler chart (nothing for any other document)."""
-    if not isinstance(doc, dict) or doc.get("kind") not in _FLUX_SOURCE_KINDS:
+    if not isinstance(doc, dict) or doc.get("kind") not in FLUX_SOURCE_KINDS:
         return
     api_version = doc.get("apiVersion")
     if not isinstance(api_version, str) or not api_version.startswith(_FLUX_SOURCE_GROUP):

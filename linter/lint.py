@@ -127,9 +127,10 @@ def lint_paths(
 def _named_through_flux(kept: list[FileResult], settings: Settings) -> list[FileResult]:
     """``kept``, with each file read again whose HelmRelease names the descheduler chart only through a Flux source
     (HelmRepository, OCIRepository, HelmChart) another file holds, so that its values are found as chart values."""
-    from desched.wrappers import flux_sources, installs
+    from desched.wrappers import FLUX_SOURCE_KINDS, flux_sources, installs
 
-    flux = [source for result in kept for doc in result.others for source in flux_sources(doc)]
+    candidates = (doc for result in kept for doc in result.others if isinstance(doc, dict))
+    flux = [source for doc in candidates if doc.get("kind") in FLUX_SOURCE_KINDS for source in flux_sources(doc)]
     if not flux:
         return kept
 
