@@ -12,7 +12,7 @@ only commented in ``values.yaml``); the ``deschedulerPolicy`` and ``deschedulerP
 
 from __future__ import annotations
 
-__all__ = ["APP_VERSIONS", "CHART_NAMES", "FIRST_RELEASE", "LAST_RELEASE", "values_keys"]
+__all__ = ["APP_VERSIONS", "CHART_NAMES", "FIRST_RELEASE", "LAST_RELEASE", "chart_version", "values_keys"]
 
 #: The descheduler chart's versions and the release each deploys (``appVersion`` of charts/descheduler/Chart.yaml
 #: at each ``descheduler-helm-chart-*`` tag of kubernetes-sigs/descheduler).
@@ -61,3 +61,9 @@ def values_keys(release: int) -> frozenset[str]:
 #: Every name the chart has had in ``Chart.yaml``: ``descheduler-helm-chart`` up to chart 0.19.1, ``descheduler`` from
 #: 0.19.2 (and for 0.18.2, published the same day).
 CHART_NAMES = ("descheduler-helm-chart", "descheduler")
+
+
+def chart_version(reference: str) -> str:
+    """The chart version a pin names: ``0.31.0`` for ``0.31.0``, ``v0.31.0`` and the chart's release tag in the
+    descheduler repository, ``descheduler-helm-chart-0.31.0`` (an Argo CD git source's ``targetRevision``)."""
+    return reference.strip().removeprefix(f"{CHART_NAMES[0]}-").removeprefix("v")

@@ -13,7 +13,7 @@ import copy
 from functools import cache
 from typing import Any, NamedTuple, TypeVar
 
-from desched.chart import APP_VERSIONS
+from desched.chart import APP_VERSIONS, chart_version
 
 __all__ = ["FIRST_CHART", "HARD_CODED_API_VERSION", "ChartRelease", "chart_at"]
 
@@ -184,10 +184,11 @@ def _at(table: tuple[tuple[str, _T], ...], version: str) -> _T:
 
 
 def chart_at(version: str) -> ChartRelease | None:
-    """The chart at ``version`` (exactly a chart version of :data:`APP_VERSIONS`, a leading ``v`` allowed), from
+    """The chart at ``version`` (exactly a chart version of :data:`APP_VERSIONS`, as :func:`desched.chart.chart_version`
+    reads a pin: a leading ``v`` or the chart's tag prefix allowed), from
     0.19.0 on; ``None`` for any other. Its ``default_policy`` is shared: read it, or change
     :meth:`ChartRelease.fresh_policy`."""
-    return _chart_at(version.strip().removeprefix("v"))
+    return _chart_at(chart_version(version))
 
 
 @cache

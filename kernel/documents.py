@@ -499,23 +499,15 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
     if location.source is not None:
         extra["install"] = (location.wrapper, location.source)  # which source of which install of the file
     return PolicyDoc(
-        file, policy, _rendered_api_version(values, policy, location.hint), "DeschedulerPolicy", Shape.HELM, label,
+        file, policy, _written_api_version(values, policy), "DeschedulerPolicy", Shape.HELM, label,
         values, extra=extra,
     )  # fmt: skip
 
 
-def _rendered_api_version(values: YMap, policy: Any, chart_version: str | None) -> Any:
-    """The ``apiVersion`` the policy of chart ``values`` is read with (docs/helm-chart.md#12-the-apiversion-line): a
-    chart before 0.27 hard-codes v1alpha1 whatever the values say; a later one writes
-    ``deschedulerPolicyAPIVersion``. Without it the policy is read in the shape it is written (``strategies``:
-    v1alpha1), so the rules judge what the user wrote; what a chart whose default is v1alpha2 makes of such values,
-    DS101 and DS102 say (:func:`desched.linter.rules._shapes.chart_default_runs`)."""
-    if chart_version:
-        from desched.chartversions import HARD_CODED_API_VERSION, chart_at  # only pinned chart values pay for it
-
-        chart = chart_at(chart_version)
-        if chart is not None and not chart.api_version_templated:
-            return HARD_CODED_API_VERSION
+def _written_api_version(values: YMap, policy: Any) -> Any:
+    """The ``apiVersion`` chart ``values`` are read with as written: ``deschedulerPolicyAPIVersion``, else the shape
+    the policy is written in (``strategies``: v1alpha1). A pinned chart renders them with the ``apiVersion`` its
+    template writes instead (:mod:`desched.chartrender`, docs/helm-chart.md#12-the-apiversion-line)."""
     if HELM_VERSION_KEY in values:
         return values[HELM_VERSION_KEY]
     return f"{POLICY_GROUP}/v1alpha1" if "strategies" in policy else f"{POLICY_GROUP}/v1alpha2"

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from desched.chart import APP_VERSIONS, CHART_NAMES
+from desched.chart import chart_version as chart_version_of
 from desched.documents import PolicyDoc, Shape
 from desched.tree import mapping_or_empty
 from desched.versions import NEWEST, OLDEST, render
@@ -96,7 +97,7 @@ def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
     newer than the table) the chart version itself, which has matched the release since chart 0.24."""
     if not isinstance(chart_version, str):
         return None
-    text = chart_version.strip().removeprefix("v")
+    text = chart_version_of(chart_version)
     return _minor(APP_VERSIONS.get(text, text))
 
 
@@ -127,7 +128,7 @@ def chart_release(image_tag: Any, chart_version: Any, wrapper: str, app_version:
         return Release(*parsed, f"image.tag {image_tag} in the chart's values")
     parsed = chart_app_version(chart_version)
     if parsed is not None:
-        return Release(*parsed, f"descheduler chart {chart_version}, pinned by {wrapper}")
+        return Release(*parsed, f"descheduler chart {chart_version_of(chart_version)}, pinned by {wrapper}")
     parsed = _minor(app_version)
     if parsed is not None:
         return Release(*parsed, f"appVersion {app_version} of the Chart.yaml beside the values")

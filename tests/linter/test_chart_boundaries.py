@@ -199,3 +199,16 @@ def test_a_helmrelease_names_the_chart_through_a_flux_source_in_another_file(tmp
     found = lint_install_files(tmp_path)
     assert [(file, rule) for file, rule, _ in found] == [("release.yaml", "DS101")]
     assert "descheduler chart 0.26.0" in found[0][2]
+
+
+@pytest.mark.parametrize("revision", ["descheduler-helm-chart-0.26.0", "v0.26.0"])
+def test_an_argo_git_source_of_the_chart_pins_the_chart_by_its_release_tag(revision):
+    from tests.conftest import lint
+
+    text = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: descheduler}\nspec:\n  source:\n"
+        "    repoURL: https://github.com/kubernetes-sigs/descheduler.git\n    path: charts/descheduler\n"
+        f"    targetRevision: {revision}\n    helm:\n      valuesObject:\n" + _indent(STRATEGIES, 8)
+    )
+    (finding,) = lint(text)
+    assert finding.rule == "DS101" and "descheduler chart 0.26.0" in finding.message  # defaults merged: no DS304
