@@ -201,13 +201,6 @@ class DerivedDoc(PolicyDoc):
     def chart_default(self, path: Sequence[str | int]) -> str | None:
         return self.source.chart_default(self.source_path(path))
 
-    @property
-    def unreached(self) -> str | None:
-        """Why these chart values never reach the chart (a tool drops them, an umbrella chart keeps them); ``None``
-        for a policy that runs."""
-        reason = self.extra.get("unreached")
-        return reason if isinstance(reason, str) else None
-
     def reported_here(self, path: Sequence[str | int]) -> bool:
         return self.source.reported_here(self.source_path(path))
 
