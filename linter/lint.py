@@ -152,10 +152,10 @@ def _judged(result: FileResult) -> bool:
     if not result.others:
         return False
     from desched.workloads.model import collect  # only a named file without a policy pays for it
-    from desched.wrappers import chart_values
+    from desched.wrappers import installs
 
-    if any(next(chart_values(doc), None) is not None for doc in result.others if isinstance(doc, dict)):
-        return True
+    if any(next(installs(doc), None) is not None for doc in result.others if isinstance(doc, dict)):
+        return True  # an install of the chart, even with its values all elsewhere (valuesFrom, values files)
     inventory = collect((result.file, doc) for doc in result.others)
     return bool(inventory.workloads or inventory.pdbs)
 
