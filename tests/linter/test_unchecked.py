@@ -21,6 +21,10 @@ RELEASE_WITHOUT_POLICY = (
     "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: descheduler}\nspec:\n  chart:\n"
     "    spec: {chart: descheduler, version: 0.31.0}\n  values:\n    kind: Deployment\n"
 )
+RELEASE_VALUES_FROM = (
+    "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: descheduler}\nspec:\n  chart:\n"
+    "    spec: {chart: descheduler, version: 0.31.0}\n  valuesFrom: [{kind: ConfigMap, name: values}]\n"
+)
 POLICY = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
 NOTE = "desched: note: {}: no descheduler policy found"
 
@@ -45,8 +49,8 @@ def test_a_named_file_without_anything_to_judge_gets_a_note(tmp_path: Path, caps
 
 @pytest.mark.parametrize(
     "text",
-    [POLICY, DEPLOYMENT, PDB, RELEASE_WITHOUT_POLICY, "a: [unclosed\n"],
-    ids=["policy", "deployment", "pdb", "chart-wrapper", "invalid-yaml"],
+    [POLICY, DEPLOYMENT, PDB, RELEASE_WITHOUT_POLICY, RELEASE_VALUES_FROM, "a: [unclosed\n"],
+    ids=["policy", "deployment", "pdb", "chart-wrapper", "chart-wrapper-values-from", "invalid-yaml"],
 )
 def test_files_with_something_desched_judges_get_no_note(text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     named = tmp_path / "x.yaml"
