@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from desched.chartversions import ChartRelease, chart_at
-from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, PolicyDoc, Shape
+from desched.chartversions import ChartRelease, chart_at, chart_deploying
+from desched.documents import CHART_VALUES, HELM_POLICY_KEY, HELM_VERSION_KEY, PolicyDoc, Shape
 from desched.helmvalues import coalesce, merge_sources
+from desched.releases import chart_yaml_app_version, install_label
 from desched.yamlsrc import Position, YMap
 
 if TYPE_CHECKING:
-    from desched.releases import Deployments
+    from desched.releases import Deployments, Release
     from desched.wrappers import ValuesSource
 
 __all__ = ["ChartDoc", "layers", "rendered"]
@@ -39,13 +40,13 @@ class ChartDoc(PolicyDoc):
     ``source``, reports it: ``root`` is the coalesced ``deschedulerPolicy``, ``api_version`` the header the template
     writes; ``defaults`` are the paths whose values the chart's defaults supplied."""
 
-    __slots__ = ("chart", "defaults", "layers", "pin", "pinned_by", "source")
+    __slots__ = ("chart", "defaults", "layers", "pin", "pinned", "source")
 
     def __init__(
         self,
         source: PolicyDoc,
         chart: ChartRelease,
-        pinned_by: str,
+        pinned: str,
         pin: Position | None,
         layers: Sequence[PolicyDoc],
         clearing: Container[int] = (),
@@ -64,7 +65,7 @@ class ChartDoc(PolicyDoc):
         self.defaults = policy.defaults
         self.source = source
         self.layers = tuple(layers)
-        self.pinned_by = pinned_by
+        self.pinned = pinned  # how the chart version is known: "pinned by <wrapper>", or the release it deploys
         self.pin = pin
 
     @property
@@ -72,15 +73,26 @@ class ChartDoc(PolicyDoc):
         """Whether this source wins over the others: it reports what no one source wrote."""
         return self.layers[-1] is self.source
 
+    @property
+    def assumed(self) -> bool:
+        """Whether the chart version is the one of the release desched assumes, not one a pin names."""
+        return not self.pinned.startswith("pinned by ")
+
     def supplied(self, path: Sequence[str | int]) -> bool:
         """Whether the value at ``path`` (or an ancestor of it) came from the chart's defaults."""
         return any(tuple(path[:end]) in self.defaults for end in range(1, len(path) + 1))
 
     def writer(self, path: Sequence[str | int]) -> PolicyDoc | None:
         """The source whose value at ``path`` the policy holds (the last that sets it); ``None`` for a default, or
-        for a path no source sets whole (the policy itself)."""
+        for a path no source sets whole (the policy itself). A path into the values around the policy
+        (:data:`~desched.documents.CHART_VALUES`) is this source's own; the ``apiVersion`` is the last source's that
+        sets ``deschedulerPolicyAPIVersion``."""
         if not path or self.supplied(path):
             return None
+        if path[0] == CHART_VALUES:
+            return self.source
+        if path[0] == "apiVersion":
+            return next((layer for layer in reversed(self.layers) if HELM_VERSION_KEY in layer.envelope), None)
         return next((layer for layer in reversed(self.layers) if _holds(layer.root, path)), None)
 
     def reported_here(self, path: Sequence[str | int]) -> bool:
@@ -97,7 +109,7 @@ class ChartDoc(PolicyDoc):
     def chart_default(self, path: Sequence[str | int]) -> str | None:
         if not self.supplied(path):
             return None
-        return f"a default of chart {self.chart.version}, pinned by {self.pinned_by}, not a value these values set"
+        return f"a default of chart {self.chart.version}, {self.pinned}, not a value these values set"
 
 
 def _holds(tree: Any, path: Sequence[str | int]) -> bool:
@@ -133,22 +145,26 @@ def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> tuple[list[Policy
     return [doc for _, doc in ordered], clearing
 
 
-def rendered(doc: PolicyDoc, deployments: Deployments) -> PolicyDoc:
-    """``doc`` as the chart renders it, when ``doc`` is a source of chart values of an install (``deployments``)
-    whose chart version is known; ``doc`` itself otherwise."""
+def rendered(doc: PolicyDoc, deployments: Deployments, release: Release | None = None) -> PolicyDoc:
+    """``doc`` as the chart renders it, when ``doc`` is a source of chart values: of an install (``deployments``)
+    whose chart version is known, else of the chart that deploys ``release`` (the release desched assumes the values
+    run on; not for the values of a vendored chart, a ``Chart.yaml`` of the descheduler chart beside them, which are
+    that chart's defaults themselves); ``doc`` itself for anything else."""
     if doc.shape != Shape.HELM or isinstance(doc, ChartDoc) or doc.unreached is not None:
         return doc
     found = deployments.install_of(doc)
-    if found is None:  # values whose pin the repository does not index (an umbrella chart's): on their own
-        version = doc.extra.get("chart_version")
+    version = doc.extra.get("chart_version")
+    if found is None or found[1].version is None:  # values whose pin the repository does not index, or no pin
         alone = chart_at(version) if isinstance(version, str) else None
-        pinned_by = doc.extra.get("wrapper") or "the wrapper"
-        return doc if alone is None else ChartDoc(doc, alone, pinned_by, doc.extra.get("pin"), [doc])
+        pinned = f"pinned by {doc.extra.get('wrapper') or 'the wrapper'}"
+        if alone is None and release is not None and chart_yaml_app_version(doc.file) is None:
+            alone = chart_deploying(release.minor, release.version)
+            pinned = f"the chart of release {release.version} ({release.reason}; no chart version is pinned)"
+        return doc if alone is None else ChartDoc(doc, alone, pinned, doc.extra.get("pin"), [doc])
     file, install = found
     chart = chart_at(install.version) if install.version is not None else None
     if chart is None:
         return doc
-    from desched.releases import install_label
 
     ordered, clearing = layers(deployments.sources(install, file))
     label = install_label(install, file, doc)
@@ -159,4 +175,4 @@ def rendered(doc: PolicyDoc, deployments: Deployments) -> PolicyDoc:
         )
         return doc
     pin = doc.extra.get("pin") if file == doc.file else None
-    return ChartDoc(doc, chart, label, pin, ordered, clearing)
+    return ChartDoc(doc, chart, f"pinned by {label}", pin, ordered, clearing)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from desched.chart import APP_VERSIONS, chart_version
 
-__all__ = ["FIRST_CHART", "HARD_CODED_API_VERSION", "ChartRelease", "chart_at"]
+__all__ = ["FIRST_CHART", "HARD_CODED_API_VERSION", "ChartRelease", "chart_at", "chart_deploying"]
 
 
 class ChartRelease(NamedTuple):
@@ -205,3 +205,16 @@ def _chart_at(text: str) -> ChartRelease | None:
         skips_empty_policy=_at(_SKIPS_EMPTY_POLICY, text),
         tpl=_at(_TPL, text),
     )
+
+
+def chart_deploying(minor: int, version: str = "") -> ChartRelease | None:
+    """The newest chart version that deploys release ``minor`` (the one whose ``appVersion`` is ``version``, when one
+    is); the newest chart for a release newer than every chart's, ``None`` for one older than 0.19."""
+    charts = [text for text in APP_VERSIONS if _key(text) >= _key(FIRST_CHART)]
+    wanted = version.removeprefix("v")
+    exact = [text for text in charts if APP_VERSIONS[text] == wanted]
+    same = [text for text in charts if _key(APP_VERSIONS[text])[1] == minor]
+    if exact or same:
+        return chart_at(max(exact or same, key=_key))
+    newest = max(charts, key=_key)
+    return chart_at(newest) if minor > _key(APP_VERSIONS[newest])[1] else None

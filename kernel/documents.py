@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.tree import Path, TextEnum
-from desched.wrappers import FLUX_SOURCE_KINDS, FluxSource, chart_values, flux_sources, is_values_text, object_label
+from desched.wrappers import FluxSource, chart_values, flux_sources, is_flux_source_kind, is_values_text, object_label
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 
 if TYPE_CHECKING:
@@ -329,11 +329,10 @@ def locate_policies(
     and the webhook all read it."""
     documents = list(documents)
     if flux is None:
-        kinds = FLUX_SOURCE_KINDS
         flux = [
             found
             for doc in documents
-            if isinstance(doc, dict) and doc.get("kind") in kinds
+            if isinstance(doc, dict) and is_flux_source_kind(doc.get("kind"))
             for found in flux_sources(doc)
         ]
     for index, doc in enumerate(documents):

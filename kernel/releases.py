@@ -103,7 +103,8 @@ def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
 
 def chart_yaml_app_version(file: str) -> str | None:
     """``appVersion`` of the descheduler chart's ``Chart.yaml`` beside ``file`` (``None`` for stdin, ``-``, and for
-    the ``Chart.yaml`` of another chart, such as an umbrella chart's: its appVersion is not the descheduler's)."""
+    the ``Chart.yaml`` of another chart or of one with dependencies, an umbrella chart's: its appVersion is not the
+    descheduler's)."""
     if file == "-":
         return None
     found: dict[str, str] = {}
@@ -111,12 +112,12 @@ def chart_yaml_app_version(file: str) -> str | None:
         with open(os.path.join(os.path.dirname(os.path.abspath(file)), "Chart.yaml"), encoding="utf-8") as handle:
             for line in handle:
                 key, colon, value = line.partition(":")
-                if colon and key in ("name", "appVersion"):
+                if colon and key in ("name", "appVersion", "dependencies"):
                     found.setdefault(key, value.split("#", 1)[0].strip().strip("\"'"))
     except (OSError, UnicodeDecodeError):
         return None
-    if "name" in found and found["name"] not in CHART_NAMES:
-        return None
+    if "dependencies" in found or ("name" in found and found["name"] not in CHART_NAMES):
+        return None  # an umbrella chart (desched.umbrella), whatever its name, or another chart
     return found.get("appVersion") or None
 
 

@@ -38,8 +38,9 @@ class Dependency(NamedTuple):
 
 
 def dependency_beside(file: str) -> Dependency | None:
-    """The descheduler dependency of the chart whose ``Chart.yaml`` (or ``requirements.yaml``) is beside ``file``;
-    ``None`` when there is none, or the chart there is the descheduler chart itself."""
+    """The descheduler dependency of the chart whose ``Chart.yaml`` (or ``requirements.yaml``) is beside ``file``,
+    whatever that chart's own name (umbrella charts are often named ``descheduler`` too); ``None`` when there is
+    none."""
     if file == "-":
         return None
     return _dependency(os.path.dirname(os.path.abspath(file)), os.path.dirname(file))
@@ -48,8 +49,8 @@ def dependency_beside(file: str) -> Dependency | None:
 @lru_cache(maxsize=256)
 def _dependency(directory: str, shown: str) -> Dependency | None:
     chart = _read(os.path.join(directory, "Chart.yaml"))
-    if chart is None or is_descheduler_chart(chart.get("name")):
-        return None
+    if chart is None:
+        return None  # the descheduler chart itself has no dependencies: any chart that has it as one is an umbrella
     name = chart.get("name")
     parent = name if isinstance(name, str) else "chart"
     declared = os.path.join(shown, "Chart.yaml")

@@ -43,6 +43,7 @@ __all__ = [
     "flux_sources",
     "installs",
     "is_descheduler_chart",
+    "is_flux_source_kind",
     "is_values_text",
     "object_label",
 ]
@@ -127,9 +128,14 @@ _FLUX_SOURCE_GROUP = "source.toolkit.fluxcd.io/"
 FLUX_SOURCE_KINDS = frozenset({"HelmRepository", "OCIRepository", "HelmChart"})
 
 
+def is_flux_source_kind(kind: Any) -> bool:
+    """Whether ``kind`` (any YAML value) is the kind of a Flux source that can serve a chart."""
+    return isinstance(kind, str) and kind in FLUX_SOURCE_KINDS
+
+
 def flux_sources(doc: Any) -> Iterator[FluxSource]:
     """The Flux source ``doc`` as a source of the descheduler chart (nothing for any other document)."""
-    if not isinstance(doc, dict) or doc.get("kind") not in FLUX_SOURCE_KINDS:
+    if not isinstance(doc, dict) or not is_flux_source_kind(doc.get("kind")):
         return
     api_version = doc.get("apiVersion")
     if not isinstance(api_version, str) or not api_version.startswith(_FLUX_SOURCE_GROUP):
@@ -149,13 +155,17 @@ def flux_sources(doc: Any) -> Iterator[FluxSource]:
 
 
 def _flux_source(reference: dict[str, Any], namespace: str | None, known: Collection[FluxSource]) -> FluxSource | None:
-    """The known descheduler source a ``sourceRef``/``chartRef`` names (its namespace defaults to the release's)."""
+    """The known descheduler source a ``sourceRef``/``chartRef`` names (its namespace defaults to the release's):
+    one in that very namespace first, else one without a namespace. Sources of the same name that pin different
+    versions (one per cluster, say) leave the version unknown rather than picked at random."""
     kind, name = reference.get("kind"), reference.get("name")
     wanted = _text(reference.get("namespace")) or namespace
-    for source in known:
-        if source.kind == kind and source.name == name and (wanted is None or source.namespace in (None, wanted)):
-            return source
-    return None
+    named = [source for source in known if source.kind == kind and source.name == name]
+    found = [source for source in named if wanted is not None and source.namespace == wanted]
+    found = found or [source for source in named if wanted is None or source.namespace is None]
+    if not found:
+        return None
+    return found[0] if len({source.version for source in found}) == 1 else found[0]._replace(version=None)
 
 
 class ValuesSource(NamedTuple):

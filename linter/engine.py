@@ -180,11 +180,12 @@ def check(
             return settings.enabled_rules(kind)
         return [module for module in chosen if kind in module.RUNS_ON]
 
+    result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
     if any(doc.shape == Shape.HELM for doc in result.policies):
         from desched.chartrender import rendered  # only chart values pay for the chart model
 
-        result.policies = [rendered(doc, deployments) for doc in result.policies]
-    result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
+        pairs = zip(result.policies, result.releases, strict=True)
+        result.policies = [rendered(doc, deployments, release) for doc, release in pairs]
     result.effective = []
     for doc, release in zip(result.policies, result.releases, strict=True):
         ctx = Context(doc, release, settings.options, settings.distribution)

@@ -127,10 +127,10 @@ def lint_paths(
 def _named_through_flux(kept: list[FileResult], settings: Settings) -> list[FileResult]:
     """``kept``, with each file read again whose HelmRelease names the descheduler chart only through a Flux source
     (HelmRepository, OCIRepository, HelmChart) another file holds, so that its values are found as chart values."""
-    from desched.wrappers import FLUX_SOURCE_KINDS, flux_sources, installs
+    from desched.wrappers import flux_sources, installs, is_flux_source_kind
 
     candidates = (doc for result in kept for doc in result.others if isinstance(doc, dict))
-    flux = [source for doc in candidates if doc.get("kind") in FLUX_SOURCE_KINDS for source in flux_sources(doc)]
+    flux = [source for doc in candidates if is_flux_source_kind(doc.get("kind")) for source in flux_sources(doc)]
     if not flux:
         return kept
 

@@ -174,7 +174,7 @@ class StreamPlan:
 
     def _helm(self, candidate: Candidate, values: Any, document: Any) -> None:
         self._refuse_hard_coded_chart(candidate)
-        release, conversion = self._convert(candidate, helm_source(candidate.data))
+        release, conversion = self._convert(candidate, self._rendered_source(candidate))
         out = {key: value for key, value in conversion.policy.items() if key not in ("apiVersion", "kind")}
         _, policy = child(values, HELM_POLICY_KEY)
         tree = self._policy_edits(policy, document, candidate.data[HELM_POLICY_KEY], out, conversion)
@@ -182,6 +182,20 @@ class StreamPlan:
         self.subs[(*candidate.path, HELM_POLICY_KEY)] = out
         self.subs[(*candidate.path, HELM_VERSION_KEY)] = V1ALPHA2
         self._notes(release, conversion.notes, values, partial(helm_note_line, values, tree))
+
+    def _rendered_source(self, candidate: Candidate) -> dict[str, Any]:
+        """The policy of Helm values as the pinned chart runs it, for the converter: a chart whose defaults are
+        v1alpha1 strategies (before 0.30) merges them under the values' strategies (docs/helm-chart.md#4), and they
+        all run; converted, they are written out, since a v1alpha2 policy drops the default strategies."""
+        source = helm_source(candidate.data)
+        chart = chart_at(candidate.hint) if candidate.hint else None
+        defaults = chart.default_policy if chart is not None else {}
+        if "strategies" not in defaults or not isinstance(source.get("strategies"), Mapping):
+            return source
+        from desched.helmvalues import coalesce  # only values pinned to a v1alpha1 chart pay for it
+
+        merged = coalesce({"strategies": source["strategies"]}, {"strategies": defaults["strategies"]})
+        return {**source, "strategies": merged.values["strategies"]}
 
     def _refuse_hard_coded_chart(self, candidate: Candidate) -> None:
         """:class:`Refused` when the wrapper of Helm values pins a chart whose ConfigMap template hard-codes the

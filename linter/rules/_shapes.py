@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from desched.documents import HELM_VERSION_KEY
+from typing import TYPE_CHECKING
+
+from desched.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, Path
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 
-__all__ = ["EVICTOR_FLAGS", "chart_default_runs", "foreign_key", "lost_key"]
+if TYPE_CHECKING:
+    from desched.chartversions import ChartRelease
+
+__all__ = ["EVICTOR_FLAGS", "chart_default_runs", "chart_of", "foreign_key", "lost_key"]
 
 EVICTOR_FLAGS = ("evictLocalStoragePods", "evictDaemonSetPods", "evictSystemCriticalPods", "ignorePvcPods",
                  "evictFailedBarePods")  # fmt: skip
@@ -38,11 +43,9 @@ def chart_default_runs(ctx: Context, key: str) -> str | None:
     doc = ctx.doc
     if key not in ctx.policy or doc.chart_default((key,)) is not None or doc.chart_default((other,)) is None:
         return None
-    from desched.chartrender import ChartDoc  # loaded already: only a ChartDoc has chart defaults
-
-    if not isinstance(doc, ChartDoc):
+    chart = chart_of(ctx)
+    if chart is None:
         return None
-    chart = doc.chart
     if not chart.api_version_templated:
         why = "hard-coded in its ConfigMap template"
     elif HELM_VERSION_KEY in doc.envelope:
@@ -51,10 +54,22 @@ def chart_default_runs(ctx: Context, key: str) -> str | None:
         why = f"its {HELM_VERSION_KEY} default"
     runs = ", ".join(_enabled(ctx.policy[other]))
     what = "profile runs" if other == "profiles" else "strategies run"
+    from desched.chartrender import ChartDoc  # loaded: chart_of found one
+
+    assumed = f", {doc.pinned}," if isinstance(doc, ChartDoc) and doc.assumed else ""
     return (
-        f"chart {chart.version} renders {doc.api_version} ({why}), so these {key} are ignored and the chart's "
-        f"default {what} instead: {runs}"
+        f"chart {chart.version}{assumed} renders {doc.api_version} ({why}), so these {key} are ignored and the "
+        f"chart's default {what} instead: {runs}"
     )
+
+
+def chart_of(ctx: Context) -> ChartRelease | None:
+    """The chart version whose rendering the policy is (:class:`desched.chartrender.ChartDoc`), if it is one."""
+    if ctx.doc.shape != Shape.HELM:
+        return None
+    from desched.chartrender import ChartDoc  # chart values only: they are rendered, so this is loaded already
+
+    return ctx.doc.chart if isinstance(ctx.doc, ChartDoc) else None
 
 
 def _enabled(shape: object) -> list[str]:

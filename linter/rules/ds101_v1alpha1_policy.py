@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from desched import versions
 from desched.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
+from desched.linter.rules._shapes import chart_of
 
 ID = "DS101"
 NAME = "v1alpha1-policy"
@@ -42,13 +43,22 @@ EXAMPLES = {
 
 def _fix(ctx: Context) -> str:
     """How to convert this policy: ``desched migrate`` when it can, else what stops it."""
+    chart = chart_of(ctx)
+    if chart is not None and not chart.api_version_templated:
+        return (
+            f"chart {chart.version} hard-codes apiVersion descheduler/v1alpha1 in its ConfigMap template, so it can "
+            f"only run v1alpha1: upgrade the chart to 0.27.0 or later, then run `desched migrate --in-place "
+            f"{ctx.doc.file}`, which writes profiles and sets {HELM_VERSION_KEY}: descheduler/v1alpha2"
+        )
     if "profiles" in ctx.policy and ctx.doc.chart_default(("profiles",)) is None:
         where = f"{HELM_VERSION_KEY} in the values" if ctx.doc.shape == Shape.HELM else "apiVersion"
         return f"it already has profiles, the v1alpha2 shape: set {where}: descheduler/v1alpha2 by hand"
     from desched.migrate.convert import ConversionError, convert  # only v1alpha1 policies pay for the converter
 
+    # what migrate converts: the policy as the chart runs it, but a shape only the chart's defaults bring (ignored)
+    declared = {key: value for key, value in ctx.declared.items() if ctx.doc.chart_default((key,)) is None}
     try:
-        convert(ctx.declared, target=ctx.target, strict=True)
+        convert(declared, target=ctx.target, strict=True)
     except ConversionError as exc:
         return f"`desched migrate` converts it to descheduler/v1alpha2 once this is fixed: {exc.message}"
     return (

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from desched.documents import HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._shapes import chart_default_runs, foreign_key
+from desched.linter.rules._shapes import chart_default_runs, chart_of, foreign_key
 
 ID = "DS102"
 NAME = "mixed-shapes"
@@ -87,10 +87,9 @@ def check(ctx: Context) -> Iterator[Hit]:
 
 def _profiles_fix(ctx: Context) -> str:
     """How chart values whose profiles the chart renders as v1alpha1 get them run."""
-    from desched.chartrender import ChartDoc  # loaded already: the profiles are a chart's rendering
-
     step = f"set {HELM_VERSION_KEY}: descheduler/v1alpha2 in the values"
-    if isinstance(ctx.doc, ChartDoc) and not ctx.doc.chart.api_version_templated:
+    chart = chart_of(ctx)
+    if chart is not None and not chart.api_version_templated:
         step = f"upgrade the chart to 0.27 or later and {step}, or write the policy as strategies until then"
     return "; " + step
 

@@ -80,9 +80,12 @@ def _values(version: str, body: str) -> str:
 def test_thresholds_the_chart_defaults_supply_are_not_missing():
     text = _values("0.26.0", "    deschedulerPolicy:\n      strategies:\n        LowNodeUtilization: {enabled: true}\n")
     assert [f.rule for f in lint(text) if f.rule.startswith("DS3")] == []
-    # the same values unpinned are judged as written: the thresholds are missing
+    # the same values unpinned are judged as the chart of the release assumed renders them (the newest: v1alpha2)
     unpinned = "deschedulerPolicy:\n  strategies:\n    LowNodeUtilization: {enabled: true}\n"
-    assert "DS304" in {f.rule for f in lint(unpinned)}
+    (finding,) = lint(unpinned)
+    assert finding.rule == "DS102" and "chart 0.36.0, the chart of release v0.36 (the newest" in finding.message
+    pinned_by_image = "image: {tag: v0.26.0}\n" + unpinned
+    assert [f.rule for f in lint(pinned_by_image)] == ["DS101"]  # chart 0.26.0: its thresholds, v1alpha1
 
 
 def test_a_finding_a_chart_default_causes_points_at_the_pin_and_names_the_chart_version():

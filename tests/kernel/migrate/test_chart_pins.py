@@ -75,3 +75,38 @@ def test_from_chart_0_27_the_output_lints_clean_under_the_same_chart(
     assert "deschedulerPolicyAPIVersion: descheduler/v1alpha2" in migrated and "strategies" not in migrated
     errors = [f for f in lint(migrated, file=str(path)) if f.severity == "error" and f.suppressed is None]
     assert errors == []
+
+
+@pytest.mark.parametrize(("version", "defaults_written"), [("0.27.1", True), ("0.29.0", True), ("0.30.1", False)])
+def test_migrate_writes_the_default_strategies_a_v1alpha1_chart_merges_in(
+    tmp_path: Path, version: str, defaults_written: bool
+):
+    """Charts before 0.30 merge their default strategies (and default params) under the values' strategies, and they
+    all run; a v1alpha2 policy drops the chart's default strategies, so migrate writes them out. From chart 0.30 the
+    default is a profile, which the values' profiles replace: only what the values say is written."""
+    import yaml
+
+    path = tmp_path / "release.yaml"
+    path.write_text(
+        flux(version).replace(
+            _indented(STRATEGIES, 6),
+            _indented(
+                "strategies:\n  LowNodeUtilization:\n    enabled: true\n    params:\n"
+                "      nodeResourceUtilizationThresholds:\n        thresholds: {cpu: 30, memory: 30}\n"
+                "        targetThresholds: {cpu: 60, memory: 60}\n",
+                6,
+            ),
+        )
+    )
+    assert main(["migrate", "--in-place", str(path)]) == 0
+    written = path.read_text()
+    policy = yaml.safe_load(written)["spec"]["values"]["deschedulerPolicy"]
+    names = [profile["name"] for profile in policy["profiles"]]
+    low = next(c for c in policy["profiles"][0]["pluginConfig"] if c["name"] == "LowNodeUtilization")
+    if defaults_written:
+        assert len(names) == 7 and "strategy-RemovePodsViolatingNodeTaints-profile" in names
+        assert low["args"]["thresholds"] == {"cpu": 30, "memory": 30, "pods": 20}  # the chart's pods threshold too
+    else:
+        assert names == ["strategy-LowNodeUtilization-profile"]
+        assert low["args"]["thresholds"] == {"cpu": 30, "memory": 30}
+    assert [f for f in lint(written) if f.severity in ("error", "warning")] == []
