@@ -18,7 +18,17 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.tree import Path, TextEnum
-from desched.wrappers import FluxSource, chart_values, flux_sources, is_flux_source_kind, is_values_text, object_label
+from desched.wrappers import (
+    FluxSource,
+    Install,
+    flux_sources,
+    install_values,
+    installs,
+    is_flux_source_kind,
+    is_values_text,
+    object_label,
+    renders_defaults_only,
+)
 from desched.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 
 if TYPE_CHECKING:
@@ -381,21 +391,27 @@ def _locate(doc: Any, path: Path, raw_only: bool, flux: Collection[FluxSource]) 
     shape = _container(doc)
     if shape == Shape.OTHER:
         found = False
-        for values in chart_values(doc, flux):
-            node = _at(doc, values.path)
-            pin = locate(doc, values.version_path) if values.version_path else None
-            if values.key is not None:
+        for install in installs(doc, flux=flux):
+            before = found
+            for values in install_values(install):
+                node = _at(doc, values.path)
+                pin = locate(doc, values.version_path) if values.version_path else None
+                if values.key is not None:
+                    found = True
+                    yield Location(
+                        Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper,
+                        values.version, pin=pin, holder=doc, source=(values.path, values.key),
+                        unreached=values.unreached,
+                    )  # fmt: skip
+                elif _holds_policy(node):
+                    found = True
+                    yield Location(
+                        Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version, pin=pin,
+                        holder=doc, source=values.path, unreached=values.unreached,
+                    )  # fmt: skip
+            if found == before and renders_defaults_only(install):
                 found = True
-                yield Location(
-                    Shape.VALUES_TEXT, (*path, *values.path), node, (values.key,), values.wrapper, values.version,
-                    pin=pin, holder=doc, source=(values.path, values.key), unreached=values.unreached,
-                )  # fmt: skip
-            elif _holds_policy(node):
-                found = True
-                yield Location(
-                    Shape.HELM, (*path, *values.path), node, (), values.wrapper, values.version, pin=pin, holder=doc,
-                    source=values.path, unreached=values.unreached,
-                )  # fmt: skip
+                yield _defaults_only(doc, path, install)
         if not found:
             yield Location(Shape.OTHER, path, doc)
         return
@@ -409,6 +425,27 @@ def _locate(doc: Any, path: Path, raw_only: bool, flux: Collection[FluxSource]) 
     if values_keys:
         label = object_label(doc, "ConfigMap")
         yield Location(Shape.VALUES_TEXT, (*path, "data"), data, values_keys, label, configmap=object_identity(doc))
+
+
+def _defaults_only(doc: YMap, path: Path, install: Install) -> Location:
+    """The chart values of a pinned install that sets no ``deschedulerPolicy``: its values (or none) with an empty
+    one, which the chart fills with its default policy (:mod:`desched.chartrender`); placed at the version pin."""
+    pin = locate(doc, install.version_path) if install.version_path else None
+    at = pin or (doc.line, doc.column)
+    inline = next((source.where for source in install.sources if source.kind == "inline"), None)
+    written = _at(doc, inline) if inline is not None else None
+    values = YMap(*at)
+    if isinstance(written, YMap):
+        values = YMap(written.line, written.column)
+        values.update(written)
+        values.key_pos.update(written.key_pos)
+        values.value_pos.update(written.value_pos)
+        values.styles.update(written.styles)
+    values[HELM_POLICY_KEY] = YMap(*at)
+    values.key_pos[HELM_POLICY_KEY] = values.value_pos[HELM_POLICY_KEY] = at
+    values.styles[HELM_POLICY_KEY] = ""
+    where = (*path, *inline) if inline is not None else path
+    return Location(Shape.HELM, where, values, (), install.wrapper, install.version, pin=pin, holder=doc, source=inline)
 
 
 def object_identity(doc: Mapping[str, Any]) -> tuple[str | None, str] | None:

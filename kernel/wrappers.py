@@ -41,11 +41,13 @@ __all__ = [
     "ValuesSource",
     "chart_values",
     "flux_sources",
+    "install_values",
     "installs",
     "is_descheduler_chart",
     "is_flux_source_kind",
     "is_values_text",
     "object_label",
+    "renders_defaults_only",
 ]
 
 
@@ -200,14 +202,29 @@ def chart_values(doc: dict[str, Any], flux: Collection[FluxSource] = ()) -> Iter
     """The descheduler chart's values inside the wrapper ``doc`` (nothing for any other document); ``flux`` are the
     Flux sources of the chart known in the repository."""
     for install in installs(doc, flux=flux):
-        reasons: dict[ValuesSource, str | None] = dict.fromkeys(install.sources)
-        reasons.update(install.ignored)
-        for source, unreached in reasons.items():
-            if source.kind == "inline":
-                yield ChartValues(source.where, install.wrapper, install.version, None, install.version_path, unreached)
-            elif source.kind == "text":
-                path, key = source.where
-                yield ChartValues(path, install.wrapper, install.version, key, install.version_path, unreached)
+        yield from install_values(install)
+
+
+def install_values(install: Install) -> Iterator[ChartValues]:
+    """The sources of ``install`` written in its own document, with those its tool drops (``unreached``)."""
+    reasons: dict[ValuesSource, str | None] = dict.fromkeys(install.sources)
+    reasons.update(install.ignored)
+    for source, unreached in reasons.items():
+        if source.kind == "inline":
+            yield ChartValues(source.where, install.wrapper, install.version, None, install.version_path, unreached)
+        elif source.kind == "text":
+            path, key = source.where
+            yield ChartValues(path, install.wrapper, install.version, key, install.version_path, unreached)
+
+
+def renders_defaults_only(install: Install) -> bool:
+    """Whether ``install`` pins a chart version and has no values source outside its document: when none of its
+    own sources sets ``deschedulerPolicy`` either, the chart runs its default policy, as pinned."""
+    return (
+        install.version is not None
+        and not install.ignored
+        and all(source.kind in ("inline", "text") for source in install.sources)
+    )
 
 
 def installs(doc: dict[str, Any], file: str = "", flux: Collection[FluxSource] = ()) -> Iterator[Install]:

@@ -224,3 +224,26 @@ def test_kustomize_values_merge_modes(tmp_path, merge, inline, expected):
         elif finding.rule == "DS004":
             found.add((name, finding.message.split('"')[1]))
     assert found == expected
+
+
+NO_POLICY = (
+    "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: descheduler, namespace: kube-system}}\n"
+    "spec:\n  chart:\n    spec: {{chart: descheduler, version: {version}}}\n{rest}"
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "rest", "expected"),
+    [
+        ("0.30.0", "  values:\n    kind: Deployment\n", {"DS003", "DS006", "DS202", "DS203"}),  # the broken default
+        ("0.30.0", "", {"DS003", "DS006", "DS202", "DS203"}),  # no values at all: the same default runs
+        ("0.31.0", "  values:\n    kind: Deployment\n", set()),
+        ("0.25.2", "", {"DS101"}),  # the default v1alpha1 strategies, deprecated
+        # values kept elsewhere may set the policy: nothing is assumed
+        ("0.30.0", "  valuesFrom: [{kind: ConfigMap, name: values}]\n", set()),
+    ],
+)
+def test_an_install_that_sets_no_policy_runs_the_chart_default_and_is_judged(version, rest, expected):
+    found = lint(NO_POLICY.format(version=version, rest=rest))
+    assert {f.rule for f in found} == expected
+    assert all((f.line, "a default of chart" in f.message or f.rule == "DS101") == (6, True) for f in found)
