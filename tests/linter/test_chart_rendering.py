@@ -227,7 +227,8 @@ def test_kustomize_values_merge_modes(tmp_path, merge, inline, expected):
 
 
 NO_POLICY = (
-    "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: descheduler, namespace: kube-system}}\n"
+    "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+    "metadata: {{name: descheduler, namespace: kube-system}}\n"
     "spec:\n  chart:\n    spec: {{chart: descheduler, version: {version}}}\n{rest}"
 )
 
