@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched.chart import APP_VERSIONS, CHART_NAMES
@@ -204,7 +204,7 @@ class Deployments:
         ConfigMap key a HelmRelease's ``valuesFrom`` names, or a values file of a kustomize ``helmCharts`` entry),
         with the file of its wrapper."""
         for file, install in self._installs:
-            if any(_is_source(doc, source, file, install) for source in install.sources):
+            if any(_is_source(doc, source, file, install, self._generated) for source in install.sources):
                 return file, install
         return None
 
@@ -214,7 +214,7 @@ class Deployments:
         ``deschedulerPolicy``, is left out)."""
         found = []
         for source in install.sources:
-            doc = next((doc for doc in self._values if _is_source(doc, source, file, install)), None)
+            doc = next((doc for doc in self._values if _is_source(doc, source, file, install, self._generated)), None)
             if doc is not None:
                 found.append((source, doc))
         return found
@@ -338,15 +338,29 @@ def install_label(install: Install, file: str, doc: PolicyDoc) -> str:
     return install.wrapper if file == doc.file else f"{install.wrapper} ({file})"
 
 
-def _is_source(doc: PolicyDoc, source: ValuesSource, file: str, install: Install) -> bool:
-    """Whether the chart values ``doc`` are ``source`` of ``install``, whose wrapper is in ``file``."""
+def _is_source(
+    doc: PolicyDoc,
+    source: ValuesSource,
+    file: str,
+    install: Install,
+    generated: Mapping[str, tuple[str | None, str, str]],
+) -> bool:
+    """Whether the chart values ``doc`` are ``source`` of ``install``, whose wrapper is in ``file``; ``generated``
+    maps each file a kustomize ``configMapGenerator`` turns into a ConfigMap key to that key."""
     if source.kind in ("inline", "text"):
         return doc.file == file and doc.extra.get("install") == (install.wrapper, source.where)
     if source.kind == "configmap":
-        found = doc.extra.get("values_from")
         namespace, name, key = source.where
+        found = doc.extra.get("values_from")
+        if found is None and not doc.extra.get("wrapper"):  # a values file kustomize makes into the ConfigMap
+            found = generated.get(os.path.normpath(doc.file))
         return found is not None and found[1:] == (name, key) and _same_namespace(found[0], namespace)
-    return not doc.extra.get("wrapper") and os.path.normpath(doc.file) == source.where[0]
+    if doc.extra.get("wrapper") or doc.extra.get("values_from"):
+        return False
+    path, wanted = os.path.normpath(doc.file), str(source.where[0])
+    if source.kind == "repofile":  # a path from the root of a repository whose root desched does not know
+        return path == wanted or path.endswith(os.sep + wanted)
+    return path == wanted
 
 
 def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:

@@ -175,11 +175,13 @@ class ValuesSource(NamedTuple):
 
     ``kind`` is ``inline`` (a mapping in the wrapper: ``where`` is its path), ``text`` (values as YAML text in the
     wrapper: ``where`` is the path of the mapping and the key holding it), ``configmap`` (``where`` is
-    ``(namespace, name, key)``) or ``file`` (``where`` is ``(path,)``, normalised, relative to the working
-    directory). ``merge`` says how it meets the sources before it: ``over`` (Helm's merge, it wins), ``clear``
-    (kustomize ``valuesMerge: override``, the default: it wins, and a ``null`` in it clears the key rather than
-    reaching Helm), ``under`` (kustomize ``valuesMerge: merge``: the earlier source wins) or ``replace`` (kustomize
-    ``valuesMerge: replace``: it replaces them)."""
+    ``(namespace, name, key)``; a values file kustomize generates that ConfigMap from counts), ``file`` (``where``
+    is ``(path,)``, normalised, relative to the working directory) or ``repofile`` (``(path,)`` from the root of a
+    repository: an Argo CD ``$ref/path`` value file, any file whose path ends so). ``merge`` says how it meets the
+    sources before it: ``over`` (Helm's merge, it wins), ``clear`` (kustomize ``valuesMerge: override``, the
+    default: it wins, and a ``null`` in it clears the key rather than reaching Helm), ``under`` (kustomize
+    ``valuesMerge: merge``: the earlier source wins) or ``replace`` (kustomize ``valuesMerge: replace``: it replaces
+    them)."""
 
     kind: str
     where: tuple[Any, ...]
@@ -298,7 +300,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
         version = _text(source.get("targetRevision"))
         pin: Path | None = (*path, "targetRevision") if version else None
         text = ValuesSource("text", ((*path, "helm"), "values"))
-        found: list[ValuesSource] = []
+        found = [ValuesSource("repofile", (ref,)) for ref in _ref_files(helm.get("valueFiles"))]
         ignored: list[tuple[ValuesSource, str]] = []
         if isinstance(helm.get("valuesObject"), dict):
             found.append(ValuesSource("inline", (*path, "helm", "valuesObject")))
@@ -307,6 +309,16 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
         elif is_values_text(helm.get("values")):
             found.append(text)
         yield Install(label, version, pin, tuple(found), tuple(ignored))
+
+
+def _ref_files(value_files: Any) -> Iterator[str]:
+    """The ``valueFiles`` of an Argo CD source that another source of the Application holds (``$ref/path``: a path
+    from that repository's root, normalised); the others live in the chart and are not read."""
+    for entry in _list(value_files):
+        if isinstance(entry, str) and entry.startswith("$") and "/" in entry:
+            relative = os.path.normpath(entry.split("/", 1)[1])
+            if not relative.startswith(".."):
+                yield relative
 
 
 def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:

@@ -212,3 +212,32 @@ def test_an_argo_git_source_of_the_chart_pins_the_chart_by_its_release_tag(revis
     )
     (finding,) = lint(text)
     assert finding.rule == "DS101" and "descheduler chart 0.26.0" in finding.message  # defaults merged: no DS304
+
+
+def test_an_argo_multi_source_value_file_takes_the_chart_pin(tmp_path):
+    """``$values/path`` names a file from the root of another source's repository: the file of the linted tree
+    whose path ends so is that source, pinned by the chart source's targetRevision."""
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "descheduler.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: descheduler}\nspec:\n  sources:\n"
+        f"  - chart: descheduler\n    repoURL: {REPO}\n    targetRevision: 0.26.0\n"
+        "    helm:\n      valueFiles: [$values/values/descheduler.yaml]\n"
+        "  - repoURL: https://github.com/example/infra.git\n    targetRevision: HEAD\n    ref: values\n"
+    )
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "descheduler.yaml").write_text(STRATEGIES)
+    ((file, rule, message),) = lint_install_files(tmp_path)
+    assert (file, rule) == ("descheduler.yaml", "DS101")  # chart 0.26.0: v1alpha1, its thresholds merged in
+    assert "descheduler chart 0.26.0, pinned by Application descheduler" in message
+
+
+def test_a_values_file_kustomize_generates_the_values_from_configmap_of_takes_the_chart_pin(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: kube-system\n"
+        "resources: [release.yaml]\nconfigMapGenerator:\n- name: descheduler-values\n  files: [values.yaml]\n"
+    )
+    (tmp_path / "release.yaml").write_text(install("flux-values-from", "descheduler", "0.26.0", "")["wrapper.yaml"])
+    (tmp_path / "values.yaml").write_text(STRATEGIES)
+    ((file, rule, message),) = lint_install_files(tmp_path)
+    assert (file, rule) == ("values.yaml", "DS101")
+    assert "descheduler chart 0.26.0, pinned by HelmRelease kube-system/descheduler" in message
