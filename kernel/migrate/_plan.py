@@ -185,8 +185,9 @@ class StreamPlan:
 
     def _rendered_source(self, candidate: Candidate) -> dict[str, Any]:
         """The policy of Helm values as the pinned chart runs it, for the converter: a chart whose defaults are
-        v1alpha1 strategies (before 0.30) merges them under the values' strategies (docs/helm-chart.md#4), and they
-        all run; converted, they are written out, since a v1alpha2 policy drops the default strategies."""
+        v1alpha1 strategies (before 0.30) merges them under the values' strategies, and they all run
+        (docs/helm-chart.md#4-user-values-over-the-defaults); converted, they are written out, since a v1alpha2
+        policy drops the default strategies."""
         source = helm_source(candidate.data)
         chart = chart_at(candidate.hint) if candidate.hint else None
         defaults = chart.default_policy if chart is not None else {}
