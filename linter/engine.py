@@ -253,10 +253,24 @@ def _run_derived(ctx: Context, modules: list[ModuleType], settings: Settings, re
 
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
-    """Findings of the rules that need every file at once (policies meet workloads and PDBs); suppression applies
-    in the file each finding points at."""
-    if not settings.enabled_rules(DocumentKind.REPOSITORY) or not any(result.policies for result in results):
+    """Findings of the rules that need every file at once: the descheduler's own deployment (DS6xx, with or without
+    a policy in the run) and policies meeting workloads and PDBs; suppression applies in the file each finding points
+    at."""
+    found = _deployment_findings(results, settings)
+    if settings.enabled_rules(DocumentKind.REPOSITORY) and any(result.policies for result in results):
+        found.extend(_policy_findings(results, settings))
+    if not found:
         return []
+    texts = {result.file: result.text for result in results}
+    placed: list[Finding] = []
+    for file in sorted({finding.file for finding in found}):
+        mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
+        placed.extend(_suppress(texts.get(file, ""), mine))
+    return placed
+
+
+def _policy_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
+    """The repository rules' findings (DS4xx), cluster by cluster."""
     if not any(result.others for result in results):
         return []
     from desched.linter.rules._repository import Repository
@@ -268,12 +282,34 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
             continue
         repo = Repository(policies, ((result.file, doc) for result in group for doc in result.others))
         found.extend(repository_findings(repo, settings))
-    texts = {result.file: result.text for result in results}
-    placed: list[Finding] = []
-    for file in sorted({finding.file for finding in found}):
-        mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
-        placed.extend(_suppress(texts.get(file, ""), mine))
-    return placed
+    return found
+
+
+#: The kinds of workload that can run the descheduler (a cheap test before the deployment model loads).
+_RUNNER_KINDS = frozenset({"Deployment", "StatefulSet", "CronJob", "Job", "Pod", "List"})
+
+
+def _deployment_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
+    """The deployment rules' findings (DS6xx) on every container of the run that runs the descheduler."""
+    modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
+    documents = [
+        (result.file, doc)
+        for result in results
+        for doc in result.others
+        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] in _RUNNER_KINDS
+    ]
+    if not modules or not documents:
+        return []
+    from desched.deployment import descheduler_runs  # only runs with workloads pay for the deployment model
+    from desched.workloads.model import objects
+
+    runs = list(descheduler_runs(objects(documents)))
+    found = []
+    for module in modules if runs else []:
+        for hit in module.check(runs):
+            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
+            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
+    return found
 
 
 def repository_findings(repo: Repository, settings: Settings) -> list[Finding]:

@@ -61,6 +61,12 @@ _MODULES = (
     "ds503_openshift_ignored_setting",
     "ds504_openshift_predictive_mode",
     "ds505_openshift_cluster_conflict",
+    "ds601_interval_missing",
+    "ds602_interval_in_job",
+    "ds603_leader_election_without_interval",
+    "ds604_replicas_without_leader_election",
+    "ds605_leader_election_dry_run",
+    "ds606_dry_run",
 )
 
 RETIRED: tuple[str, ...] = ()

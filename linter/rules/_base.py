@@ -39,6 +39,7 @@ class DocumentKind:
     RENDERED = "rendered"  # the policy the OpenShift operator renders from a KubeDescheduler, placed on the CR's lines
     KUBEDESCHEDULER = "kubedescheduler"  # an OpenShift KubeDescheduler resource itself
     REPOSITORY = "repository"  # every policy of the run with every workload, PDB, HPA and namespace at once
+    DEPLOYMENT = "deployment"  # every container of the run that runs the descheduler (desched.deployment)
 
 
 DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())

@@ -32,13 +32,15 @@ EXPECTED = {
     DocumentKind.RENDERED: _ids((200, 399)) | {"DS005"},  # plugin names, checked against OpenShift's build
     DocumentKind.KUBEDESCHEDULER: {"DS210", "DS501", "DS502", "DS503", "DS504"},
     DocumentKind.REPOSITORY: _ids((400, 499)) | {"DS505"},
+    DocumentKind.DEPLOYMENT: _ids((600, 699)),
 }
 
 
 @pytest.mark.parametrize("module", rules.all_rules(), ids=lambda module: module.ID)
 def test_every_rule_declares_the_kinds_it_runs_on(module: ModuleType):
     assert module.RUNS_ON and module.RUNS_ON <= DOCUMENT_KINDS
-    assert (module.SCOPE == "repository") == ({DocumentKind.REPOSITORY} == module.RUNS_ON)
+    across_files = module.RUNS_ON in ({DocumentKind.REPOSITORY}, {DocumentKind.DEPLOYMENT})
+    assert (module.SCOPE == "repository") == across_files
 
 
 @pytest.mark.parametrize("kind", sorted(DOCUMENT_KINDS))

@@ -1,0 +1,179 @@
+"""The descheduler's own deployment: every workload whose container runs the descheduler, with its command line read
+as the descheduler reads it (docs/deployment-rules.md). The DS6xx rules judge these records.
+
+The descheduler parses its command line with pflag (``cmd/descheduler/app/options`` of kubernetes-sigs/descheduler):
+``--flag value`` and ``--flag=value`` for a flag that takes a value, ``--flag`` alone or ``--flag=false`` for a
+boolean, whose next word is never its value. A container runs the descheduler when its image is the descheduler's
+(a repository path ending in ``descheduler``) or its command names the ``descheduler`` binary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+from desched.goduration import parse_duration
+from desched.tree import Path, mapping_or_empty
+from desched.wrappers import object_label
+from desched.yamlsrc import YMap, YSeq, locate
+
+__all__ = ["BOOLEAN_FLAGS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
+
+#: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
+#: next word as their value.
+BOOLEAN_FLAGS = frozenset(
+    {
+        "dry-run", "leader-elect", "disable-metrics", "permit-address-sharing", "permit-port-sharing",
+        "logtostderr", "alsologtostderr", "add_dir_header", "skip_headers", "skip_log_headers", "one_output",
+        "enable-contention-profiling", "enable-profiling",
+    }
+)  # fmt: skip
+_TEMPLATES: dict[str, Path] = {
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "Pod": (),
+}
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go strconv.ParseBool
+
+
+class Flag(NamedTuple):
+    """One flag of a command line: its name (no dashes), its value as written (``true`` for a bare boolean) and the
+    path of the word that sets it in the workload's document."""
+
+    name: str
+    value: str
+    path: Path
+
+
+def parse_flags(words: Iterable[tuple[str, Path]]) -> dict[str, Flag]:
+    """The flags of a command line given as (word, path) pairs, as pflag reads them; the last of a repeated flag
+    wins, as in pflag."""
+    listed = list(words)
+    flags: dict[str, Flag] = {}
+    index = 0
+    while index < len(listed):
+        word, path = listed[index]
+        index += 1
+        if not word.startswith("-") or word in ("-", "--"):
+            continue
+        name, equals, value = word.lstrip("-").partition("=")
+        if not equals and name not in BOOLEAN_FLAGS:
+            if index < len(listed) and not listed[index][0].startswith("-"):
+                value = listed[index][0]
+                index += 1
+        elif not equals:
+            value = "true"
+        flags[name] = Flag(name, value, path)
+    return flags
+
+
+class DeschedulerRun(NamedTuple):
+    """One container that runs the descheduler, in the workload ``document`` of ``kind`` found in ``file``."""
+
+    file: str
+    document: Any
+    kind: str
+    namespace: str | None
+    name: str
+    container: Path  # the container's path in the document
+    image: str
+    flags: dict[str, Flag]
+
+    @property
+    def label(self) -> str:
+        """``Kind namespace/name``, as findings name the workload."""
+        return object_label(self.document, self.kind)
+
+    def where(self, path: Path = ()) -> tuple[str, int, int]:
+        """``(file, line, column)`` of ``path`` in the document (its nearest existing ancestor)."""
+        position = locate(self.document, path) if isinstance(self.document, (YMap, YSeq)) else None
+        line, column = position if position else (1, 1)
+        return self.file, line, column
+
+    def at_flag(self, name: str) -> tuple[str, int, int]:
+        """Where flag ``name`` is written, else where the container's arguments are."""
+        flag = self.flags.get(name)
+        if flag is not None:
+            return self.where(flag.path)
+        container = _at(self.document, self.container)
+        for key in ("args", "command", "name"):
+            if isinstance(container, Mapping) and key in container:
+                return self.where((*self.container, key))
+        return self.where(self.container)
+
+    def enabled(self, name: str) -> bool:
+        """Whether boolean flag ``name`` is on (Go's ``strconv.ParseBool``; an unreadable value is off)."""
+        flag = self.flags.get(name)
+        return flag is not None and flag.value in _TRUE
+
+    def duration(self, name: str) -> int | None:
+        """Nanoseconds of duration flag ``name``: 0 when absent (the descheduler's default), ``None`` when its value
+        is not a Go duration."""
+        flag = self.flags.get(name)
+        if flag is None:
+            return 0
+        try:
+            return parse_duration(flag.value)
+        except ValueError:
+            return None
+
+    @property
+    def replicas(self) -> int:
+        """``spec.replicas`` of a Deployment or StatefulSet (1 when absent), 1 for anything else."""
+        if self.kind not in ("Deployment", "StatefulSet"):
+            return 1
+        value = mapping_or_empty(self.document.get("spec")).get("replicas", 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:
+    """Every container that runs the descheduler among ``documents`` (``(file, object)`` pairs, lists flattened)."""
+    for file, doc in documents:
+        kind = doc.get("kind") if isinstance(doc, Mapping) else None
+        if not isinstance(kind, str) or kind not in _TEMPLATES:
+            continue
+        pod_path: Path = (*_TEMPLATES[kind], "spec")
+        pod = mapping_or_empty(_at(doc, pod_path))
+        metadata = mapping_or_empty(doc.get("metadata"))
+        name = metadata.get("name")
+        namespace = metadata.get("namespace")
+        containers = pod.get("containers")
+        for index, container in enumerate(containers if isinstance(containers, list) else []):
+            container = mapping_or_empty(container)
+            path: Path = (*pod_path, "containers", index)
+            words = list(_words(container, path))
+            image = container.get("image")
+            image = image if isinstance(image, str) else ""
+            if not _runs_descheduler(image, [word for word, _ in words]):
+                continue
+            yield DeschedulerRun(
+                file, doc, kind, namespace if isinstance(namespace, str) else None,
+                name if isinstance(name, str) else "", path, image, parse_flags(words),
+            )  # fmt: skip
+
+
+def _words(container: Mapping[str, Any], path: Path) -> Iterator[tuple[str, Path]]:
+    for key in ("command", "args"):
+        listed = container.get(key)
+        for index, word in enumerate(listed if isinstance(listed, list) else []):
+            if isinstance(word, str):
+                yield word, (*path, key, index)
+
+
+def _runs_descheduler(image: str, words: list[str]) -> bool:
+    if image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0] == "descheduler":
+        return True  # registry.k8s.io/descheduler/descheduler:v0.36.0, a mirror of it, a digest
+    return bool(words) and words[0].rsplit("/", 1)[-1] == "descheduler"
+
+
+def _at(doc: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(doc, Mapping) and isinstance(part, str):
+            doc = doc.get(part)
+        elif isinstance(doc, list) and isinstance(part, int) and 0 <= part < len(doc):
+            doc = doc[part]
+        else:
+            return None
+    return doc

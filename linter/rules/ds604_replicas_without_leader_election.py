@@ -1,0 +1,41 @@
+"""DS604: several descheduler replicas without --leader-elect."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from desched.deployment import DeschedulerRun
+from desched.linter.rules._base import DocumentKind, RepoHit
+from desched.linter.rules._deployment_examples import runner
+
+ID = "DS604"
+NAME = "replicas-without-leader-election"
+SEVERITY = "error"
+SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+SUMMARY = "Several descheduler replicas without leader election"
+RATIONALE = (
+    "Each replica of a descheduler Deployment runs its own cycles: without `--leader-elect` they all evict at "
+    "once, each counting only its own evictions against the limits (upstream issues #720, #773). The chart refuses "
+    "to render `replicas` above 1 without `leaderElection`; raw manifests and kustomize patches do not."
+)
+REMEDIATION = "Set --leader-elect (with its Lease RBAC) or run a single replica."
+EXAMPLES = {
+    "pass": [
+        runner("Deployment", "--descheduling-interval=5m", "--leader-elect", replicas=3),
+        runner("Deployment", "--descheduling-interval=5m"),
+    ],
+    "fail": [runner("Deployment", "--descheduling-interval=5m", replicas=2)],
+}
+
+
+def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
+    for run in runs:
+        if run.replicas < 2 or run.enabled("leader-elect"):
+            continue
+        yield RepoHit(
+            *run.where(("spec", "replicas")),
+            f"{run.replicas} replicas without --leader-elect: every replica runs its own cycles and they evict at "
+            "once; set --leader-elect (and grant its Lease), or run one replica",
+            run.label,
+        )

@@ -1,0 +1,37 @@
+"""DS606: the descheduler runs with --dry-run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from desched.deployment import DeschedulerRun
+from desched.linter.rules._base import DocumentKind, RepoHit
+from desched.linter.rules._deployment_examples import runner
+
+ID = "DS606"
+NAME = "dry-run"
+SEVERITY = "warning"
+SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+SUMMARY = "Descheduler left in dry-run mode"
+RATIONALE = (
+    "With `--dry-run` the descheduler evicts nothing: it only logs what it would evict (and keeps a fake client's "
+    "copy of the cluster, which doubles its memory; upstream PR #1580, #1737). Left on after a trial, the policy "
+    "has no effect at all."
+)
+REMEDIATION = "Remove --dry-run (or set --dry-run=false) once the policy's evictions are the ones you want."
+EXAMPLES = {
+    "pass": [runner("CronJob", "--dry-run=false"), runner("CronJob")],
+    "fail": [runner("CronJob", "--dry-run"), runner("CronJob", "--dry-run=true")],
+}
+
+
+def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
+    for run in runs:
+        if run.enabled("dry-run"):
+            yield RepoHit(
+                *run.at_flag("dry-run"),
+                "--dry-run: the descheduler evicts nothing, it only logs what it would evict; remove it (or set "
+                "--dry-run=false) once the policy is trusted",
+                run.label,
+            )

@@ -1,0 +1,79 @@
+"""The descheduler's own deployment (desched.deployment): which containers run the descheduler, and their command
+line read as pflag reads it, with the traps users write (``--flag=value``, ``--flag value``, bare booleans,
+``--dry-run=false``, a boolean's next word that is not its value)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desched.deployment import descheduler_runs, parse_flags
+from desched.linter.lint import lint_paths
+from desched.linter.rules._deployment_examples import runner
+from desched.workloads.model import objects
+from desched.yamlsrc import load_all
+
+
+def _flags(*words: str) -> dict[str, str]:
+    return {name: flag.value for name, flag in parse_flags((word, ()) for word in words).items()}
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (("--descheduling-interval=5m",), {"descheduling-interval": "5m"}),
+        (("--descheduling-interval", "5m"), {"descheduling-interval": "5m"}),
+        (("--dry-run",), {"dry-run": "true"}),
+        (("--dry-run=false",), {"dry-run": "false"}),
+        # a boolean never takes the next word: "false" is a positional argument, and the flag is on
+        (("--leader-elect", "false"), {"leader-elect": "true"}),
+        (("-v", "3", "--dry-run"), {"v": "3", "dry-run": "true"}),
+        (("--v=2", "--v=4"), {"v": "4"}),  # the last one wins
+        (("/bin/descheduler", "--policy-config-file", "/p/policy.yaml"), {"policy-config-file": "/p/policy.yaml"}),
+    ],
+)
+def test_flags_are_read_as_pflag_reads_them(words, expected):
+    assert _flags(*words) == expected
+
+
+@pytest.mark.parametrize(
+    ("image", "command", "runs"),
+    [
+        ("registry.k8s.io/descheduler/descheduler:v0.36.0", "[]", True),
+        ("mirror.example:5000/platform/descheduler@sha256:" + "a" * 64, "[]", True),
+        ("busybox:1.36", "[/bin/descheduler]", True),
+        ("nginx:1.27", "[nginx]", False),
+        ("registry.k8s.io/descheduler-operator:v1", "[]", False),
+    ],
+)
+def test_a_container_runs_the_descheduler_by_its_image_or_binary(image, command, runs):
+    text = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n"
+        f"      - name: c\n        image: {image}\n        command: {command}\n"
+    )
+    assert bool(list(descheduler_runs(objects([("f.yaml", load_all(text)[0])])))) is runs
+
+
+def test_items_of_a_list_are_read_and_positions_point_at_the_flag():
+    text = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        "- " + line + "\n" if index == 0 else "  " + line + "\n"
+        for index, line in enumerate(runner("CronJob", "--dry-run").splitlines())
+    )
+    (run,) = descheduler_runs(objects([("f.yaml", load_all(text)[0])]))
+    assert run.kind == "CronJob" and run.enabled("dry-run")
+    _, line, _ = run.at_flag("dry-run")
+    assert text.splitlines()[line - 1].strip() == "- --dry-run"
+
+
+def test_a_repository_without_any_policy_gets_the_deployment_rules(tmp_path: Path):
+    (tmp_path / "descheduler.yaml").write_text(runner("Deployment", "--dry-run"))
+    found = {(f.rule, f.line) for f in lint_paths([str(tmp_path)]).findings}
+    assert {rule for rule, _ in found} == {"DS601", "DS606"}
+
+
+def test_comment_suppression_applies_to_deployment_findings(tmp_path: Path):
+    text = runner("CronJob", "--dry-run").replace("- --dry-run", "- --dry-run  # desched: disable=DS606 trial week")
+    (tmp_path / "cronjob.yaml").write_text(text)
+    (finding,) = lint_paths([str(tmp_path)]).findings
+    assert finding.rule == "DS606" and finding.suppressed
