@@ -120,6 +120,27 @@ class DeschedulerRun(NamedTuple):
             return None
 
     @property
+    def container_spec(self) -> Mapping[str, Any]:
+        """The container that runs the descheduler, as written."""
+        return mapping_or_empty(_at(self.document, self.container))
+
+    @property
+    def pod(self) -> Mapping[str, Any]:
+        """The pod spec that holds the container."""
+        return mapping_or_empty(_at(self.document, self.container[:-2]))
+
+    def port(self, value: Any) -> int | None:
+        """A probe's port: a number, or the ``containerPort`` of the container's port of that name."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        ports = self.container_spec.get("ports")
+        for port in map(mapping_or_empty, ports if isinstance(ports, list) else []):
+            number = port.get("containerPort")
+            if port.get("name") == value and isinstance(number, int):
+                return number
+        return None
+
+    @property
     def replicas(self) -> int:
         """``spec.replicas`` of a Deployment or StatefulSet (1 when absent), 1 for anything else."""
         if self.kind not in ("Deployment", "StatefulSet"):

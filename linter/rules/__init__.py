@@ -67,6 +67,10 @@ _MODULES = (
     "ds604_replicas_without_leader_election",
     "ds605_leader_election_dry_run",
     "ds606_dry_run",
+    "ds607_cronjob_overlap",
+    "ds608_not_critical",
+    "ds609_liveness_probe",
+    "ds610_policy_file_not_mounted",
 )
 
 RETIRED: tuple[str, ...] = ()

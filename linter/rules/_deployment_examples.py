@@ -7,23 +7,42 @@ import textwrap
 IMAGE = "registry.k8s.io/descheduler/descheduler:v0.36.0"
 
 
-def runner(kind: str, *args: str, replicas: int = 1, extra: str = "") -> str:
+def runner(
+    kind: str,
+    *args: str,
+    replicas: int = 1,
+    extra: str = "",
+    concurrency: str | None = "Forbid",
+    deadline: bool = True,
+    container: str = "",
+    pod: str = "",
+    mounted: bool = True,
+) -> str:
     """A ``kind`` (Deployment, CronJob or Job) whose container runs the descheduler with ``args``; ``extra`` is YAML
-    added to the workload's ``spec``."""
+    added to the workload's ``spec``, ``container`` to the container, ``pod`` to the pod spec. A CronJob has
+    ``concurrencyPolicy`` ``concurrency`` (``None``: not set) and, with ``deadline``, an ``activeDeadlineSeconds``
+    in its job template; with ``mounted``, the policy ConfigMap is mounted where ``--policy-config-file`` points."""
+    if mounted:
+        container += "volumeMounts:\n- {name: policy, mountPath: /policy}\n"
+        pod += "volumes:\n- name: policy\n  configMap: {name: descheduler-policy}\n"
     words = "".join(f"  - {arg}\n" for arg in ("--policy-config-file=/policy/policy.yaml", *args))
-    pod = (
-        "serviceAccountName: descheduler\npriorityClassName: system-cluster-critical\ncontainers:\n"
+    spec_of_pod = (
+        "serviceAccountName: descheduler\npriorityClassName: system-cluster-critical\n" + pod + "containers:\n"
         f"- name: descheduler\n  image: {IMAGE}\n  command: [/bin/descheduler]\n  args:\n"
         + textwrap.indent(words, "  ")
+        + textwrap.indent(container, "  ")
     )
     group = "apps/v1" if kind == "Deployment" else "batch/v1"
     head = f"apiVersion: {group}\nkind: {kind}\nmetadata: {{name: descheduler, namespace: kube-system}}\nspec:\n"
     spec = extra
     if kind == "Deployment":
-        spec += f"replicas: {replicas}\ntemplate:\n  spec:\n" + textwrap.indent(pod, "    ")
+        spec += f"replicas: {replicas}\ntemplate:\n  spec:\n" + textwrap.indent(spec_of_pod, "    ")
     elif kind == "Job":
-        spec += "template:\n  spec:\n" + textwrap.indent(pod, "    ")
+        spec += "template:\n  spec:\n" + textwrap.indent(spec_of_pod, "    ")
     else:
-        spec += "schedule: '*/5 * * * *'\njobTemplate:\n  spec:\n    template:\n      spec:\n"
-        spec += textwrap.indent(pod, "        ")
+        spec += f"concurrencyPolicy: {concurrency}\n" if concurrency else ""
+        spec += "schedule: '*/5 * * * *'\njobTemplate:\n  spec:\n"
+        spec += "    activeDeadlineSeconds: 240\n" if deadline else ""
+        spec += "    template:\n      spec:\n"
+        spec += textwrap.indent(spec_of_pod, "        ")
     return head + textwrap.indent(spec, "  ")

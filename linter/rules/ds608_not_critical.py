@@ -1,0 +1,43 @@
+"""DS608: the descheduler does not run as a critical pod."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from desched.deployment import DeschedulerRun
+from desched.linter.rules._base import DocumentKind, RepoHit
+from desched.linter.rules._deployment_examples import runner
+
+ID = "DS608"
+NAME = "descheduler-not-critical"
+SEVERITY = "warning"
+SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+SUMMARY = "Descheduler pod without a system-critical priority class"
+RATIONALE = (
+    "Upstream runs the descheduler as a critical pod (`priorityClassName: system-cluster-critical` in its "
+    'manifests and chart; README "Run as a critical pod"): DefaultEvictor never evicts system-critical pods, so '
+    "without it the descheduler may evict itself mid-cycle, and the kubelet evicts it first under node pressure."
+)
+REMEDIATION = "Set priorityClassName: system-cluster-critical (or system-node-critical) in the pod template."
+EXAMPLES = {
+    "pass": [runner("CronJob")],
+    "fail": [runner("CronJob").replace("priorityClassName: system-cluster-critical", "priorityClassName: batch")],
+}
+_CRITICAL = ("system-cluster-critical", "system-node-critical")
+
+
+def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
+    for run in runs:
+        pod = run.container[:-2]  # the pod spec holding the containers
+        priority = run.pod.get("priorityClassName")
+        if priority in _CRITICAL:
+            continue
+        where = (*pod, "priorityClassName") if priority is not None else (*pod, "containers")
+        named = f"priority class {priority}" if isinstance(priority, str) else "no priority class"
+        yield RepoHit(
+            *run.where(where),
+            f"the descheduler runs with {named}: it may evict itself, and the kubelet evicts it first under "
+            "pressure; set priorityClassName: system-cluster-critical",
+            run.label,
+        )

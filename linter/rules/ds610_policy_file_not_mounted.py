@@ -1,0 +1,74 @@
+"""DS610: --policy-config-file missing, or not on any mounted volume."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Sequence
+
+from desched.deployment import DeschedulerRun
+from desched.linter.rules._base import DocumentKind, RepoHit
+from desched.linter.rules._deployment_examples import runner
+from desched.tree import mapping_or_empty
+
+ID = "DS610"
+NAME = "policy-file-not-mounted"
+SEVERITY = "error"
+SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+SUMMARY = "--policy-config-file missing, or on no mounted volume"
+RATIONALE = (
+    "The descheduler reads its policy from `--policy-config-file`. Without the flag it has no policy and fails "
+    '("deschedulerPolicy is nil", upstream issues #765, #794); a path under none of the container\'s volume mounts '
+    "is a file that does not exist in the image, and the descheduler fails to read it at start-up."
+)
+REMEDIATION = "Mount the policy ConfigMap and point --policy-config-file at the file inside the mount."
+_VOLUME = "volumes:\n- name: policy\n  configMap: {name: descheduler-policy}\n"
+_SUB_PATH = "volumeMounts:\n- {name: policy, mountPath: /policy/policy.yaml, subPath: policy.yaml}\n"
+EXAMPLES = {
+    "pass": [runner("CronJob"), runner("CronJob", container=_SUB_PATH, pod=_VOLUME, mounted=False)],
+    "fail": [
+        runner("CronJob", mounted=False),
+        runner(
+            "CronJob",
+            container=_SUB_PATH.replace("/policy/policy.yaml", "/etc/policy.yaml"),
+            pod=_VOLUME,
+            mounted=False,
+        ),
+        runner("CronJob").replace("- --policy-config-file=/policy/policy.yaml", "- --v=3"),
+    ],
+}
+
+
+def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
+    for run in runs:
+        flag = run.flags.get("policy-config-file")
+        if flag is None or not flag.value:
+            yield RepoHit(
+                *run.at_flag("policy-config-file"),
+                'no --policy-config-file: the descheduler has no policy and fails ("deschedulerPolicy is nil"); '
+                "mount the policy ConfigMap and point --policy-config-file at it",
+                run.label,
+            )
+        elif not _mounted(run, flag.value):
+            yield RepoHit(
+                *run.at_flag("policy-config-file"),
+                f"--policy-config-file {flag.value} is under none of the container's volume mounts: the file does "
+                "not exist and the descheduler fails to read it; mount the policy ConfigMap there",
+                run.label,
+            )
+
+
+def _mounted(run: DeschedulerRun, path: str) -> bool:
+    """Whether ``path`` lies on a volume mount of the container (exactly, for a ``subPath`` mount)."""
+    mounts = run.container_spec.get("volumeMounts")
+    for mount in map(mapping_or_empty, mounts if isinstance(mounts, list) else []):
+        at = mount.get("mountPath")
+        if not isinstance(at, str) or not at:
+            continue
+        at = posixpath.normpath(at)
+        if mount.get("subPath"):
+            if posixpath.normpath(path) == at:
+                return True
+        elif posixpath.normpath(path).startswith(at.rstrip("/") + "/"):
+            return True
+    return False
