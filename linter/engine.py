@@ -262,11 +262,56 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
     if not found:
         return []
     texts = {result.file: result.text for result in results}
+    ignored = _ignored_by_annotation(results)
     placed: list[Finding] = []
     for file in sorted({finding.file for finding in found}):
         mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
-        placed.extend(_suppress(texts.get(file, ""), mine))
+        placed.extend(_annotated(_suppress(texts.get(file, ""), mine), ignored))
     return placed
+
+
+#: The annotation that suppresses rules on one object, for manifests whose comments ``helm template`` or
+#: ``kustomize build`` dropped: ``desched.io/ignore: "DS607, DS608"`` (IDs or names).
+IGNORE_ANNOTATION = "desched.io/ignore"
+
+
+def _ignored_by_annotation(results: list[FileResult]) -> dict[tuple[str, str], frozenset[str]]:
+    """Each object of the run that carries :data:`IGNORE_ANNOTATION`, (file, label) to the rule IDs it names."""
+    from desched.workloads.model import objects
+    from desched.wrappers import object_label
+
+    ignored: dict[tuple[str, str], frozenset[str]] = {}
+    for file, doc in objects((result.file, doc) for result in results for doc in result.others):
+        metadata = doc.get("metadata")
+        annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+        value = annotations.get(IGNORE_ANNOTATION) if isinstance(annotations, dict) else None
+        kind = doc.get("kind")
+        if not isinstance(value, str) or not isinstance(kind, str):
+            continue
+        names = (name.strip() for name in value.replace(",", " ").split())
+        ids = frozenset(rule_registry.resolve(name) for name in names if _known_rule(name))
+        ignored[(file, object_label(doc, kind))] = ids
+    return ignored
+
+
+def _known_rule(name: str) -> bool:
+    try:
+        rule_registry.resolve(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _annotated(findings: list[Finding], ignored: dict[tuple[str, str], frozenset[str]]) -> list[Finding]:
+    """``findings`` with those on an object whose :data:`IGNORE_ANNOTATION` names their rule suppressed."""
+    if not ignored:
+        return findings
+    return [
+        f._replace(suppressed=f"annotation {IGNORE_ANNOTATION}")
+        if f.suppressed is None and f.rule in ignored.get((f.file, f.object), ())
+        else f
+        for f in findings
+    ]
 
 
 def _policy_findings(results: list[FileResult], settings: Settings) -> list[Finding]:

@@ -77,3 +77,14 @@ def test_comment_suppression_applies_to_deployment_findings(tmp_path: Path):
     (tmp_path / "cronjob.yaml").write_text(text)
     (finding,) = lint_paths([str(tmp_path)]).findings
     assert finding.rule == "DS606" and finding.suppressed
+
+
+def test_an_annotation_suppresses_rules_on_its_object_where_comments_did_not_survive_rendering(tmp_path: Path):
+    text = runner("CronJob", "--dry-run").replace(
+        "metadata: {name: descheduler, namespace: kube-system}",
+        "metadata:\n  name: descheduler\n  namespace: kube-system\n"
+        "  annotations: {desched.io/ignore: 'dry-run, DS999'}",
+    )
+    (tmp_path / "cronjob.yaml").write_text(text)
+    (finding,) = lint_paths([str(tmp_path)]).findings
+    assert finding.rule == "DS606" and finding.suppressed == "annotation desched.io/ignore"
