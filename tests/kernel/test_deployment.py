@@ -69,22 +69,22 @@ def test_items_of_a_list_are_read_and_positions_point_at_the_flag():
 def test_a_repository_without_any_policy_gets_the_deployment_rules(tmp_path: Path):
     (tmp_path / "descheduler.yaml").write_text(runner("Deployment", "--dry-run"))
     found = {(f.rule, f.line) for f in lint_paths([str(tmp_path)]).findings}
-    assert {rule for rule, _ in found} == {"DS601", "DS606"}
+    assert {rule for rule, _ in found} == {"DS604", "DS611"}
 
 
 def test_comment_suppression_applies_to_deployment_findings(tmp_path: Path):
-    text = runner("CronJob", "--dry-run").replace("- --dry-run", "- --dry-run  # desched: disable=DS606 trial week")
+    text = runner("CronJob", "--dry-run").replace("- --dry-run", "- --dry-run  # desched: disable=DS611 trial week")
     (tmp_path / "cronjob.yaml").write_text(text)
     (finding,) = lint_paths([str(tmp_path)]).findings
-    assert finding.rule == "DS606" and finding.suppressed
+    assert finding.rule == "DS611" and finding.suppressed
 
 
 def test_an_annotation_suppresses_rules_on_its_object_where_comments_did_not_survive_rendering(tmp_path: Path):
     text = runner("CronJob", "--dry-run").replace(
         "metadata: {name: descheduler, namespace: kube-system}",
         "metadata:\n  name: descheduler\n  namespace: kube-system\n"
-        "  annotations: {desched.io/ignore: 'dry-run, DS999'}",
+        "  annotations: {desched.io/ignore: 'dry-run-enabled, DS999'}",
     )
     (tmp_path / "cronjob.yaml").write_text(text)
     (finding,) = lint_paths([str(tmp_path)]).findings
-    assert finding.rule == "DS606" and finding.suppressed == "annotation desched.io/ignore"
+    assert finding.rule == "DS611" and finding.suppressed == "annotation desched.io/ignore"

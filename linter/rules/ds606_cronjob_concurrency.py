@@ -1,4 +1,4 @@
-"""DS607: a descheduler CronJob whose runs can overlap or hang forever."""
+"""DS606: a descheduler CronJob whose runs can overlap or hang forever."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 from desched.tree import mapping_or_empty
 
-ID = "DS607"
-NAME = "cronjob-overlap"
+ID = "DS606"
+NAME = "cronjob-concurrency"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
@@ -55,4 +55,5 @@ def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
                 "concurrencyPolicy Forbid without activeDeadlineSeconds in the job template: one hung run blocks "
                 "every later run; set spec.jobTemplate.spec.activeDeadlineSeconds below the schedule's period",
                 run.label,
+                "info",
             )

@@ -1,4 +1,4 @@
-"""DS603: --leader-elect without --descheduling-interval."""
+"""DS602: --leader-elect without --descheduling-interval."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 
-ID = "DS603"
+ID = "DS602"
 NAME = "leader-election-without-interval"
 SEVERITY = "error"
 SCOPE = "repository"

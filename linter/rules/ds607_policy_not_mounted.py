@@ -1,4 +1,4 @@
-"""DS610: --policy-config-file missing, or not on any mounted volume."""
+"""DS607: --policy-config-file missing, or not on any mounted volume."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 from desched.tree import mapping_or_empty
 
-ID = "DS610"
-NAME = "policy-file-not-mounted"
+ID = "DS607"
+NAME = "policy-not-mounted"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})

@@ -1,4 +1,4 @@
-"""DS608: the descheduler does not run as a critical pod."""
+"""DS610: the descheduler does not run as a critical pod."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 
-ID = "DS608"
-NAME = "descheduler-not-critical"
+ID = "DS610"
+NAME = "not-critical-priority"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})

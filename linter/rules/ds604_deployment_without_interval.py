@@ -1,4 +1,4 @@
-"""DS601: a descheduler Deployment without --descheduling-interval."""
+"""DS604: a descheduler Deployment without --descheduling-interval."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 
-ID = "DS601"
-NAME = "interval-missing"
+ID = "DS604"
+NAME = "deployment-without-interval"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})

@@ -1,4 +1,4 @@
-"""DS604: several descheduler replicas without --leader-elect."""
+"""DS601: several descheduler replicas without --leader-elect."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 
-ID = "DS604"
+ID = "DS601"
 NAME = "replicas-without-leader-election"
 SEVERITY = "error"
 SCOPE = "repository"

@@ -1,4 +1,4 @@
-"""DS609: a liveness probe that does not reach the descheduler's health endpoint."""
+"""DS612: a liveness probe that does not reach the descheduler's health endpoint."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 from desched.tree import mapping_or_empty
 
-ID = "DS609"
+ID = "DS612"
 NAME = "liveness-probe-mismatch"
-SEVERITY = "error"
+SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 SUMMARY = "Liveness probe over HTTP, or not on the descheduler's --secure-port"

@@ -1,4 +1,4 @@
-"""DS606: the descheduler runs with --dry-run."""
+"""DS611: the descheduler runs with --dry-run."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 
-ID = "DS606"
-NAME = "dry-run"
-SEVERITY = "warning"
+ID = "DS611"
+NAME = "dry-run-enabled"
+SEVERITY = "info"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 SUMMARY = "Descheduler left in dry-run mode"
