@@ -71,6 +71,8 @@ _MODULES = (
     "ds610_not_critical_priority",
     "ds611_dry_run_enabled",
     "ds612_liveness_probe_mismatch",
+    "ds613_chart_image_skew",
+    "ds616_image_tag_unpinned",
 )
 
 RETIRED: tuple[str, ...] = ()

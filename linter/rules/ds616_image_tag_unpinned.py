@@ -1,0 +1,45 @@
+"""DS616: a descheduler image without a release tag."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from desched.deployment import DeschedulerRun
+from desched.linter.rules._base import DocumentKind, RepoHit
+from desched.linter.rules._deployment_examples import IMAGE, runner
+
+ID = "DS616"
+NAME = "image-tag-unpinned"
+SEVERITY = "info"
+SCOPE = "repository"
+RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+SUMMARY = "Descheduler image without a release tag"
+RATIONALE = (
+    "The policy's meaning depends on the release that reads it (fields added and removed, v1alpha1's removal in "
+    "v0.31). An image without a tag, `latest`, or a tag that names no release leaves desched to assume the newest "
+    "release for every release-dependent rule, and lets the cluster pull a release the policy was not written for."
+)
+REMEDIATION = "Pin the image to a release tag (v0.NN.P), optionally with its digest."
+EXAMPLES = {
+    "pass": [runner("CronJob"), runner("CronJob").replace(IMAGE, IMAGE + "@sha256:" + "0" * 64)],
+    "fail": [runner("CronJob").replace(IMAGE, IMAGE.split(":")[0]), runner("CronJob").replace("v0.36.0", "latest")],
+}
+_RELEASE = re.compile(r"v?0\.\d+(\.\d+)?([-+].*)?$")
+
+
+def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
+    for run in runs:
+        name = run.image.split("@", 1)[0].rsplit("/", 1)[-1]
+        tag = name.split(":", 1)[1] if ":" in name else None
+        if tag is not None and _RELEASE.match(tag):
+            continue
+        if tag is None and "@" in run.image:
+            continue  # a digest pins one build; its release is unknown here, but it cannot drift
+        shown = f"tag {tag}" if tag else "no tag"
+        yield RepoHit(
+            *run.where((*run.container, "image")),
+            f"image {run.image} has {shown}: desched cannot tell the release that reads the policy and assumes the "
+            "newest, and the cluster may pull another; pin a release tag (v0.NN.P)",
+            run.label,
+        )
