@@ -10,14 +10,17 @@ boolean, whose next word is never its value. A container runs the descheduler wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.goduration import parse_duration
 from desched.tree import Path, mapping_or_empty
 from desched.wrappers import object_label
 from desched.yamlsrc import YMap, YSeq, locate
 
-__all__ = ["BOOLEAN_FLAGS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
+if TYPE_CHECKING:
+    from desched.rbac import Grants
+
+__all__ = ["BOOLEAN_FLAGS", "RBAC_KINDS", "DeschedulerRun", "Flag", "Runs", "descheduler_runs", "parse_flags"]
 
 #: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
 #: next word as their value.
@@ -141,12 +144,47 @@ class DeschedulerRun(NamedTuple):
         return None
 
     @property
+    def release_minor(self) -> int | None:
+        """The minor release of the image's tag (``v0.36.0`` gives 36); ``None`` for a tag that names none."""
+        name = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
+        parts = name.split(":", 1)[1].removeprefix("v").split(".") if ":" in name else []
+        return int(parts[1]) if len(parts) >= 2 and parts[0] == "0" and parts[1].isdigit() else None
+
+    @property
+    def service_account(self) -> str:
+        """The pod's service account (``default`` when it names none)."""
+        account = self.pod.get("serviceAccountName") or self.pod.get("serviceAccount")
+        return account if isinstance(account, str) and account else "default"
+
+    @property
     def replicas(self) -> int:
         """``spec.replicas`` of a Deployment or StatefulSet (1 when absent), 1 for anything else."""
         if self.kind not in ("Deployment", "StatefulSet"):
             return 1
         value = mapping_or_empty(self.document.get("spec")).get("replicas", 1)
         return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+class Runs(list[DeschedulerRun]):
+    """The descheduler containers of a run, with the RBAC objects of the same documents (:attr:`grants`)."""
+
+    def __init__(self, runs: Iterable[DeschedulerRun], rbac: Iterable[tuple[str, Any]] = ()) -> None:
+        super().__init__(runs)
+        self._rbac = list(rbac)
+        self._grants: Grants | None = None
+
+    @property
+    def grants(self) -> Grants:
+        """The (Cluster)Roles and bindings of the documents, read once (:mod:`desched.rbac`)."""
+        if self._grants is None:
+            from desched.rbac import Grants
+
+            self._grants = Grants(self._rbac)
+        return self._grants
+
+
+#: The kinds :class:`Runs` reads besides workloads.
+RBAC_KINDS = frozenset({"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"})
 
 
 def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:

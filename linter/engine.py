@@ -345,12 +345,17 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
     ]
     if not modules or not documents:
         return []
-    from desched.deployment import descheduler_runs  # only runs with workloads pay for the deployment model
+    from desched.deployment import RBAC_KINDS, Runs, descheduler_runs  # only runs with workloads pay for it
     from desched.workloads.model import objects
 
-    runs = list(descheduler_runs(objects(documents)))
+    found_runs = list(descheduler_runs(objects(documents)))
+    if not found_runs:
+        return []
+    every = objects((result.file, doc) for result in results for doc in result.others)
+    rbac = [(file, doc) for file, doc in every if isinstance(doc.get("kind"), str) and doc["kind"] in RBAC_KINDS]
+    runs = Runs(found_runs, rbac)
     found = []
-    for module in modules if runs else []:
+    for module in modules:
         for hit in module.check(runs):
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))

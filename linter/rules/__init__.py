@@ -68,6 +68,7 @@ _MODULES = (
     "ds605_job_with_interval",
     "ds606_cronjob_concurrency",
     "ds607_policy_not_mounted",
+    "ds609_rbac_insufficient",
     "ds610_not_critical_priority",
     "ds611_dry_run_enabled",
     "ds612_liveness_probe_mismatch",

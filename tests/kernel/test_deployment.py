@@ -69,13 +69,13 @@ def test_items_of_a_list_are_read_and_positions_point_at_the_flag():
 def test_a_repository_without_any_policy_gets_the_deployment_rules(tmp_path: Path):
     (tmp_path / "descheduler.yaml").write_text(runner("Deployment", "--dry-run"))
     found = {(f.rule, f.line) for f in lint_paths([str(tmp_path)]).findings}
-    assert {rule for rule, _ in found} == {"DS604", "DS611"}
+    assert {rule for rule, _ in found} == {"DS604", "DS609", "DS611"}  # DS609: no RBAC here, an info
 
 
 def test_comment_suppression_applies_to_deployment_findings(tmp_path: Path):
     text = runner("CronJob", "--dry-run").replace("- --dry-run", "- --dry-run  # desched: disable=DS611 trial week")
     (tmp_path / "cronjob.yaml").write_text(text)
-    (finding,) = lint_paths([str(tmp_path)]).findings
+    (finding,) = [f for f in lint_paths([str(tmp_path)]).findings if f.rule != "DS609"]  # DS609: no RBAC here
     assert finding.rule == "DS611" and finding.suppressed
 
 
@@ -86,5 +86,81 @@ def test_an_annotation_suppresses_rules_on_its_object_where_comments_did_not_sur
         "  annotations: {desched.io/ignore: 'dry-run-enabled, DS999'}",
     )
     (tmp_path / "cronjob.yaml").write_text(text)
-    (finding,) = lint_paths([str(tmp_path)]).findings
+    (finding,) = [f for f in lint_paths([str(tmp_path)]).findings if f.rule != "DS609"]
     assert finding.rule == "DS611" and finding.suppressed == "annotation desched.io/ignore"
+
+
+def _grants(text: str):
+    from desched.rbac import Grants
+
+    return Grants(objects([("rbac.yaml", doc) for doc in load_all(text)]))
+
+
+RBAC = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: leases, namespace: kube-system}
+rules:
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [create]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  resourceNames: [descheduler]
+  verbs: [get, update]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: leases, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: leases}
+subjects: [{kind: ServiceAccount, name: descheduler, namespace: tools}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: all}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: everything}
+subjects: [{kind: ServiceAccount, name: admin, namespace: tools}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: everything}
+rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("account", "permission", "allowed"),
+    [
+        (("tools", "descheduler"), ("coordination.k8s.io", "leases", "create", "kube-system", None), True),
+        (("tools", "descheduler"), ("coordination.k8s.io", "leases", "get", "kube-system", "descheduler"), True),
+        # resourceNames restricts the rule to that Lease
+        (("tools", "descheduler"), ("coordination.k8s.io", "leases", "get", "kube-system", "other"), False),
+        # a RoleBinding grants in its own namespace only, never cluster-wide
+        (("tools", "descheduler"), ("coordination.k8s.io", "leases", "create", "tools", None), False),
+        (("tools", "descheduler"), ("", "nodes", "list", None, None), False),
+        (("tools", "admin"), ("", "nodes", "list", None, None), True),  # "*" everywhere through a ClusterRoleBinding
+        (("other", "admin"), ("", "nodes", "list", None, None), False),  # another namespace's account
+    ],
+)
+def test_rbac_grants_as_the_api_server_evaluates_them(account, permission, allowed):
+    from desched.rbac import Permission
+
+    assert _grants(RBAC).allows(*account, Permission(*permission)) is allowed
+
+
+@pytest.mark.parametrize(("image", "needs_pvc"), [("v0.34.0", False), ("v0.35.0", True), ("v0.36.0", True)])
+def test_the_pvc_read_is_required_from_release_0_35(image, needs_pvc):
+    from desched.linter.rules.ds609_rbac_insufficient import required
+
+    text = runner("CronJob").replace("v0.36.0", image)
+    (run,) = descheduler_runs(objects([("f.yaml", load_all(text)[0])]))
+    assert any(p.resource == "persistentvolumeclaims" for p in required(run)) is needs_pvc
+
+
+def test_leader_election_needs_leases_in_its_resource_namespace_not_the_pods():
+    from desched.linter.rules.ds609_rbac_insufficient import required
+
+    text = runner("Deployment", "--descheduling-interval=5m", "--leader-elect", "--leader-elect-resource-name=ds")
+    (run,) = descheduler_runs(objects([("f.yaml", load_all(text)[0])]))
+    leases = {(p.verb, p.namespace, p.name) for p in required(run) if p.resource == "leases"}
+    assert leases == {("create", "kube-system", None), ("get", "kube-system", "ds"), ("update", "kube-system", "ds")}
