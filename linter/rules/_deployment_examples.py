@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
-
 IMAGE = "registry.k8s.io/descheduler/descheduler:v0.36.0"
+
+
+def _indent(text: str, prefix: str) -> str:
+    """``text`` with ``prefix`` before each non-empty line (textwrap's import is not worth its use here)."""
+    return "".join(prefix + line if line.strip() else line for line in text.splitlines(keepends=True))
 
 
 def runner(
@@ -29,20 +32,20 @@ def runner(
     spec_of_pod = (
         "serviceAccountName: descheduler\npriorityClassName: system-cluster-critical\n" + pod + "containers:\n"
         f"- name: descheduler\n  image: {IMAGE}\n  command: [/bin/descheduler]\n  args:\n"
-        + textwrap.indent(words, "  ")
-        + textwrap.indent(container, "  ")
+        + _indent(words, "  ")
+        + _indent(container, "  ")
     )
     group = "apps/v1" if kind == "Deployment" else "batch/v1"
     head = f"apiVersion: {group}\nkind: {kind}\nmetadata: {{name: descheduler, namespace: kube-system}}\nspec:\n"
     spec = extra
     if kind == "Deployment":
-        spec += f"replicas: {replicas}\ntemplate:\n  spec:\n" + textwrap.indent(spec_of_pod, "    ")
+        spec += f"replicas: {replicas}\ntemplate:\n  spec:\n" + _indent(spec_of_pod, "    ")
     elif kind == "Job":
-        spec += "template:\n  spec:\n" + textwrap.indent(spec_of_pod, "    ")
+        spec += "template:\n  spec:\n" + _indent(spec_of_pod, "    ")
     else:
         spec += f"concurrencyPolicy: {concurrency}\n" if concurrency else ""
         spec += "schedule: '*/5 * * * *'\njobTemplate:\n  spec:\n"
         spec += "    activeDeadlineSeconds: 240\n" if deadline else ""
         spec += "    template:\n      spec:\n"
-        spec += textwrap.indent(spec_of_pod, "        ")
-    return head + textwrap.indent(spec, "  ")
+        spec += _indent(spec_of_pod, "        ")
+    return head + _indent(spec, "  ")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
+
+if TYPE_CHECKING:
+    from desched.deployment import DeschedulerRun
 
 ID = "DS602"
 NAME = "leader-election-without-interval"

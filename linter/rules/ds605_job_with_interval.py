@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 from desched.tree import mapping_or_empty
+
+if TYPE_CHECKING:
+    from desched.deployment import DeschedulerRun
 
 ID = "DS605"
 NAME = "job-with-interval"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from desched.deployment import DeschedulerRun, Runs
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
-from desched.rbac import Permission
+
+if TYPE_CHECKING:
+    from desched.deployment import DeschedulerRun, Runs
+    from desched.rbac import Permission
 
 ID = "DS609"
 NAME = "rbac-insufficient"
@@ -57,6 +60,8 @@ _READ = ("get", "list", "watch")
 
 def required(run: DeschedulerRun) -> list[Permission]:
     """The permissions the descheduler of ``run`` needs, from its flags and image release (docs/deployment-rules.md)."""
+    from desched.rbac import Permission  # only runs with a descheduler workload and its RBAC pay for it
+
     needed = [Permission("", resource, verb) for resource in ("nodes", "pods") for verb in _READ]
     if not run.enabled("dry-run"):
         needed.append(Permission("", "pods/eviction", "create"))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from desched.deployment import DeschedulerRun
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import IMAGE, runner
+
+if TYPE_CHECKING:
+    from desched.deployment import DeschedulerRun
 
 ID = "DS616"
 NAME = "image-tag-unpinned"
