@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.goduration import parse_duration
-from desched.tree import Path, mapping_or_empty
+from desched.tree import Path, at_path, mapping_or_empty
 from desched.wrappers import object_label
 from desched.yamlsrc import YMap, YSeq, locate
 
@@ -100,7 +100,7 @@ class DeschedulerRun(NamedTuple):
         flag = self.flags.get(name)
         if flag is not None:
             return self.where(flag.path)
-        container = _at(self.document, self.container)
+        container = at_path(self.document, self.container)
         for key in ("args", "command", "name"):
             if isinstance(container, Mapping) and key in container:
                 return self.where((*self.container, key))
@@ -125,12 +125,12 @@ class DeschedulerRun(NamedTuple):
     @property
     def container_spec(self) -> Mapping[str, Any]:
         """The container that runs the descheduler, as written."""
-        return mapping_or_empty(_at(self.document, self.container))
+        return mapping_or_empty(at_path(self.document, self.container))
 
     @property
     def pod(self) -> Mapping[str, Any]:
         """The pod spec that holds the container."""
-        return mapping_or_empty(_at(self.document, self.container[:-2]))
+        return mapping_or_empty(at_path(self.document, self.container[:-2]))
 
     def port(self, value: Any) -> int | None:
         """A probe's port: a number, or the ``containerPort`` of the container's port of that name."""
@@ -194,7 +194,7 @@ def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[Deschedul
         if not isinstance(kind, str) or kind not in _TEMPLATES:
             continue
         pod_path: Path = (*_TEMPLATES[kind], "spec")
-        pod = mapping_or_empty(_at(doc, pod_path))
+        pod = mapping_or_empty(at_path(doc, pod_path))
         metadata = mapping_or_empty(doc.get("metadata"))
         name = metadata.get("name")
         namespace = metadata.get("namespace")
@@ -225,14 +225,3 @@ def _runs_descheduler(image: str, words: list[str]) -> bool:
     if image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0] == "descheduler":
         return True  # registry.k8s.io/descheduler/descheduler:v0.36.0, a mirror of it, a digest
     return bool(words) and words[0].rsplit("/", 1)[-1] == "descheduler"
-
-
-def _at(doc: Any, path: Path) -> Any:
-    for part in path:
-        if isinstance(doc, Mapping) and isinstance(part, str):
-            doc = doc.get(part)
-        elif isinstance(doc, list) and isinstance(part, int) and 0 <= part < len(doc):
-            doc = doc[part]
-        else:
-            return None
-    return doc

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-__all__ = ["Json", "JsonView", "Path", "TextEnum", "mapping_or_empty", "strings"]
+__all__ = ["Json", "JsonView", "Path", "TextEnum", "at_path", "mapping_or_empty", "strings"]
 
 Path = tuple[str | int, ...]
 Json = dict[str, Any]
@@ -25,6 +25,19 @@ JsonView = Mapping[str, Any]
 def mapping_or_empty(value: Any) -> dict[str, Any]:
     """``value`` when it is a dict, else an empty dict (never ``None``)."""
     return value if isinstance(value, dict) else {}
+
+
+def at_path(tree: Any, path: Path) -> Any:
+    """The value at ``path`` (keys and indexes) in a decoded YAML or JSON tree; ``None`` where a step is missing."""
+    node = tree
+    for part in path:
+        if isinstance(part, str) and isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return None
+    return node
 
 
 def strings(value: Any) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from desched.tree import Path, mapping_or_empty
+from desched.tree import Path, at_path, mapping_or_empty
 from desched.workloads.selectors import label_map
 from desched.yamlsrc import YMap, YSeq, locate
 
@@ -183,18 +183,6 @@ class Inventory:
 # --- readers ------------------------------------------------------------------------------------------------------
 
 
-def _get(doc: Any, path: Path) -> Any:
-    node = doc
-    for part in path:
-        if isinstance(part, str) and isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
-            node = node[part]
-        else:
-            return None
-    return node
-
-
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
@@ -230,21 +218,21 @@ def objects(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[st
 
 def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: str) -> Workload:
     template_path = TEMPLATE_PATHS[kind]
-    template = mapping_or_empty(_get(doc, template_path)) if template_path else doc
+    template = mapping_or_empty(at_path(doc, template_path)) if template_path else doc
     meta = mapping_or_empty(template.get("metadata"))
     spec = mapping_or_empty(template.get("spec"))
     replicas: int | None = None
     if kind in _SCALABLE:
-        replicas = max(_int(_get(doc, ("spec", "replicas")), 1), 0)
+        replicas = max(_int(at_path(doc, ("spec", "replicas")), 1), 0)
     elif kind == "Pod":
         replicas = 1
     claims: dict[str, str | None] = {}
     if kind == "StatefulSet":
-        raw_claims = _get(doc, ("spec", "volumeClaimTemplates"))
+        raw_claims = at_path(doc, ("spec", "volumeClaimTemplates"))
         for claim in raw_claims if isinstance(raw_claims, list) else []:
-            claim_name = _get(claim, ("metadata", "name"))
+            claim_name = at_path(claim, ("metadata", "name"))
             if isinstance(claim_name, str):
-                storage_class = _get(claim, ("spec", "storageClassName"))
+                storage_class = at_path(claim, ("spec", "storageClassName"))
                 claims[claim_name] = storage_class if isinstance(storage_class, str) else None
     priority_class = spec.get("priorityClassName")
     line, column = _position(doc)
