@@ -38,9 +38,10 @@ __all__ = ["ChartDoc", "layers", "rendered"]
 class ChartDoc(PolicyDoc):
     """The policy ``chart`` renders from the values sources ``layers`` (lowest precedence first), as one of them,
     ``source``, reports it: ``root`` is the coalesced ``deschedulerPolicy``, ``api_version`` the header the template
-    writes; ``defaults`` are the paths whose values the chart's defaults supplied."""
+    writes; ``defaults`` are the paths whose values the chart's defaults supplied; ``values`` the sources merged
+    (before the chart's defaults), which also render the workload (:mod:`desched.chartdeployment`)."""
 
-    __slots__ = ("chart", "defaults", "layers", "pin", "pinned", "source")
+    __slots__ = ("chart", "defaults", "layers", "pin", "pinned", "source", "values")
 
     def __init__(
         self,
@@ -65,6 +66,7 @@ class ChartDoc(PolicyDoc):
         self.defaults = policy.defaults
         self.source = source
         self.layers = tuple(layers)
+        self.values = values
         self.pinned = pinned  # how the chart version is known: "pinned by <wrapper>", or the release it deploys
         self.pin = pin
 

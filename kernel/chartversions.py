@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from desched.chart import APP_VERSIONS, chart_version
 
-__all__ = ["FIRST_CHART", "HARD_CODED_API_VERSION", "ChartRelease", "chart_at", "chart_deploying"]
+__all__ = ["FIRST_CHART", "HARD_CODED_API_VERSION", "ChartRelease", "chart_at", "chart_deploying", "since"]
 
 
 class ChartRelease(NamedTuple):
@@ -178,7 +178,7 @@ def _key(version: str) -> tuple[int, ...]:
 _T = TypeVar("_T")
 
 
-def _at(table: tuple[tuple[str, _T], ...], version: str) -> _T:
+def since(table: tuple[tuple[str, _T], ...], version: str) -> _T:
     """The value of the last row of ``table`` whose first version is at most ``version``."""
     return [value for first, value in table if _key(first) <= _key(version)][-1]
 
@@ -197,13 +197,13 @@ def _chart_at(text: str) -> ChartRelease | None:
         return None
     return ChartRelease(
         version=text,
-        name=_at(_NAMES, text),
+        name=since(_NAMES, text),
         app_version=APP_VERSIONS[text],
         deprecated=text in _DEPRECATED,
-        default_policy=_at(_DEFAULT_POLICIES, text),
-        policy_api_version=_at(_POLICY_API_VERSIONS, text),
-        skips_empty_policy=_at(_SKIPS_EMPTY_POLICY, text),
-        tpl=_at(_TPL, text),
+        default_policy=since(_DEFAULT_POLICIES, text),
+        policy_api_version=since(_POLICY_API_VERSIONS, text),
+        skips_empty_policy=since(_SKIPS_EMPTY_POLICY, text),
+        tpl=since(_TPL, text),
     )
 
 

@@ -9,9 +9,10 @@ boolean, whose next word is never its value. A container runs the descheduler wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from desched.documents import PolicyDoc, Shape
 from desched.goduration import parse_duration
 from desched.tree import Path, at_path, mapping_or_empty
 from desched.wrappers import object_label
@@ -20,7 +21,10 @@ from desched.yamlsrc import YMap, YSeq, locate
 if TYPE_CHECKING:
     from desched.rbac import Grants
 
-__all__ = ["BOOLEAN_FLAGS", "RBAC_KINDS", "DeschedulerRun", "Flag", "Runs", "descheduler_runs", "parse_flags"]
+__all__ = [
+    "BOOLEAN_FLAGS", "RBAC_KINDS", "DeschedulerRun", "Flag", "Runs", "descheduler_runs", "parse_flags",
+    "repository_runs",
+]  # fmt: skip
 
 #: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
 #: next word as their value.
@@ -83,17 +87,42 @@ class DeschedulerRun(NamedTuple):
     container: Path  # the container's path in the document
     image: str
     flags: dict[str, Flag]
+    #: Where a path of the document is written, for a workload desched rendered (the chart's, from values); ``None``
+    #: for a workload written in ``file``.
+    locator: Callable[[Path], tuple[str, int, int]] | None = None
+    title: str | None = None  #: how findings name a rendered workload
+    #: The values setting behind a path of a rendered workload (``None``: the values cannot set it)
+    naming: Callable[[Path], str | None] | None = None
+    #: The v1alpha2 policy tree this descheduler runs, when the repository shows it (its mounted ConfigMap's key, the
+    #: chart's rendered policy)
+    policy: Mapping[str, Any] | None = None
 
     @property
     def label(self) -> str:
         """``Kind namespace/name``, as findings name the workload."""
-        return object_label(self.document, self.kind)
+        return self.title or object_label(self.document, self.kind)
 
     def where(self, path: Path = ()) -> tuple[str, int, int]:
         """``(file, line, column)`` of ``path`` in the document (its nearest existing ancestor)."""
+        if self.locator is not None:
+            return self.locator(path)
         position = locate(self.document, path) if isinstance(self.document, (YMap, YSeq)) else None
         line, column = position if position else (1, 1)
         return self.file, line, column
+
+    def setting(self, path: Path) -> str | None:
+        """How the user sets the field at ``path``: its dotted path in the workload, or for a rendered workload the
+        values key behind it; ``None`` when the values cannot set it (the chart's template fixes it)."""
+        if self.naming is not None:
+            return self.naming(path)
+        return ".".join(str(part) for part in path)
+
+    def where_field(self, path: Path, *, instead: Path) -> tuple[str, int, int]:
+        """Where the field at ``path`` is written; when it is absent from a written workload, where ``instead`` is
+        (a rendered workload places every field on the values behind it, set or not)."""
+        if self.locator is None and at_path(self.document, path) is None:
+            return self.where(instead)
+        return self.where(path)
 
     def at_flag(self, name: str) -> tuple[str, int, int]:
         """Where flag ``name`` is written, else where the container's arguments are."""
@@ -144,6 +173,16 @@ class DeschedulerRun(NamedTuple):
         return None
 
     @property
+    def policy_keys(self) -> list[tuple[str, str]]:
+        """The (ConfigMap, key) pairs ``--policy-config-file`` can be, through the container's volume mounts."""
+        from desched.releases import mounted_keys
+
+        flag = self.flags.get("policy-config-file")
+        volumes = self.pod.get("volumes")
+        named = {v.get("name"): v for v in map(mapping_or_empty, volumes if isinstance(volumes, list) else [])}
+        return list(mounted_keys(flag.value, self.container_spec, named)) if flag is not None else []
+
+    @property
     def release_minor(self) -> int | None:
         """The minor release of the image's tag (``v0.36.0`` gives 36); ``None`` for a tag that names none."""
         name = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
@@ -185,6 +224,44 @@ class Runs(list[DeschedulerRun]):
 
 #: The kinds :class:`Runs` reads besides workloads.
 RBAC_KINDS = frozenset({"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"})
+
+
+def repository_runs(
+    documents: Iterable[tuple[str, Any]], policies: Iterable[tuple[PolicyDoc, Mapping[str, Any]]] = ()
+) -> Runs:
+    """Every descheduler of a repository: the workloads among ``documents`` (``(file, object)`` pairs) and what the
+    chart renders for each install among ``policies`` (documents with their effective v1alpha2 trees), with the
+    RBAC objects of both. A workload is paired with the policy of the ConfigMap key its mount reads, when the
+    repository holds it."""
+    from desched.workloads.model import objects
+
+    listed = list(objects(documents))
+    policies = list(policies)
+    mounted = {doc.extra["configmap"]: tree for doc, tree in policies if doc.extra.get("configmap")}
+    runs = [run._replace(policy=_mounted_policy(run, mounted)) for run in descheduler_runs(listed)]
+    rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
+    if any(doc.shape == Shape.HELM for doc, _ in policies):
+        from desched.chartdeployment import chart_run
+        from desched.chartrender import ChartDoc
+
+        for doc, tree in policies:
+            if isinstance(doc, ChartDoc) and doc.primary:
+                run, rendered = chart_run(doc, tree)
+                runs.extend([run] if run is not None else [])
+                rbac.extend((doc.file, obj) for obj in rendered)
+    return Runs(runs, rbac)
+
+
+def _mounted_policy(
+    run: DeschedulerRun, mounted: Mapping[tuple[str | None, str, str], Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    for name, key in run.policy_keys:
+        for (namespace, configmap, data_key), tree in mounted.items():
+            if (configmap, data_key) == (name, key) and (
+                None in (namespace, run.namespace) or namespace == run.namespace
+            ):
+                return tree
+    return None
 
 
 def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:

@@ -32,6 +32,7 @@ __all__ = [
     "chart_release",
     "chart_yaml_app_version",
     "configured",
+    "mounted_keys",
     "newest",
     "release_of",
 ]
@@ -261,7 +262,7 @@ def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
         line = getattr(container, "value_pos", {}).get("image", (0, 0))[0]
         where = f"{file}:{line}" if line else file
         release = Release(*found, f"the image {image} of {label} ({where}), which reads this policy")
-        for configmap, key in _sources(path, container, volumes):
+        for configmap, key in mounted_keys(path, container, volumes):
             yield _Reader(_text(metadata.get("namespace")), configmap, key, release)
 
 
@@ -283,7 +284,9 @@ def _policy_path(words: list[str]) -> str | None:
     return None
 
 
-def _sources(path: str, container: dict[str, Any], volumes: dict[Any, dict[str, Any]]) -> Iterator[tuple[str, str]]:
+def mounted_keys(
+    path: str, container: Mapping[str, Any], volumes: Mapping[Any, Mapping[str, Any]]
+) -> Iterator[tuple[str, str]]:
     """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
     for mount in map(mapping_or_empty, _list(container.get("volumeMounts"))):
         mount_path = _text(mount.get("mountPath"))

@@ -335,27 +335,27 @@ _RUNNER_KINDS = frozenset({"Deployment", "StatefulSet", "CronJob", "Job", "Pod",
 
 
 def _deployment_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
-    """The deployment rules' findings (DS6xx) on every container of the run that runs the descheduler."""
+    """The deployment rules' findings (DS6xx) on every descheduler of the run: the workloads that run it and what
+    the chart renders for each install of it."""
     modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
-    documents = [
-        (result.file, doc)
+    if not modules:
+        return []
+    runner = any(
+        isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] in _RUNNER_KINDS
         for result in results
         for doc in result.others
-        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] in _RUNNER_KINDS
-    ]
-    if not modules or not documents:
+    )
+    charted = any(doc.shape == Shape.HELM for result in results for doc in result.policies)
+    if not runner and not charted:
         return []
-    from desched.deployment import RBAC_KINDS, Runs, descheduler_runs  # only runs with workloads pay for it
-    from desched.workloads.model import objects
+    from desched.deployment import repository_runs  # only runs with workloads or chart values pay for it
 
-    found_runs = list(descheduler_runs(objects(documents)))
-    if not found_runs:
-        return []
-    every = objects((result.file, doc) for result in results for doc in result.others)
-    rbac = [(file, doc) for file, doc in every if isinstance(doc.get("kind"), str) and doc["kind"] in RBAC_KINDS]
-    runs = Runs(found_runs, rbac)
+    runs = repository_runs(
+        ((result.file, doc) for result in results for doc in result.others),
+        ((doc, effective.tree) for result in results for doc, _, effective in result.runs()),
+    )
     found = []
-    for module in modules:
+    for module in modules if runs else ():
         for hit in module.check(runs):
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))

@@ -52,11 +52,14 @@ def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
                 "concurrencyPolicy: Forbid with an activeDeadlineSeconds",
                 run.label,
             )
-        elif "activeDeadlineSeconds" not in job:
+        elif "activeDeadlineSeconds" not in job and (setting := run.setting(_DEADLINE)) is not None:
             yield RepoHit(
-                *run.where(("spec", "concurrencyPolicy")),
+                *run.where(_DEADLINE if run.locator is not None else ("spec", "concurrencyPolicy")),
                 "concurrencyPolicy Forbid without activeDeadlineSeconds in the job template: one hung run blocks "
-                "every later run; set spec.jobTemplate.spec.activeDeadlineSeconds below the schedule's period",
+                f"every later run; set {setting} below the schedule's period",
                 run.label,
                 "info",
             )
+
+
+_DEADLINE = ("spec", "jobTemplate", "spec", "activeDeadlineSeconds")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
+from desched.tree import mapping_or_empty
 
 if TYPE_CHECKING:
     from desched.deployment import DeschedulerRun, Runs
@@ -45,9 +46,42 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: deschedu
 subjects:
 - {kind: ServiceAccount, name: descheduler, namespace: kube-system}
 """
+_METRICS_POLICY = """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: descheduler-policy, namespace: kube-system}
+data:
+  policy.yaml: |
+    apiVersion: descheduler/v1alpha2
+    kind: DeschedulerPolicy
+    metricsProviders:
+    - source: KubernetesMetrics
+    profiles:
+    - name: usage
+      pluginConfig:
+      - name: LowNodeUtilization
+        args:
+          thresholds: {cpu: 20}
+          targetThresholds: {cpu: 50}
+          metricsUtilization: {source: KubernetesMetrics}
+      plugins:
+        balance: {enabled: [LowNodeUtilization]}
+"""
+_METRICS_RULE = """- apiGroups: [metrics.k8s.io]
+  resources: [nodes, pods]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding"""
 EXAMPLES = {
-    "pass": [runner("CronJob") + _RBAC],
+    "pass": [
+        runner("CronJob") + _RBAC,
+        runner("CronJob")
+        + _RBAC.replace("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding", _METRICS_RULE)
+        + _METRICS_POLICY,
+    ],
     "fail": [
+        runner("CronJob") + _RBAC + _METRICS_POLICY,
         runner("CronJob") + _RBAC.replace(", persistentvolumeclaims", ""),
         runner("CronJob")
         + _RBAC.replace("kind: ClusterRoleBinding", "kind: RoleBinding").replace(
@@ -56,6 +90,7 @@ EXAMPLES = {
     ],
 }
 _READ = ("get", "list", "watch")
+_GET = ("get", "list")
 
 
 def required(run: DeschedulerRun) -> list[Permission]:
@@ -68,12 +103,55 @@ def required(run: DeschedulerRun) -> list[Permission]:
     release = run.release_minor
     if release is not None and release >= 35:
         needed += [Permission("", "persistentvolumeclaims", verb) for verb in _READ]
+    if run.policy is not None:
+        needed += _policy_needs(run.policy)
     if run.enabled("leader-elect"):
         namespace = _value(run, "leader-elect-resource-namespace") or "kube-system"
         name = _value(run, "leader-elect-resource-name") or "descheduler"
         needed.append(Permission("coordination.k8s.io", "leases", "create", namespace))
         needed += [Permission("coordination.k8s.io", "leases", verb, namespace, name) for verb in ("get", "update")]
     return needed
+
+
+def _policy_needs(policy: Mapping[str, Any]) -> list[Permission]:
+    """What the v1alpha2 ``policy`` adds (upstream v0.36.0 ``pkg/framework/plugins/defaultevictor/defaultevictor.go``,
+    ``pkg/descheduler/descheduler.go``): PDB reads for the PodsWithoutPDB protection, ``get`` priorityclasses for a
+    ``priorityThreshold.name``, namespace reads for a ``namespaceLabelSelector``, metrics.k8s.io for the metrics
+    collector or a KubernetesMetrics provider, and the Prometheus token's Secret in its namespace."""
+    from desched.rbac import Permission
+
+    needed: list[Permission] = []
+    for args in _evictor_args(policy):
+        protections = mapping_or_empty(args.get("podProtections")).get("extraEnabled")
+        if args.get("ignorePodsWithoutPDB") is True or "PodsWithoutPDB" in _listed(protections):
+            needed += [Permission("policy", "poddisruptionbudgets", verb) for verb in _READ]
+        if mapping_or_empty(args.get("priorityThreshold")).get("name"):
+            needed.append(Permission("scheduling.k8s.io", "priorityclasses", "get"))
+        selector = mapping_or_empty(args.get("namespaceLabelSelector"))
+        if selector.get("matchLabels") or selector.get("matchExpressions"):
+            needed += [Permission("", "namespaces", verb) for verb in _READ]
+    providers = [mapping_or_empty(provider) for provider in _listed(policy.get("metricsProviders"))]
+    collector = mapping_or_empty(policy.get("metricsCollector")).get("enabled") is True
+    if collector or any(provider.get("source") == "KubernetesMetrics" for provider in providers):
+        needed += [Permission("metrics.k8s.io", resource, verb) for resource in ("nodes", "pods") for verb in _GET]
+    for provider in providers:
+        prometheus = mapping_or_empty(provider.get("prometheus"))
+        secret = mapping_or_empty(mapping_or_empty(prometheus.get("authToken")).get("secretReference"))
+        namespace = secret.get("namespace")
+        if provider.get("source") == "Prometheus" and isinstance(namespace, str) and namespace:
+            needed += [Permission("", "secrets", verb, namespace) for verb in _READ]
+    return needed
+
+
+def _evictor_args(policy: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    for profile in map(mapping_or_empty, _listed(policy.get("profiles"))):
+        for config in map(mapping_or_empty, _listed(profile.get("pluginConfig"))):
+            if config.get("name") == "DefaultEvictor":
+                yield mapping_or_empty(config.get("args"))
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _value(run: DeschedulerRun, name: str) -> str | None:
@@ -99,7 +177,7 @@ def check(runs: Runs) -> Iterator[RepoHit]:
             yield RepoHit(
                 *run.where((*run.container[:-2], "serviceAccountName")),
                 f"ServiceAccount {shown} may not {', '.join(dict.fromkeys(missing))}: the descheduler "
-                "fails or runs without a leader; grant them (a RoleBinding grants only in its namespace: "
-                "cluster-wide reads and evictions need a ClusterRoleBinding)",
+                "fails where it needs them (at start, in a plugin, or without a leader); grant them (a RoleBinding "
+                "grants only in its namespace: cluster-wide reads and evictions need a ClusterRoleBinding)",
                 run.label,
             )

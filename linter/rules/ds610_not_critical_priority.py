@@ -36,10 +36,9 @@ def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
         priority = run.pod.get("priorityClassName")
         if priority in _CRITICAL:
             continue
-        where = (*pod, "priorityClassName") if priority is not None else (*pod, "containers")
         named = f"priority class {priority}" if isinstance(priority, str) else "no priority class"
         yield RepoHit(
-            *run.where(where),
+            *run.where_field((*pod, "priorityClassName"), instead=(*pod, "containers")),
             f"the descheduler runs with {named}: it may evict itself, and the kubelet evicts it first under "
             "pressure; set priorityClassName: system-cluster-critical",
             run.label,

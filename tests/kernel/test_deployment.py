@@ -164,3 +164,70 @@ def test_leader_election_needs_leases_in_its_resource_namespace_not_the_pods():
     (run,) = descheduler_runs(objects([("f.yaml", load_all(text)[0])]))
     leases = {(p.verb, p.namespace, p.name) for p in required(run) if p.resource == "leases"}
     assert leases == {("create", "kube-system", None), ("get", "kube-system", "ds"), ("update", "kube-system", "ds")}
+
+
+_CLUSTER_RBAC = """---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: descheduler}
+rules:
+- apiGroups: [""]
+  resources: [nodes, pods, persistentvolumeclaims]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [pods/eviction]
+  verbs: [create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: descheduler}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: descheduler}
+subjects:
+- {kind: ServiceAccount, name: descheduler, namespace: kube-system}
+"""
+
+
+def _policy_configmap(namespace: str, policy: str) -> str:
+    body = "".join(f"    {line}\n" for line in policy.splitlines())
+    return (
+        f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: descheduler-policy, namespace: {namespace}}}\n"
+        "data:\n  policy.yaml: |\n    apiVersion: descheduler/v1alpha2\n    kind: DeschedulerPolicy\n" + body
+    )
+
+
+_PDB_POLICY = """profiles:
+- name: p
+  pluginConfig:
+  - name: DefaultEvictor
+    args: {ignorePodsWithoutPDB: true, priorityThreshold: {name: high}}
+  - name: RemoveDuplicates
+  plugins:
+    balance: {enabled: [RemoveDuplicates]}
+"""
+_PROMETHEUS_POLICY = """metricsProviders:
+- source: Prometheus
+  prometheus:
+    url: https://prometheus.monitoring:9090
+    authToken:
+      secretReference: {namespace: monitoring, name: prometheus-token}
+profiles: []
+"""
+
+
+@pytest.mark.parametrize(
+    ("namespace", "policy", "missing"),
+    [
+        # the mounted ConfigMap's policy adds PDB reads (PodsWithoutPDB) and get priorityclasses (a named threshold)
+        ("kube-system", _PDB_POLICY, ["poddisruptionbudgets.policy", "get priorityclasses.scheduling.k8s.io"]),
+        # a ConfigMap of that name in another namespace is not the one the pod mounts: nothing is added
+        ("default", _PDB_POLICY, []),
+        # the Prometheus token's Secret is read in its own namespace
+        ("kube-system", _PROMETHEUS_POLICY, ["secrets in namespace monitoring"]),
+    ],
+)
+def test_the_mounted_policy_adds_its_permissions(tmp_path: Path, namespace, policy, missing):
+    text = runner("CronJob") + _CLUSTER_RBAC + _policy_configmap(namespace, policy)
+    (tmp_path / "descheduler.yaml").write_text(text)
+    found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS609"]
+    assert bool(found) == bool(missing)
+    assert all(needed in found[0].message for needed in missing)
