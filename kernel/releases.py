@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from desched.chart import APP_VERSIONS, CHART_NAMES
@@ -105,12 +106,24 @@ def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
 def chart_yaml_app_version(file: str) -> str | None:
     """``appVersion`` of the descheduler chart's ``Chart.yaml`` beside ``file`` (``None`` for stdin, ``-``, and for
     the ``Chart.yaml`` of another chart or of one with dependencies, an umbrella chart's: its appVersion is not the
-    descheduler's)."""
+    descheduler's). A ``Chart.yaml`` is read once while unchanged (a lint run asks for it for the release and again
+    for the chart that renders the values)."""
     if file == "-":
         return None
+    chart_yaml = os.path.join(os.path.dirname(os.path.abspath(file)), "Chart.yaml")
+    try:
+        status = os.stat(chart_yaml)
+    except OSError:
+        return None
+    return _chart_yaml_app_version(chart_yaml, status.st_mtime_ns, status.st_size)
+
+
+@lru_cache(maxsize=256)
+def _chart_yaml_app_version(chart_yaml: str, _mtime: int, _size: int) -> str | None:
+    """The descheduler chart's appVersion in ``chart_yaml`` as it is at that modification time and size."""
     found: dict[str, str] = {}
     try:
-        with open(os.path.join(os.path.dirname(os.path.abspath(file)), "Chart.yaml"), encoding="utf-8") as handle:
+        with open(chart_yaml, encoding="utf-8") as handle:
             for line in handle:
                 key, colon, value = line.partition(":")
                 if colon and key in ("name", "appVersion", "dependencies"):
