@@ -141,18 +141,16 @@ def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapp
     return ChartRun(workload, rbac, origins)
 
 
-def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> tuple[DeschedulerRun | None, list[dict[str, Any]]]:
+def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun | None:
     """The descheduler the chart of ``doc`` (a rendered source of chart values, the install's primary one) runs,
-    reading the v1alpha2 ``policy``, with findings placed on the values behind each rendered field; and the
-    chart's RBAC objects."""
+    reading the v1alpha2 ``policy``, with the chart's RBAC objects and findings placed on the values behind each
+    rendered field; ``None`` when the chart renders no workload."""
     from desched.deployment import descheduler_runs
 
     rendered = chart_documents(doc.values, doc.chart, doc.root)
-    if rendered.workload is None:
-        return None, rendered.rbac
-    run = next(descheduler_runs([(doc.file, rendered.workload)]), None)
+    run = next(descheduler_runs([(doc.file, rendered.workload)]), None) if rendered.workload else None
     if run is None:
-        return None, rendered.rbac
+        return None
 
     def where(path: Path) -> tuple[str, int, int]:
         return _written_at(doc, rendered.values_path(path))
@@ -163,7 +161,8 @@ def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> tuple[Deschedu
     def naming(path: Path) -> str | None:
         return ".".join(str(part) for part in rendered.values_path(path)) or None
 
-    return run._replace(locator=where, title=title, policy=policy, naming=naming), rendered.rbac
+    rbac = tuple((doc.file, obj) for obj in rendered.rbac)
+    return run._replace(locator=where, title=title, policy=policy, naming=naming, rbac=rbac)
 
 
 def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:

@@ -96,6 +96,9 @@ class DeschedulerRun(NamedTuple):
     #: The v1alpha2 policy tree this descheduler runs, when the repository shows it (its mounted ConfigMap's key, the
     #: chart's rendered policy)
     policy: Mapping[str, Any] | None = None
+    #: RBAC objects that come with this descheduler alone (the chart's own ClusterRole and binding), as
+    #: ``(file, object)`` pairs: another install's never grant it anything
+    rbac: tuple[tuple[str, Any], ...] = ()
 
     @property
     def label(self) -> str:
@@ -205,21 +208,23 @@ class DeschedulerRun(NamedTuple):
 
 
 class Runs(list[DeschedulerRun]):
-    """The descheduler containers of a run, with the RBAC objects of the same documents (:attr:`grants`)."""
+    """The descheduler containers of a run, with the RBAC objects of the same documents (:meth:`grants_of`)."""
 
     def __init__(self, runs: Iterable[DeschedulerRun], rbac: Iterable[tuple[str, Any]] = ()) -> None:
         super().__init__(runs)
         self._rbac = list(rbac)
-        self._grants: Grants | None = None
+        self._grants: dict[tuple[int, ...], Grants] = {}  # by the identities of the run's own RBAC objects
 
-    @property
-    def grants(self) -> Grants:
-        """The (Cluster)Roles and bindings of the documents, read once (:mod:`desched.rbac`)."""
-        if self._grants is None:
+    def grants_of(self, run: DeschedulerRun) -> Grants:
+        """The grants ``run``'s service account may hold: the repository's (Cluster)Roles and bindings with the
+        run's own (:attr:`DeschedulerRun.rbac`), read once each (:mod:`desched.rbac`)."""
+        own = tuple(id(doc) for _, doc in run.rbac)
+        found = self._grants.get(own)
+        if found is None:
             from desched.rbac import Grants
 
-            self._grants = Grants(self._rbac)
-        return self._grants
+            found = self._grants[own] = Grants([*self._rbac, *run.rbac])
+        return found
 
 
 #: The kinds :class:`Runs` reads besides workloads.
@@ -239,17 +244,14 @@ def repository_runs(
     policies = list(policies)
     mounted = {doc.extra["configmap"]: tree for doc, tree in policies if doc.extra.get("configmap")}
     runs = [run._replace(policy=_mounted_policy(run, mounted)) for run in descheduler_runs(listed)]
-    rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
     if any(doc.shape == Shape.HELM for doc, _ in policies):
         from desched.chartdeployment import chart_run
         from desched.chartrender import ChartDoc
 
         for doc, tree in policies:
-            if isinstance(doc, ChartDoc) and doc.primary:
-                run, rendered = chart_run(doc, tree)
-                runs.extend([run] if run is not None else [])
-                rbac.extend((doc.file, obj) for obj in rendered)
-    return Runs(runs, rbac)
+            run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
+            runs.extend([run] if run is not None else [])
+    return Runs(runs, [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS])
 
 
 def _mounted_policy(

@@ -163,7 +163,8 @@ def check(runs: Runs) -> Iterator[RepoHit]:
     for run in runs:
         account, namespace = run.service_account, run.namespace
         shown = f"{namespace}/{account}" if namespace else account
-        if not runs.grants.bound(namespace, account):
+        grants = runs.grants_of(run)
+        if not grants.bound(namespace, account):
             yield RepoHit(
                 *run.where((*run.container[:-2], "serviceAccountName")),
                 f"no RBAC for ServiceAccount {shown} in these files: desched cannot check the descheduler's "
@@ -172,7 +173,7 @@ def check(runs: Runs) -> Iterator[RepoHit]:
                 "info",
             )
             continue
-        missing = [str(p) for p in required(run) if not runs.grants.allows(namespace, account, p)]
+        missing = [str(p) for p in required(run) if not grants.allows(namespace, account, p)]
         if missing:
             yield RepoHit(
                 *run.where((*run.container[:-2], "serviceAccountName")),

@@ -143,3 +143,11 @@ def test_a_kind_the_chart_does_not_know_renders_no_workload():
     chart = chart_at("0.36.0")
     assert chart is not None
     assert chart_documents({"kind": "DaemonSet"}, chart, {}).workload is None
+
+
+def test_each_install_is_judged_with_its_own_charts_rbac(tmp_path: Path):
+    # both charts name their ClusterRole "descheduler": chart 0.35.0's (no PVC reads) must not stand for 0.36.0's
+    (tmp_path / "old.yaml").write_text(_release("0.35.0").replace("name: descheduler,", "name: old,"))
+    (tmp_path / "new.yaml").write_text(_release("0.36.0"))
+    found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS609"]
+    assert [(Path(f.file).name, "chart 0.35.0" in f.object) for f in found] == [("old.yaml", True)]
