@@ -9,6 +9,7 @@ boolean, whose next word is never its value. A container runs the descheduler wh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -99,6 +100,7 @@ class DeschedulerRun(NamedTuple):
     #: RBAC objects that come with this descheduler alone (the chart's own ClusterRole and binding), as
     #: ``(file, object)`` pairs: another install's never grant it anything
     rbac: tuple[tuple[str, Any], ...] = ()
+    program: str = "descheduler"  #: ``descheduler`` (upstream's binary) or ``desched`` (``desched run``)
 
     @property
     def label(self) -> str:
@@ -187,9 +189,15 @@ class DeschedulerRun(NamedTuple):
 
     @property
     def release_minor(self) -> int | None:
-        """The minor release of the image's tag (``v0.36.0`` gives 36); ``None`` for a tag that names none."""
-        name = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
-        parts = name.split(":", 1)[1].removeprefix("v").split(".") if ":" in name else []
+        """The descheduler release this container follows: the minor of the image's tag (``v0.36.0`` gives 36), for
+        ``desched run`` that of its ``--target-version``; ``None`` when they name none."""
+        if self.program == "desched":
+            target = self.flags.get("target-version")
+            text = f":{target.value}" if target is not None else ""
+        else:
+            name = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
+            text = name[name.find(":") :] if ":" in name else ""
+        parts = text[1:].removeprefix("v").split(".") if text else []
         return int(parts[1]) if len(parts) >= 2 and parts[0] == "0" and parts[1].isdigit() else None
 
     @property
@@ -281,26 +289,63 @@ def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[Deschedul
         for index, container in enumerate(containers if isinstance(containers, list) else []):
             container = mapping_or_empty(container)
             path: Path = (*pod_path, "containers", index)
-            words = list(_words(container, path))
+            namespace = namespace if isinstance(namespace, str) else None
+            words = list(_words(container, path, namespace))
             image = container.get("image")
             image = image if isinstance(image, str) else ""
-            if not _runs_descheduler(image, [word for word, _ in words]):
+            program = _program(image, [word for word, _ in words])
+            if program is None:
                 continue
+            flags = parse_flags(words) if program == "descheduler" else _desched_run_flags(words, path)
             yield DeschedulerRun(
-                file, doc, kind, namespace if isinstance(namespace, str) else None,
-                name if isinstance(name, str) else "", path, image, parse_flags(words),
+                file, doc, kind, namespace, name if isinstance(name, str) else "", path, image, flags,
+                program=program,
             )  # fmt: skip
 
 
-def _words(container: Mapping[str, Any], path: Path) -> Iterator[tuple[str, Path]]:
+def _words(container: Mapping[str, Any], path: Path, namespace: str | None) -> Iterator[tuple[str, Path]]:
+    """The container's command and arguments, with ``$(VAR)`` references to its environment expanded as the kubelet
+    expands them (a literal ``value``, or the pod's namespace through ``fieldRef: metadata.namespace`` when the
+    workload names it; anything else stays as written)."""
+    env: dict[str, str] = {}
+    listed_env = container.get("env")
+    for variable in map(mapping_or_empty, listed_env if isinstance(listed_env, list) else []):
+        field = at_path(variable, ("valueFrom", "fieldRef", "fieldPath"))
+        value = variable.get("value") if field is None else namespace if field == "metadata.namespace" else None
+        if isinstance(variable.get("name"), str) and isinstance(value, str):
+            env[variable["name"]] = value
     for key in ("command", "args"):
         listed = container.get(key)
         for index, word in enumerate(listed if isinstance(listed, list) else []):
             if isinstance(word, str):
-                yield word, (*path, key, index)
+                yield _REFERENCE.sub(lambda match: env.get(match[1], match[0]), word), (*path, key, index)
 
 
-def _runs_descheduler(image: str, words: list[str]) -> bool:
-    if image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0] == "descheduler":
-        return True  # registry.k8s.io/descheduler/descheduler:v0.36.0, a mirror of it, a digest
-    return bool(words) and words[0].rsplit("/", 1)[-1] == "descheduler"
+_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def _program(image: str, words: list[str]) -> str | None:
+    """``descheduler`` for a container that runs upstream's binary, ``desched`` for one that runs ``desched run``."""
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    first = words[0].rsplit("/", 1)[-1] if words else ""
+    if name == "descheduler" or first == "descheduler":
+        return "descheduler"  # registry.k8s.io/descheduler/descheduler:v0.36.0, a mirror of it, a digest
+    subcommand = words[1:2] if first == "desched" else words[:1]
+    return "desched" if (name == "desched" or first == "desched") and subcommand == ["run"] else None
+
+
+#: ``desched run``'s flags under the names of the descheduler's flags they stand for (executor/live.py).
+_DESCHED_ALIASES = {"policy": "policy-config-file", "interval": "descheduling-interval"}
+
+
+def _desched_run_flags(words: list[tuple[str, Path]], container: Path) -> dict[str, Flag]:
+    """The flags of a ``desched run`` command line (argparse reads ``--f v`` and ``--f=v`` as pflag does, and its
+    booleans are the same), under the descheduler's names: ``--policy`` as ``--policy-config-file``, ``--interval``
+    as ``--descheduling-interval``, and the port of ``--metrics-bind-address`` as ``--secure-port`` (``0``, no
+    server, without it: the executor serves /healthz only with its metrics)."""
+    flags = {_DESCHED_ALIASES.get(name, name): flag._replace(name=_DESCHED_ALIASES.get(name, name))
+             for name, flag in parse_flags(words).items()}  # fmt: skip
+    address = flags.get("metrics-bind-address")
+    port = address.value.rpartition(":")[2] if address is not None else "0"
+    flags["secure-port"] = Flag("secure-port", port, address.path if address is not None else container)
+    return flags

@@ -90,26 +90,38 @@ EXAMPLES = {
     ],
 }
 _READ = ("get", "list", "watch")
+#: (group, resource) of what ``desched run`` lists before each cycle (``KINDS`` of executor/live.py).
+DESCHED_RUN_LISTS = (
+    ("", "nodes"), ("", "namespaces"), ("scheduling.k8s.io", "priorityclasses"), ("", "persistentvolumeclaims"),
+    ("policy", "poddisruptionbudgets"), ("", "pods"),
+)  # fmt: skip
 _GET = ("get", "list")
 
 
 def required(run: DeschedulerRun) -> list[Permission]:
-    """The permissions the descheduler of ``run`` needs, from its flags and image release (docs/deployment-rules.md)."""
+    """The permissions the descheduler of ``run`` needs, from its flags, image release and policy
+    (docs/deployment-rules.md); for ``desched run``, what it lists before each cycle."""
     from desched.rbac import Permission  # only runs with a descheduler workload and its RBAC pay for it
 
-    needed = [Permission("", resource, verb) for resource in ("nodes", "pods") for verb in _READ]
+    needed = []
     if not run.enabled("dry-run"):
         needed.append(Permission("", "pods/eviction", "create"))
-    release = run.release_minor
-    if release is not None and release >= 35:
-        needed += [Permission("", "persistentvolumeclaims", verb) for verb in _READ]
-    if run.policy is not None:
-        needed += _policy_needs(run.policy)
+    if run.program == "desched":  # it lists all it reads, and reads nothing the policy adds
+        needed += [Permission(group, resource, "list") for group, resource in DESCHED_RUN_LISTS]
+    else:
+        needed += [Permission("", resource, verb) for resource in ("nodes", "pods") for verb in _READ]
+        release = run.release_minor
+        if release is not None and release >= 35:
+            needed += [Permission("", "persistentvolumeclaims", verb) for verb in _READ]
+        needed += _policy_needs(run.policy) if run.policy is not None else []
     if run.enabled("leader-elect"):
         namespace = _value(run, "leader-elect-resource-namespace") or "kube-system"
+        # a reference the kubelet expands from the pod (its own namespace, as in deploy/executor) that desched could
+        # not: the pod's namespace
+        shown = run.namespace if "$(" in namespace else namespace
         name = _value(run, "leader-elect-resource-name") or "descheduler"
-        needed.append(Permission("coordination.k8s.io", "leases", "create", namespace))
-        needed += [Permission("coordination.k8s.io", "leases", verb, namespace, name) for verb in ("get", "update")]
+        needed.append(Permission("coordination.k8s.io", "leases", "create", shown))
+        needed += [Permission("coordination.k8s.io", "leases", verb, shown, name) for verb in ("get", "update")]
     return needed
 
 

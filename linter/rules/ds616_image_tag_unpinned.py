@@ -33,6 +33,8 @@ _RELEASE = re.compile(r"v?0\.\d+(\.\d+)?([-+].*)?$")
 
 def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
     for run in runs:
+        if run.program != "descheduler":
+            continue  # desched's image carries desched's version: the release it follows is --target-version
         name = run.image.split("@", 1)[0].rsplit("/", 1)[-1]
         tag = name.split(":", 1)[1] if ":" in name else None
         if tag is not None and _RELEASE.match(tag):

@@ -5,12 +5,13 @@ line read as pflag reads it, with the traps users write (``--flag=value``, ``--f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from desched.deployment import descheduler_runs, parse_flags
 from desched.linter.lint import lint_paths
-from desched.linter.rules._deployment_examples import runner
+from desched.linter.rules._deployment_examples import IMAGE, runner
 from desched.workloads.model import objects
 from desched.yamlsrc import load_all
 
@@ -231,3 +232,72 @@ def test_the_mounted_policy_adds_its_permissions(tmp_path: Path, namespace, poli
     found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS609"]
     assert bool(found) == bool(missing)
     assert all(needed in found[0].message for needed in missing)
+
+
+def _container(image: str, command: list[str] | None, args: list[str]) -> dict[str, Any]:
+    """A Job in namespace ``ops`` whose one container runs ``command`` and ``args`` in ``image``."""
+    spec: dict[str, Any] = {"name": "c", "image": image, "args": args}
+    if command is not None:
+        spec["command"] = command
+    pod = {"containers": [spec]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ops"},
+            "spec": {"template": {"spec": pod}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("image", "command", "args", "program"),
+    [
+        ("ghcr.io/acme/desched:1.0", None, ["run", "--policy", "/p/policy.yaml"], "desched"),
+        ("python:3.12", ["desched", "run"], ["--policy=/p/policy.yaml"], "desched"),
+        ("ghcr.io/acme/desched:1.0", None, ["lint", "/p"], None),  # not the executor
+        (
+            "registry.k8s.io/descheduler/descheduler:v0.36.0",
+            None,
+            ["--policy-config-file=/p/policy.yaml"],
+            "descheduler",
+        ),
+    ],
+)
+def test_desched_run_is_a_descheduler_with_its_flags_under_upstreams_names(image, command, args, program):
+    runs = list(descheduler_runs([("j.yaml", _container(image, command, args))]))
+    assert [run.program for run in runs] == ([program] if program else [])
+    if runs:
+        assert runs[0].flags["policy-config-file"].value == "/p/policy.yaml"
+
+
+def test_desched_run_serves_healthz_only_with_its_metrics_address():
+    (quiet,) = descheduler_runs([("j.yaml", _container("desched", None, ["run", "--policy", "/p/x"]))])
+    assert quiet.flags["secure-port"].value == "0"
+    args = ["run", "--policy", "/p/x", "--metrics-bind-address", "0.0.0.0:9443", "--target-version", "v0.34"]
+    (served,) = descheduler_runs([("j.yaml", _container("desched", None, args))])
+    assert served.flags["secure-port"].value == "9443" and served.release_minor == 34
+
+
+def test_environment_references_in_arguments_are_expanded_as_the_kubelet_does():
+    env = (
+        "env:\n- {name: LEASES, value: ops-leases}\n"
+        "- name: NS\n  valueFrom: {fieldRef: {fieldPath: metadata.namespace}}\n"
+    )
+    doc = _container(IMAGE, None, ["--leader-elect-resource-namespace=$(NS)", "--leader-elect-resource-name",
+                                   "$(LEASES)", "--v=$(UNSET)"])  # fmt: skip
+    doc["spec"]["template"]["spec"]["containers"][0]["env"] = load_all(env)[0]["env"]
+    (run,) = descheduler_runs([("j.yaml", doc)])
+    assert {name: flag.value for name, flag in run.flags.items()} == {
+        "leader-elect-resource-namespace": "ops", "leader-elect-resource-name": "ops-leases", "v": "$(UNSET)",
+    }  # fmt: skip
+
+
+def test_what_ds609_requires_of_desched_run_is_what_the_executor_lists():
+    from desched.executor.live import KINDS
+    from desched.linter.rules.ds609_rbac_insufficient import DESCHED_RUN_LISTS
+
+    plural = {"PriorityClass": "priorityclasses", "PodDisruptionBudget": "poddisruptionbudgets"}
+    listed = {(versions[0].rpartition("/")[0], plural.get(kind, kind.lower() + "s")) for kind, versions in KINDS}
+    assert set(DESCHED_RUN_LISTS) == listed
+
+
+def test_descheds_own_deploy_tree_is_clean():
+    """desched's Kustomize bases (deploy/), the executor `desched run` included, pass every rule: no finding at all."""
+    root = Path(__file__).resolve().parents[2]
+    found = lint_paths([str(root / "deploy")]).findings
+    assert [(f.rule, f.file, f.line) for f in found] == []
