@@ -21,10 +21,11 @@ from desched.yamlsrc import YMap, YSeq, locate
 
 if TYPE_CHECKING:
     from desched.rbac import Grants
+    from desched.versions import KubernetesVersion
 
 __all__ = [
-    "BOOLEAN_FLAGS", "RBAC_KINDS", "DeschedulerRun", "Flag", "Runs", "descheduler_runs", "parse_flags",
-    "repository_runs",
+    "BOOLEAN_FLAGS", "RBAC_KINDS", "RUNNER_KINDS", "DeschedulerRun", "Flag", "Runs", "descheduler_runs",
+    "parse_flags", "repository_runs",
 ]  # fmt: skip
 
 #: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
@@ -43,6 +44,8 @@ _TEMPLATES: dict[str, Path] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
     "Pod": (),
 }
+#: The kinds whose pod (template) may run the descheduler.
+RUNNER_KINDS = frozenset(_TEMPLATES)
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go strconv.ParseBool
 
 
@@ -216,10 +219,12 @@ class DeschedulerRun(NamedTuple):
 
 
 class Runs(list[DeschedulerRun]):
-    """The descheduler containers of a run, with the RBAC objects of the same documents (:meth:`grants_of`)."""
+    """The descheduler containers of a run, with the RBAC objects of the same documents (:meth:`grants_of`) and the
+    cluster's Kubernetes version when the configuration names it (:attr:`kubernetes`, set by the lint engine)."""
 
     def __init__(self, runs: Iterable[DeschedulerRun], rbac: Iterable[tuple[str, Any]] = ()) -> None:
         super().__init__(runs)
+        self.kubernetes: KubernetesVersion | None = None  # desched cannot tell it from the files
         self._rbac = list(rbac)
         self._grants: dict[tuple[int, ...], Grants] = {}  # by the identities of the run's own RBAC objects
 

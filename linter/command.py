@@ -2,7 +2,8 @@
 
 Exit codes of ``lint``: 0 no errors (warnings allowed; ``--exit-zero`` always 0), 1 errors, or warnings with
 ``--strict``, 2 unreadable input or invalid configuration (one ``desched:`` line each on stderr; the readable files
-are still linted and reported).
+are still linted and reported), or an invalid option value (``--target-version``, ``--kubernetes-version``: nothing
+is linted).
 """
 
 from __future__ import annotations
@@ -70,6 +71,12 @@ class LintCommand:
             "--target-version",
             metavar="v0.NN",
             help="descheduler release the policies run on (default: the release deployed with each, else the newest)",
+        )
+        parser.add_argument(
+            "--kubernetes-version",
+            metavar="1.NN",
+            help="Kubernetes version of the cluster the descheduler runs on, for DS614 (default: kubernetes-version in "
+            ".desched.yaml; without either DS614 is silent)",
         )
         parser.add_argument(
             "--distribution",
@@ -181,6 +188,9 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, list[str], bool]:
         settings = settings._replace(target=target, target_source="--target-version")
     if args.distribution is not None:
         settings = settings._replace(distribution=args.distribution)
+    kubernetes = versions.kubernetes_from_option(args.kubernetes_version)
+    if kubernetes is not None:
+        settings = settings._replace(kubernetes=kubernetes)
     disabled = (set(settings.disabled) | set(_split(args.disable))) - set(_split(args.enable))
     return settings._replace(disabled=frozenset(disabled)), config.ignore + args.ignore, config.strict or args.strict
 

@@ -5,6 +5,7 @@ holds ``.git``). The first ``.desched.yaml``/``.desched.yml`` wins; otherwise a 
 ``[tool.desched]`` table. Keys::
 
     target-version: v0.33            # descheduler release the policies run on
+    kubernetes-version: "1.30"       # the cluster's Kubernetes version (DS614; quoted: YAML reads 1.30 as 1.3)
     distribution: openshift          # descheduler build that runs them: upstream or openshift (default: inferred)
     clusters:                        # which files deploy to which cluster (default: from kustomizations, Flux, Argo CD)
       prod: ["clusters/prod", "apps/prod"]
@@ -41,6 +42,7 @@ class Config:
         "disabled",
         "distribution",
         "ignore",
+        "kubernetes",
         "options",
         "severities",
         "source",
@@ -50,6 +52,7 @@ class Config:
 
     def __init__(self, source: str | None = None) -> None:
         self.target: int | None = None
+        self.kubernetes: versions.KubernetesVersion | None = None
         self.distribution: str | None = None
         self.clusters: dict[str, list[str]] = {}
         self.ignore: list[str] = []
@@ -112,6 +115,8 @@ def load(path: str) -> Config:
                 config.target = versions.parse(str(value))
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+        elif key == "kubernetes-version":
+            config.kubernetes = _kubernetes(value, where, f"{key} in {path}")
         elif key == "clusters":
             config.clusters = _clusters(value, where)
         elif key == "distribution":
@@ -137,9 +142,22 @@ def load(path: str) -> Config:
                 _apply_rule(config, rule_id, setting, f"{where}.{name}", rules.get(rule_id))
         else:
             raise ConfigError(
-                f"{where}: unknown key (expected target-version, distribution, clusters, ignore, strict or rules)"
+                f"{where}: unknown key (expected target-version, kubernetes-version, distribution, clusters, ignore, "
+                "strict or rules)"
             )
     return config
+
+
+def _kubernetes(value: Any, where: str, source: str) -> versions.KubernetesVersion:
+    """The cluster's Kubernetes version (DS614): a string, as YAML and TOML read ``1.30`` as the number 1.3."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ConfigError(f'{where}: write the version as a quoted string ("1.30"): {value!r} is read as a number')
+    if not isinstance(value, str):
+        raise ConfigError(f'{where}: expected the cluster\'s Kubernetes version as a string, such as "1.30"')
+    try:
+        return versions.parse_kubernetes(value, source)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _clusters(value: Any, where: str) -> dict[str, list[str]]:

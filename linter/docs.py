@@ -15,12 +15,24 @@ from desched.linter import rules
 __all__ = ["explain", "render_markdown", "render_rules"]
 
 
-def _examples(module: ModuleType) -> dict[str, list[tuple[str, str | None]]]:
-    """A rule's examples as ``{"pass"|"fail": [(yaml, target or None)]}``."""
-    result: dict[str, list[tuple[str, str | None]]] = {}
+def _examples(module: ModuleType) -> dict[str, list[tuple[str, str | None, str | None]]]:
+    """A rule's examples as ``{"pass"|"fail": [(yaml, target or None, kubernetes or None)]}``: an example is its
+    YAML, or ``(yaml, target)``, or ``(yaml, target, kubernetes)`` for a rule that needs the cluster's Kubernetes
+    version (``kubernetes-version``)."""
+    result: dict[str, list[tuple[str, str | None, str | None]]] = {}
     for verdict, items in module.EXAMPLES.items():
-        result[verdict] = [(item, None) if isinstance(item, str) else (item[0], item[1]) for item in items]
+        result[verdict] = [
+            (item, None, None) if isinstance(item, str) else (item[0], item[1], item[2] if len(item) > 2 else None)
+            for item in items
+        ]
     return result
+
+
+def _suffix(target: str | None, kubernetes: str | None) -> str:
+    """`` (target v0.33)``, `` (kubernetes-version 1.30)``, both or nothing: what an example is linted with."""
+    said = [f"target {target}"] if target else []
+    said += [f"kubernetes-version {kubernetes}"] if kubernetes else []
+    return f" ({', '.join(said)})" if said else ""
 
 
 _RELEASE_NOTE = (
@@ -71,8 +83,8 @@ def explain(name: str) -> str:
     for option, default in getattr(module, "OPTIONS", {}).items():
         lines.append(f"Option: {option} (default {default!r}); set it under rules.{module.ID} in .desched.yaml")
     for verdict, examples in _examples(module).items():
-        for text, target in examples:
-            suffix = f" (target {target})" if target else ""
+        for text, target, kubernetes in examples:
+            suffix = _suffix(target, kubernetes)
             lines += ["", f"{verdict.upper()}{suffix}:", *("    " + line for line in text.rstrip("\n").split("\n"))]
     return "\n".join(lines) + "\n"
 
@@ -117,8 +129,8 @@ def render_markdown() -> str:
             out += [f"- `{option}` (default `{default!r}`)" for option, default in options.items()]
         for verdict, examples in _examples(module).items():
             title = "Passes" if verdict == "pass" else "Fails"
-            for text, target in examples:
-                suffix = f" (target {target})" if target else ""
+            for text, target, kubernetes in examples:
+                suffix = _suffix(target, kubernetes)
                 out += ["", f"### {title}{suffix}", "", "```yaml", text.rstrip("\n"), "```"]
     return "\n".join(out) + "\n"
 

@@ -40,11 +40,13 @@ if TYPE_CHECKING:
     from desched.linter.rules._repository import Repository
     from desched.linter.templates import Neutralized
     from desched.policy.effective import Effective
+    from desched.versions import KubernetesVersion
 
 __all__ = [
     "FileResult",
     "Settings",
     "check",
+    "deployment_findings",
     "lint_configmap_key",
     "lint_documents",
     "lint_file",
@@ -62,8 +64,9 @@ class Settings(NamedTuple):
     """What to check: ``target`` is the release (``None``: inferred per policy, :func:`release_for`), set by
     ``target_source`` (how findings name it); ``distribution`` the descheduler build that runs the policies
     (``None``: inferred per policy, see :class:`~desched.linter.rules._base.Context`); ``clusters`` maps cluster
-    names to path globs (relative to ``clusters_base``), replacing the repository's structure. Immutable: derive
-    another with ``_replace``."""
+    names to path globs (relative to ``clusters_base``), replacing the repository's structure; ``kubernetes`` is the
+    cluster's Kubernetes version (``None``: unknown, DS614 stays silent). Immutable: derive another with
+    ``_replace``."""
 
     target: int | None = None
     disabled: AbstractSet[str] = frozenset()
@@ -73,6 +76,7 @@ class Settings(NamedTuple):
     distribution: str | None = None
     clusters: Mapping[str, list[str]] | None = None
     clusters_base: str | None = None
+    kubernetes: KubernetesVersion | None = None
 
     def enabled_rules(self, kind: str) -> list[ModuleType]:
         """Enabled rules that run on a document of ``kind`` (a :class:`~desched.linter.rules._base.DocumentKind`)."""
@@ -354,6 +358,7 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
         ((result.file, doc) for result in results for doc in result.others),
         ((doc, effective.tree) for result in results for doc, _, effective in result.runs()),
     )
+    runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     found = []
     for module in modules if runs else ():
         for hit in module.check(runs):
@@ -370,6 +375,18 @@ def repository_findings(repo: Repository, settings: Settings) -> list[Finding]:
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
     return found
+
+
+def deployment_findings(file: str, obj: Any, settings: Settings) -> list[Finding]:
+    """What the enabled deployment rules (DS6xx) find in the one object ``obj``, named ``file``, judged alone (no
+    other object, no chart values): an admitted workload. As :func:`lint_repository` reports them, with the object's
+    :data:`IGNORE_ANNOTATION` applied (``suppressed`` set); it has no text, hence no comment suppressions."""
+    result = FileResult(file)
+    result.others = [obj]
+    found = _deployment_findings([result], settings)
+    if not found:
+        return []
+    return _annotated(sorted(set(found), key=Finding.sort_key), _ignored_by_annotation([result]))
 
 
 def _by_cluster(results: list[FileResult], settings: Settings) -> list[list[FileResult]]:

@@ -51,7 +51,7 @@ def load_config(path: str | None = None) -> Config:
 
 def settings_from(config: Config) -> Settings:
     """The engine settings a configuration asks for (target release, distribution, disabled rules, severities, rule
-    options)."""
+    options, the cluster's Kubernetes version)."""
     return Settings(
         config.target,
         frozenset(config.disabled),
@@ -61,6 +61,7 @@ def settings_from(config: Config) -> Settings:
         distribution=config.distribution,
         clusters=config.clusters or None,
         clusters_base=os.path.dirname(os.path.abspath(config.source)) if config.source else None,
+        kubernetes=config.kubernetes,
     )
 
 

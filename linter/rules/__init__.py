@@ -73,6 +73,7 @@ _MODULES = (
     "ds611_dry_run_enabled",
     "ds612_liveness_probe_mismatch",
     "ds613_chart_image_skew",
+    "ds614_kubernetes_version_skew",
     "ds615_chart_value_ignored_by_kind",
     "ds616_image_tag_unpinned",
 )

@@ -49,3 +49,14 @@ def runner(
         spec += "    template:\n      spec:\n"
         spec += _indent(spec_of_pod, "        ")
     return head + _indent(spec, "  ")
+
+
+def chart_install(version: str, values: str) -> str:
+    """A Flux HelmRelease of the descheduler chart ``version`` with ``values`` (YAML) and a policy of no profiles."""
+    lines = values + "deschedulerPolicy:\n  profiles: []\n"
+    return (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        "metadata: {name: descheduler, namespace: kube-system}\n"
+        f"spec:\n  chart:\n    spec:\n      chart: descheduler\n      version: {version}\n"
+        "      sourceRef: {kind: HelmRepository, name: descheduler}\n  values:\n" + _indent(lines, "    ")
+    )

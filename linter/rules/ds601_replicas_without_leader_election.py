@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from desched.linter.rules._base import DocumentKind, RepoHit
-from desched.linter.rules._deployment_examples import runner
+from desched.linter.rules._deployment_examples import chart_install, runner
 
 if TYPE_CHECKING:
     from desched.deployment import DeschedulerRun
@@ -16,6 +16,7 @@ NAME = "replicas-without-leader-election"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Several descheduler replicas without leader election"
 RATIONALE = (
     "Each replica of a descheduler Deployment runs its own cycles: without `--leader-elect` they all evict at "
@@ -27,8 +28,12 @@ EXAMPLES = {
     "pass": [
         runner("Deployment", "--descheduling-interval=5m", "--leader-elect", replicas=3),
         runner("Deployment", "--descheduling-interval=5m"),
+        chart_install("0.36.0", "kind: Deployment\nreplicas: 2\nleaderElection:\n  enabled: true\n"),
     ],
-    "fail": [runner("Deployment", "--descheduling-interval=5m", replicas=2)],
+    "fail": [
+        runner("Deployment", "--descheduling-interval=5m", replicas=2),
+        chart_install("0.36.0", "kind: Deployment\nreplicas: 2\n"),
+    ],
 }
 
 

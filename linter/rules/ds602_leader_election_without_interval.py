@@ -16,6 +16,7 @@ NAME = "leader-election-without-interval"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Leader election without --descheduling-interval"
 RATIONALE = (
     "The descheduler refuses leader election without a descheduling interval and exits at start-up "

@@ -16,6 +16,7 @@ NAME = "leader-election-with-dry-run"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Leader election is skipped in dry-run mode"
 RATIONALE = (
     "In dry-run mode the descheduler skips leader election (upstream PR #853): every replica runs its own cycles "

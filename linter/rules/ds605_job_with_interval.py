@@ -17,6 +17,7 @@ NAME = "job-with-interval"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Descheduler CronJob or Job with --descheduling-interval"
 RATIONALE = (
     "With a non-zero `--descheduling-interval` the descheduler loops forever (upstream `descheduler.go`, its run "

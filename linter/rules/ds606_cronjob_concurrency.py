@@ -17,6 +17,7 @@ NAME = "cronjob-concurrency"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Descheduler CronJob whose runs overlap, or one hung run blocks all later ones"
 RATIONALE = (
     "A CronJob's `concurrencyPolicy` defaults to `Allow`: a run still going when the next tick comes runs beside "

@@ -18,6 +18,7 @@ NAME = "policy-not-mounted"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "--policy-config-file missing, or on no mounted volume"
 RATIONALE = (
     "The descheduler reads its policy from `--policy-config-file`. Without the flag it has no policy and fails "

@@ -16,6 +16,7 @@ NAME = "not-critical-priority"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Descheduler pod without a system-critical priority class"
 RATIONALE = (
     "Upstream runs the descheduler as a critical pod (`priorityClassName: system-cluster-critical` in its "

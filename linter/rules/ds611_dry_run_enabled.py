@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from desched.linter.rules._base import DocumentKind, RepoHit
-from desched.linter.rules._deployment_examples import runner
+from desched.linter.rules._deployment_examples import chart_install, runner
 
 if TYPE_CHECKING:
     from desched.deployment import DeschedulerRun
@@ -16,6 +16,7 @@ NAME = "dry-run-enabled"
 SEVERITY = "info"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Descheduler left in dry-run mode"
 RATIONALE = (
     "With `--dry-run` the descheduler evicts nothing: it only logs what it would evict (and keeps a fake client's "
@@ -24,8 +25,16 @@ RATIONALE = (
 )
 REMEDIATION = "Remove --dry-run (or set --dry-run=false) once the policy's evictions are the ones you want."
 EXAMPLES = {
-    "pass": [runner("CronJob", "--dry-run=false"), runner("CronJob")],
-    "fail": [runner("CronJob", "--dry-run"), runner("CronJob", "--dry-run=true")],
+    "pass": [
+        runner("CronJob", "--dry-run=false"),
+        runner("CronJob"),
+        chart_install("0.31.0", "cmdOptions:\n  dry-run: false\n"),  # renders --dry-run=false
+    ],
+    "fail": [
+        runner("CronJob", "--dry-run"),
+        runner("CronJob", "--dry-run=true"),
+        chart_install("0.29.0", "cmdOptions:\n  dry-run: false\n"),  # charts 0.28 to 0.30 render a bare --dry-run
+    ],
 }
 
 

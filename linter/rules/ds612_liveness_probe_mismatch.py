@@ -17,6 +17,7 @@ NAME = "liveness-probe-mismatch"
 SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
+ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
 SUMMARY = "Liveness probe over HTTP, or not on the descheduler's --secure-port"
 RATIONALE = (
     "The descheduler serves `/healthz` over HTTPS only, on `--secure-port` (10258 by default; upstream "

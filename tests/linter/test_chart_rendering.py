@@ -17,6 +17,7 @@ def lint(text: str, target: str | None = None) -> list[Finding]:
     test_chart_deployment.py)."""
     return [f for f in lint_all(text, target) if not f.rule.startswith("DS6")]
 
+
 POLICIES = {
     "strategies": "    deschedulerPolicy:\n      strategies:\n        RemoveDuplicates: {enabled: true}\n",
     "profiles": (

@@ -7,17 +7,24 @@ import re
 
 import pytest
 
+from desched import versions
 from desched.linter import rules
 from desched.linter.docs import _examples, render_markdown
 from tests.conftest import lint
 
 RULES = rules.all_rules()
 EXAMPLES = [
-    pytest.param(module, verdict, text, target, id=f"{module.ID}-{verdict}-{index}")
+    pytest.param(module, verdict, text, target, kubernetes, id=f"{module.ID}-{verdict}-{index}")
     for module in RULES
     for verdict, items in _examples(module).items()
-    for index, (text, target) in enumerate(items)
+    for index, (text, target, kubernetes) in enumerate(items)
 ]
+PARAMETERS = ("module", "verdict", "text", "target", "kubernetes")
+
+
+def _lint(text, target, kubernetes):
+    """An example's findings, linted for its target release and, when it names one, its cluster's Kubernetes."""
+    return lint(text, target, kubernetes=versions.parse_kubernetes(kubernetes) if kubernetes else None)
 
 
 def test_every_module_in_the_folder_is_registered():
@@ -62,9 +69,9 @@ def test_resolve_by_id_and_name():
         rules.resolve("DS999")
 
 
-@pytest.mark.parametrize(("module", "verdict", "text", "target"), EXAMPLES)
-def test_examples_behave_as_labelled(module, verdict, text, target):
-    found = [f for f in lint(text, target) if f.rule == module.ID]
+@pytest.mark.parametrize(PARAMETERS, EXAMPLES)
+def test_examples_behave_as_labelled(module, verdict, text, target, kubernetes):
+    found = [f for f in _lint(text, target, kubernetes) if f.rule == module.ID]
     if verdict == "fail":
         assert found, f"{module.ID} should report this example"
         for finding in found:
@@ -73,9 +80,9 @@ def test_examples_behave_as_labelled(module, verdict, text, target):
         assert not found, f"{module.ID} should not report: {found}"
 
 
-@pytest.mark.parametrize(("module", "verdict", "text", "target"), [p for p in EXAMPLES if p.values[1] == "pass"])
-def test_pass_examples_have_no_errors_at_all(module, verdict, text, target):
-    errors = [f for f in lint(text, target) if f.severity == "error"]
+@pytest.mark.parametrize(PARAMETERS, [p for p in EXAMPLES if p.values[1] == "pass"])
+def test_pass_examples_have_no_errors_at_all(module, verdict, text, target, kubernetes):
+    errors = [f for f in _lint(text, target, kubernetes) if f.severity == "error"]
     assert not errors
 
 

@@ -54,7 +54,7 @@ CASES = [
     pytest.param(text, id=f"{module.ID}-{index}")
     for module in rules.all_rules()
     if "desched migrate" in module.REMEDIATION
-    for index, (text, _) in enumerate(_examples(module)["fail"])
+    for index, (text, *_) in enumerate(_examples(module)["fail"])
     if _advised(text)
 ] + [
     pytest.param(CHART_0_30_0, id="chart-0.30.0-values"),
@@ -77,7 +77,7 @@ def test_every_rule_that_names_migrate_has_an_example_where_the_advice_applies()
     named = [module for module in rules.all_rules() if "desched migrate" in module.REMEDIATION]
     assert {module.ID for module in named} >= {"DS101", "DS102", "DS104"}
     for module in named:
-        assert any(_advised(text) for text, _ in _examples(module)["fail"]), module.ID
+        assert any(_advised(text) for text, *_ in _examples(module)["fail"]), module.ID
 
 
 def test_strategies_beside_profiles_get_exact_manual_steps_not_migrate():
