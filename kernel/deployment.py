@@ -9,6 +9,7 @@ boolean, whose next word is never its value. A container runs the descheduler wh
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOOLEAN_FLAGS", "RBAC_KINDS", "RUNNER_KINDS", "DeschedulerRun", "Flag", "Runs", "descheduler_runs",
-    "parse_flags", "repository_runs",
+    "kustomize_patches", "parse_flags", "repository_runs",
 ]  # fmt: skip
 
 #: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
@@ -250,13 +251,15 @@ def repository_runs(
     """Every descheduler of a repository: the workloads among ``documents`` (``(file, object)`` pairs) and what the
     chart renders for each install among ``policies`` (documents with their effective v1alpha2 trees), with the
     RBAC objects of both. A workload is paired with the policy of the ConfigMap key its mount reads, when the
-    repository holds it."""
+    repository holds it. A kustomize patch is no workload: only what it patches runs."""
     from desched.workloads.model import objects
 
     listed = list(objects(documents))
     policies = list(policies)
     mounted = {doc.extra["configmap"]: tree for doc, tree in policies if doc.extra.get("configmap")}
-    runs = [run._replace(policy=_mounted_policy(run, mounted)) for run in descheduler_runs(listed)]
+    patches = kustomize_patches(listed)
+    workloads = [(file, doc) for file, doc in listed if os.path.normpath(file) not in patches]
+    runs = [run._replace(policy=_mounted_policy(run, mounted)) for run in descheduler_runs(workloads)]
     if any(doc.shape == Shape.HELM for doc, _ in policies):
         from desched.chartdeployment import chart_run
         from desched.chartrender import ChartDoc
@@ -265,6 +268,27 @@ def repository_runs(
             run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
             runs.extend([run] if run is not None else [])
     return Runs(runs, [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS])
+
+
+def kustomize_patches(documents: Iterable[tuple[str, Any]]) -> frozenset[str]:
+    """The files the kustomizations among ``documents`` name as patches (``patchesStrategicMerge``, ``patches`` and
+    ``patchesJson6902`` entries with a ``path``), normalised: partial objects that kustomize merges into a resource,
+    not resources."""
+    found: set[str] = set()
+    for file, doc in documents:
+        named = os.path.basename(file) in ("kustomization.yaml", "kustomization.yml", "Kustomization")
+        if not isinstance(doc, Mapping) or not (named or doc.get("kind") in ("Kustomization", "Component")):
+            continue
+        base = os.path.dirname(file)
+        entries: list[Any] = []
+        for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
+            listed = doc.get(key)
+            entries += listed if isinstance(listed, list) else []
+        for entry in entries:
+            path = entry.get("path") if isinstance(entry, Mapping) else entry
+            if isinstance(path, str) and path and "\n" not in path:  # an inline patch is YAML text, not a path
+                found.add(os.path.normpath(os.path.join(base, path)))
+    return frozenset(found)
 
 
 def _mounted_policy(

@@ -301,3 +301,19 @@ def test_descheds_own_deploy_tree_is_clean():
     root = Path(__file__).resolve().parents[2]
     found = lint_paths([str(root / "deploy")]).findings
     assert [(f.rule, f.file, f.line) for f in found] == []
+
+
+@pytest.mark.parametrize("key", ["patchesStrategicMerge: [cronjob-patch.yaml]", "patches:\n- path: cronjob-patch.yaml"])
+def test_a_kustomize_patch_is_not_a_workload_of_its_own(tmp_path: Path, key: str):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "base" / "cronjob.yaml").write_text(runner("CronJob"))
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [cronjob.yaml]\n")
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(f"resources: [../base]\n{key}\n")
+    # a partial CronJob: no image, no mounts, no concurrencyPolicy; kustomize merges it into the base's
+    patch = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: descheduler, namespace: kube-system}\nspec:\n"
+    patch += "  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n"
+    patch += "          - name: descheduler\n            command: [/bin/descheduler, --v=4]\n"
+    (tmp_path / "overlay" / "cronjob-patch.yaml").write_text(patch)
+    found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule != "DS609"]  # DS609: no RBAC here
+    assert {Path(f.file).name for f in found} <= {"cronjob.yaml"}
