@@ -73,7 +73,7 @@ class WebhookCommand:
             "--deny",
             default="",
             metavar="RULES",
-            help="workload rules that deny instead of warn (comma-separated, e.g. DS401,DS402)",
+            help="workload rules that deny instead of warn (comma-separated, e.g. DS401,DS402,DS601)",
         )
         parser.add_argument(
             "--kubeconfig",

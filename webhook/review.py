@@ -11,7 +11,8 @@ Contract:
     of other charts are allowed at once;
   - Deployments, StatefulSets, ReplicaSets, ReplicationControllers, Jobs and PDBs: the workload checks
     (:mod:`desched.webhook.workloads`) against the active policy and the cached cluster objects; an update of the
-    active policy ConfigMap is checked against the cached workloads too (warnings only);
+    active policy ConfigMap is checked against the cached workloads too (warnings only); a Deployment, StatefulSet,
+    CronJob, Job or Pod that runs the descheduler also gets the deployment rules (DS6xx) that need only the object;
   - ``warn`` mode never denies; the annotation ``desched.io/skip-validation: <reason>`` skips validation (with a
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
 * Nothing is made into text that was not text: of a ConfigMap only the data keys that hold a policy are parsed (the
@@ -47,7 +48,7 @@ from desched.webhook.decision import (
     verdict,
 )
 from desched.webhook.depth import MAX_DEPTH, too_deep
-from desched.webhook.workloads import WORKLOAD_KINDS, pdb_decision, policy_warnings, workload_decision
+from desched.webhook.workloads import ADMITTED_KINDS, pdb_decision, policy_warnings, workload_decision
 from desched.yamlnodes import from_json
 
 __all__ = ["POLICY_KINDS", "BadReview", "configmap_policies", "decide", "parse_review"]
@@ -106,7 +107,7 @@ def decide(request: Json, options: Options, cluster: ClusterView | None = None) 
         return _configmap(uid, kind, obj, options, cluster)
     if kind == "KubeDescheduler" or kind in WRAPPER_KINDS:
         return _policy_object(uid, kind, obj, options)
-    if kind in WORKLOAD_KINDS:
+    if kind in ADMITTED_KINDS:
         return workload_decision(uid, kind, obj, options, cluster)
     return Decision(uid, True, "", [], [], kind)
 

@@ -1,12 +1,17 @@
 """The workload checks of the webhook: DS401-DS406 for Deployments, StatefulSets, ReplicaSets, ReplicationControllers,
-Jobs and PodDisruptionBudgets against the active policy and the cached cluster objects.
+Jobs and PodDisruptionBudgets against the active policy and the cached cluster objects, and the deployment rules
+(DS6xx) that need nothing but the object for a Deployment, StatefulSet, CronJob, Job or Pod that runs the descheduler.
 
-Contract: :func:`workload_decision` reports what the active policy may evict of the incoming workload unprotected (as
-warnings, or denials for the rules in ``Options.deny_rules``); :func:`pdb_decision` reports the workloads a PDB change
-or deletion leaves unprotected (warnings); :func:`policy_warnings` says what an updated active policy means for the
-cached workloads. Without a cluster view or an active policy everything is allowed.
+Contract: :func:`workload_decision` reports what the active policy may evict of the incoming workload unprotected, and
+what is wrong with the incoming descheduler workload itself (as warnings, or denials for the rules in
+``Options.deny_rules``); :func:`pdb_decision` reports the workloads a PDB change or deletion leaves unprotected
+(warnings); :func:`policy_warnings` says what an updated active policy means for the cached workloads. Without a
+cluster view or an active policy only the descheduler workload's own checks run.
 
-The rules are the repository rules whose metadata marks them admission-capable (:data:`WORKLOAD_RULES`). A decision is
+The rules are those whose metadata marks them admission-capable (:data:`WORKLOAD_RULES`). The deployment rules among
+them judge the incoming object alone (:func:`~desched.linter.engine.deployment_findings`: its ``desched.io/ignore``
+annotation suppresses as in ``desched lint``), and not an object a controller owns (a CronJob's Jobs, a ReplicaSet's
+Pods: their owner was judged when it was admitted). For the repository rules, a decision is
 what they find in a :class:`~desched.linter.rules._repository.Repository` of the active policy (its effective form,
 computed once when the policy was linted) and every cached object, the incoming object under a source name of its
 own (:data:`INCOMING`); but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's cache)
@@ -23,8 +28,9 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from desched.deployment import RUNNER_KINDS
 from desched.documents import PolicyDoc
-from desched.linter.engine import FileResult, Settings, repository_findings
+from desched.linter.engine import FileResult, Settings, deployment_findings, repository_findings
 from desched.linter.finding import Finding
 from desched.linter.rules import admission_rules
 from desched.linter.rules._repository import Analysis, Repository
@@ -45,6 +51,7 @@ from desched.workloads import PDB, EvictionScope, Inventory, InventoryStore, PDB
 from desched.workloads.store import Key
 
 __all__ = [
+    "ADMITTED_KINDS",
     "WORKLOAD_KINDS",
     "WORKLOAD_RULES",
     "ClusterIndex",
@@ -58,6 +65,9 @@ __all__ = [
 
 WORKLOAD_RULES = tuple(module.ID for module in admission_rules())
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job")
+#: What :func:`workload_decision` judges: the workloads of the repository rules and every kind that may run the
+#: descheduler (CronJob, Pod).
+ADMITTED_KINDS = (*WORKLOAD_KINDS, *sorted(RUNNER_KINDS - set(WORKLOAD_KINDS)))
 CACHED, INCOMING = "cluster", "incoming"  # the sources findings name (their file): the cached objects, the request's
 INLINE_WORKLOADS = 32
 
@@ -234,17 +244,35 @@ def workload_decision(
     uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None, *, reference: bool = False
 ) -> Decision:
     """The decision on the workload ``obj`` (see the module contract; ``reference``: over every cached object)."""
+    own = _deployment(kind, obj, options)
     policy = cluster.policy() if cluster is not None else None
-    if cluster is None or policy is None:
-        return Decision(uid, True, "", [], [], kind)
-    indexed = None if reference or not _plain(obj, kind) else _indexed(cluster)
-    if indexed is not None:
-        with indexed() as index:
-            mine = _indexed_workload(index, policy, obj, options)
-    else:
-        _, findings = _cluster_findings(policy, _without(cluster.objects(), object_key(obj)), obj, options)
-        mine = _incoming(findings)
-    return verdict(uid, kind, mine, lambda finding: kind, options, [], deny=lambda f: f.rule in options.deny_rules)
+    mine: list[Finding] = []
+    if cluster is not None and policy is not None and kind in WORKLOAD_KINDS:
+        indexed = None if reference or not _plain(obj, kind) else _indexed(cluster)
+        if indexed is not None:
+            with indexed() as index:
+                mine = _indexed_workload(index, policy, obj, options)
+        else:
+            _, findings = _cluster_findings(policy, _without(cluster.objects(), object_key(obj)), obj, options)
+            mine = _incoming(findings)
+    found = sorted(own + mine, key=Finding.sort_key) if own else mine
+    return verdict(uid, kind, found, lambda finding: kind, options, [], deny=lambda f: f.rule in options.deny_rules)
+
+
+def _deployment(kind: str, obj: Json, options: Options) -> list[Finding]:
+    """What the admission-capable deployment rules (DS6xx) find in the incoming ``obj`` alone, but what its
+    ``desched.io/ignore`` annotation suppresses: nothing unless it may run the descheduler and no controller owns it."""
+    if kind not in RUNNER_KINDS or _controlled(obj):
+        return []
+    subject = obj if "kind" in obj else {**obj, "kind": kind}  # the API server sends it; a bare object is the request's
+    return [f for f in deployment_findings(INCOMING, subject, _settings(options)) if f.suppressed is None]
+
+
+def _controlled(obj: Json) -> bool:
+    """Whether a controller owns ``obj`` (an ``ownerReferences`` entry with ``controller: true``)."""
+    owners = mapping_or_empty(obj.get("metadata")).get("ownerReferences")
+    listed = owners if isinstance(owners, list) else []
+    return any(isinstance(owner, dict) and owner.get("controller") is True for owner in listed)
 
 
 def _unprotected(findings: list[Finding]) -> set[str]:

@@ -1,9 +1,11 @@
 """The rule registry: every rule module, keyed by its stable ID.
 
 Adding a rule means adding its module name to :data:`_MODULES`; a test fails when a module in this folder is
-not listed, when two rules share an ID or NAME, or when metadata is incomplete. A repository rule that can judge one
-workload or PDB at admission declares ``ADMISSION = True``; the webhook applies those (:func:`admission_rules`).
-Retired IDs are listed in :data:`RETIRED` and never reused.
+not listed, when two rules share an ID or NAME, or when metadata is incomplete. A rule the admission webhook can
+apply declares ``ADMISSION = True`` (:func:`admission_rules`): a repository rule (DS4xx) that judges one workload or
+PDB against the active policy and the cached cluster objects, or a deployment rule (DS6xx) that needs nothing but the
+admitted workload itself (no ConfigMap, RBAC object or Namespace beside it). Retired IDs are listed in
+:data:`RETIRED` and never reused.
 """
 
 from __future__ import annotations
@@ -102,8 +104,9 @@ def all_rules() -> list[ModuleType]:
 
 
 def admission_rules() -> list[ModuleType]:
-    """The repository rules the admission webhook can apply to one workload or PDB against the active policy and
-    the cluster's cached objects (their metadata says ``ADMISSION = True``), sorted by ID."""
+    """The rules the admission webhook applies (their metadata says ``ADMISSION = True``), sorted by ID: repository
+    rules to one workload or PDB against the active policy and the cluster's cached objects, deployment rules to an
+    admitted descheduler workload alone."""
     return [module for module in all_rules() if getattr(module, "ADMISSION", False)]
 
 

@@ -8,12 +8,16 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
+from desched import versions
 from desched.cli import main
+from desched.deployment import RUNNER_KINDS
 from desched.linter import rules
-from desched.linter.engine import Settings
+from desched.linter.docs import _examples
+from desched.linter.engine import Settings, deployment_findings, lint_repository, lint_text
 from desched.linter.rules._base import DOCUMENT_KINDS, DocumentKind
 from desched.openshift.validate import REFUSED, Category
 from desched.validation.core import CODES
+from desched.wrappers import object_label
 
 ALL = [module.ID for module in rules.all_rules()]
 
@@ -50,6 +54,47 @@ def test_the_engine_selects_by_kind(kind: str):
     assert {module.ID for module in Settings(disabled=set(disabled)).enabled_rules(kind)} == EXPECTED[kind] - set(
         disabled
     )
+
+
+# The rules the admission webhook applies: DS401-DS406 against the active policy and the cluster's objects, and the
+# deployment rules that need nothing but the admitted workload (not DS609, which needs the RBAC objects).
+ADMISSION = _ids((401, 406)) | {
+    "DS601", "DS602", "DS603", "DS604", "DS605", "DS606", "DS607", "DS610", "DS611", "DS612", "DS614", "DS616",
+}  # fmt: skip
+
+
+def test_admission_rules_are_repository_or_deployment_rules():
+    admitted = rules.admission_rules()
+    assert {module.ID for module in admitted} == ADMISSION
+    assert all(module.RUNS_ON in ({DocumentKind.REPOSITORY}, {DocumentKind.DEPLOYMENT}) for module in admitted)
+
+
+ALONE = [
+    pytest.param(module, text, target, kubernetes, id=f"{module.ID}-{verdict}-{index}")
+    for module in rules.admission_rules()
+    if DocumentKind.DEPLOYMENT in module.RUNS_ON
+    for verdict, items in _examples(module).items()
+    for index, (text, target, kubernetes) in enumerate(items)
+]
+
+
+@pytest.mark.parametrize(("module", "text", "target", "kubernetes"), ALONE)
+def test_an_admission_deployment_rule_judges_each_workload_alone_as_in_its_whole_example(
+    module: ModuleType, text: str, target: str | None, kubernetes: str | None
+):
+    chosen = Settings(
+        target=versions.parse(target) if target else None,
+        kubernetes=versions.parse_kubernetes(kubernetes) if kubernetes else None,
+    )
+    result = lint_text("example.yaml", text, chosen)
+    workloads = [json.loads(json.dumps(doc)) for doc in result.others if doc.get("kind") in RUNNER_KINDS]
+    labels = {object_label(doc, doc["kind"]) for doc in workloads}
+
+    def seen(findings: list) -> set[tuple[str, str, str]]:
+        return {(f.object, f.severity, f.message) for f in findings if f.rule == module.ID and f.object in labels}
+
+    alone = set().union(*(seen(deployment_findings("example.yaml", doc, chosen)) for doc in workloads))
+    assert alone == seen(lint_repository([result], chosen))
 
 
 def _partition_problems(owners: dict[str, frozenset[str]], codes: tuple[str, ...]) -> list[str]:

@@ -59,7 +59,7 @@ RULES = {
             for op in CREATE_UPDATE
         },
         *{("", "v1", "replicationcontrollers", op) for op in CREATE_UPDATE},
-        *{("batch", "v1", "jobs", op) for op in CREATE_UPDATE},
+        *{("batch", "v1", resource, op) for resource in ("jobs", "cronjobs") for op in CREATE_UPDATE},
         *{
             ("policy", version, "poddisruptionbudgets", op)
             for version in ("v1", "v1beta1")

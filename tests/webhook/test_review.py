@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from desched.linter.engine import FileResult, Settings
-from desched.webhook.decision import Options, response
+from desched.linter.rules._deployment_examples import runner
+from desched.webhook.decision import Decision, Options, response
 from desched.webhook.review import BadReview, configmap_policies, decide, parse_review
+from desched.webhook.workloads import WORKLOAD_RULES
+from tests.conftest import lint
 
 Json = dict[str, Any]
 GOOD = """apiVersion: descheduler/v1alpha2
@@ -238,3 +242,81 @@ def test_an_update_of_the_active_policy_is_checked_against_the_cached_workloads(
     decision = decide(request(configmap(policy), "UPDATE", old=configmap(GOOD)), Options(), cache)
     assert decision.allowed
     assert any(w.startswith("DS401 Deployment shop/web") for w in decision.warnings)
+
+
+# -- the descheduler's own workload: the deployment rules (DS6xx) that need only the object ------------------------
+
+
+def descheduler(kind: str = "Deployment", *args: str, annotations: Json | None = None, **shape: Any) -> Json:
+    """A ``kind`` whose container runs the descheduler with ``args`` (the rules' own examples), as the API server
+    sends it; by default a sound one (interval, mounted policy, critical priority, pinned image)."""
+    obj: Json = yaml.safe_load(runner(kind, *(args or ("--descheduling-interval=5m",)), **shape))
+    if annotations:
+        obj["metadata"]["annotations"] = annotations
+    return obj
+
+
+def rules_of(decision: Decision) -> list[str]:
+    return [warning.split(" ")[0] for warning in decision.warnings]
+
+
+@pytest.mark.parametrize("cluster", [None, Cache(GOOD, [])], ids=["no-cluster-view", "active-policy"])
+def test_a_descheduler_deployment_with_replicas_and_no_leader_election_gets_a_ds601_warning(cluster) -> None:
+    decision = decide(request(descheduler(replicas=2), kind="Deployment"), Options(), cluster)
+    assert decision.allowed and decision.rules == ["DS601"]
+    assert decision.warnings == [
+        "DS601 Deployment: 2 replicas without --leader-elect: every replica runs its own cycles and they evict at "
+        "once; set --leader-elect (and grant its Lease), or run one replica"
+    ]
+    leading = descheduler("Deployment", "--descheduling-interval=5m", "--leader-elect", replicas=2)
+    elected = decide(request(leading, kind="Deployment"), Options(), cluster)
+    assert elected.allowed and elected.warnings == []
+
+
+def test_a_descheduler_deployment_is_denied_only_for_the_rules_deny_names() -> None:
+    incoming = request(descheduler(replicas=2), kind="Deployment")
+    denied = decide(incoming, Options(deny_rules=frozenset({"DS601"})), Cache(GOOD, []))
+    assert not denied.allowed and denied.message.startswith("desched: 1 error: DS601 Deployment: 2 replicas")
+    assert response(denied)["response"]["status"]["code"] == 403
+    assert decide(incoming, Options(deny_rules=frozenset({"DS401"})), Cache(GOOD, [])).allowed
+    assert decide(incoming, Options("warn", frozenset({"DS601"}))).allowed  # warn mode never denies
+    assert {"DS601", "DS607", "DS616"} <= set(WORKLOAD_RULES) and "DS609" not in WORKLOAD_RULES  # --deny accepts
+
+
+def test_an_ordinary_deployment_gets_no_deployment_rule() -> None:
+    assert decide(request(deployment(replicas=2), kind="Deployment"), Options()).warnings == []
+    assert decide(request(deployment(), kind="Deployment"), Options(), Cache(GOOD, [])).warnings == []
+
+
+@pytest.mark.parametrize("names", ["DS601", "replicas-without-leader-election", "DS606, DS601"])
+def test_the_ignore_annotation_suppresses_a_deployment_rule_at_admission(names: str) -> None:
+    ignored = descheduler(replicas=2, annotations={"desched.io/ignore": names})
+    decision = decide(request(ignored, kind="Deployment"), Options(deny_rules=frozenset({"DS601"})))
+    assert decision.allowed and decision.warnings == [] and decision.rules == []
+    other = descheduler(replicas=2, annotations={"desched.io/ignore": "DS610"})
+    assert rules_of(decide(request(other, kind="Deployment"), Options())) == ["DS601"]
+
+
+def test_a_descheduler_deployment_alone_gets_nothing_that_needs_its_configmap_rbac_or_namespace() -> None:
+    alone = descheduler()  # mounts the policy ConfigMap; neither it, its RBAC nor its Namespace is sent along
+    assert {f.rule for f in lint(yaml.safe_dump(alone))} == {"DS609"}  # linted as a file, DS609 says "no RBAC"
+    for cluster in (None, Cache(GOOD, [])):
+        decision = decide(request(alone, kind="Deployment"), Options(), cluster)
+        assert decision.allowed and decision.warnings == [], decision.warnings
+    unmounted = descheduler(mounted=False)  # the policy file is on no volume: the object alone says so
+    assert rules_of(decide(request(unmounted, kind="Deployment"), Options())) == ["DS607"]
+
+
+def test_cronjobs_jobs_statefulsets_and_pods_that_run_the_descheduler_are_judged_but_not_those_a_controller_owns():
+    cronjob = descheduler("CronJob", "--v=3", concurrency=None)
+    assert rules_of(decide(request(cronjob, kind="CronJob"), Options())) == ["DS606"]
+    job = descheduler("Job", "--descheduling-interval=1h")
+    assert rules_of(decide(request(job, kind="Job"), Options(), Cache(GOOD, []))) == ["DS605"]
+    owner = {"apiVersion": "batch/v1", "kind": "CronJob", "name": "descheduler", "uid": "1", "controller": True}
+    job["metadata"]["ownerReferences"] = [owner]  # a run of a CronJob: the CronJob was judged when admitted
+    assert decide(request(job, kind="Job"), Options(deny_rules=frozenset({"DS605"}))).warnings == []
+    statefulset = {**descheduler(replicas=2), "apiVersion": "apps/v1", "kind": "StatefulSet"}
+    assert rules_of(decide(request(statefulset, kind="StatefulSet"), Options())) == ["DS601"]
+    pod_spec = descheduler("Job", "--dry-run")["spec"]["template"]["spec"]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d", "namespace": "x"}, "spec": pod_spec}
+    assert rules_of(decide(request(pod, kind="Pod"), Options())) == ["DS611"]
