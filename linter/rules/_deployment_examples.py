@@ -3,6 +3,27 @@
 from __future__ import annotations
 
 IMAGE = "registry.k8s.io/descheduler/descheduler:v0.36.0"
+#: A ClusterRole with what the descheduler always needs (v0.36: PVC reads too), bound to ServiceAccount
+#: kube-system/descheduler, which :func:`runner` workloads run as.
+CLUSTER_RBAC = """---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: descheduler}
+rules:
+- apiGroups: [""]
+  resources: [nodes, pods, persistentvolumeclaims]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [pods/eviction]
+  verbs: [create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: descheduler}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: descheduler}
+subjects:
+- {kind: ServiceAccount, name: descheduler, namespace: kube-system}
+"""
 
 
 def _indent(text: str, prefix: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from desched.linter.rules._base import DocumentKind, RepoHit
-from desched.linter.rules._deployment_examples import runner
+from desched.linter.rules._deployment_examples import CLUSTER_RBAC, runner
 from desched.tree import mapping_or_empty
 
 if TYPE_CHECKING:
@@ -27,25 +27,6 @@ RATIONALE = (
     "cluster-scoped nodes need a ClusterRoleBinding (#251, #377)."
 )
 REMEDIATION = "Grant the missing permissions to the descheduler's service account (the message lists them)."
-_RBAC = """---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: descheduler}
-rules:
-- apiGroups: [""]
-  resources: [nodes, pods, persistentvolumeclaims]
-  verbs: [get, list, watch]
-- apiGroups: [""]
-  resources: [pods/eviction]
-  verbs: [create]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: descheduler}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: descheduler}
-subjects:
-- {kind: ServiceAccount, name: descheduler, namespace: kube-system}
-"""
 _METRICS_POLICY = """---
 apiVersion: v1
 kind: ConfigMap
@@ -75,16 +56,16 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding"""
 EXAMPLES = {
     "pass": [
-        runner("CronJob") + _RBAC,
+        runner("CronJob") + CLUSTER_RBAC,
         runner("CronJob")
-        + _RBAC.replace("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding", _METRICS_RULE)
+        + CLUSTER_RBAC.replace("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding", _METRICS_RULE)
         + _METRICS_POLICY,
     ],
     "fail": [
-        runner("CronJob") + _RBAC + _METRICS_POLICY,
-        runner("CronJob") + _RBAC.replace(", persistentvolumeclaims", ""),
+        runner("CronJob") + CLUSTER_RBAC + _METRICS_POLICY,
+        runner("CronJob") + CLUSTER_RBAC.replace(", persistentvolumeclaims", ""),
         runner("CronJob")
-        + _RBAC.replace("kind: ClusterRoleBinding", "kind: RoleBinding").replace(
+        + CLUSTER_RBAC.replace("kind: ClusterRoleBinding", "kind: RoleBinding").replace(
             "metadata: {name: descheduler}\nroleRef", "metadata: {name: descheduler, namespace: kube-system}\nroleRef"
         ),
     ],

@@ -11,7 +11,7 @@ import pytest
 
 from desched.deployment import descheduler_runs, parse_flags
 from desched.linter.lint import lint_paths
-from desched.linter.rules._deployment_examples import IMAGE, runner
+from desched.linter.rules._deployment_examples import CLUSTER_RBAC, IMAGE, runner
 from desched.workloads.model import objects
 from desched.yamlsrc import load_all
 
@@ -167,27 +167,6 @@ def test_leader_election_needs_leases_in_its_resource_namespace_not_the_pods():
     assert leases == {("create", "kube-system", None), ("get", "kube-system", "ds"), ("update", "kube-system", "ds")}
 
 
-_CLUSTER_RBAC = """---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: descheduler}
-rules:
-- apiGroups: [""]
-  resources: [nodes, pods, persistentvolumeclaims]
-  verbs: [get, list, watch]
-- apiGroups: [""]
-  resources: [pods/eviction]
-  verbs: [create]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: descheduler}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: descheduler}
-subjects:
-- {kind: ServiceAccount, name: descheduler, namespace: kube-system}
-"""
-
-
 def _policy_configmap(namespace: str, policy: str) -> str:
     body = "".join(f"    {line}\n" for line in policy.splitlines())
     return (
@@ -227,7 +206,7 @@ profiles: []
     ],
 )
 def test_the_mounted_policy_adds_its_permissions(tmp_path: Path, namespace, policy, missing):
-    text = runner("CronJob") + _CLUSTER_RBAC + _policy_configmap(namespace, policy)
+    text = runner("CronJob") + CLUSTER_RBAC + _policy_configmap(namespace, policy)
     (tmp_path / "descheduler.yaml").write_text(text)
     found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS609"]
     assert bool(found) == bool(missing)
