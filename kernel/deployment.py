@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from desched.clusters import KUSTOMIZATION_NAMES
 from desched.documents import PolicyDoc, Shape
 from desched.goduration import parse_duration
 from desched.tree import Path, at_path, mapping_or_empty
@@ -220,14 +221,33 @@ class DeschedulerRun(NamedTuple):
 
 
 class Runs(list[DeschedulerRun]):
-    """The descheduler containers of a run, with the RBAC objects of the same documents (:meth:`grants_of`) and the
-    cluster's Kubernetes version when the configuration names it (:attr:`kubernetes`, set by the lint engine)."""
+    """The descheduler containers of a run, with the RBAC objects of the same documents (:meth:`grants_of`), the
+    ServiceAccounts, ConfigMaps and RoleBindings they may name (:attr:`named`) with the namespaces kustomize gives
+    each file (:meth:`namespaces_of`), and the cluster's Kubernetes version when the configuration names it
+    (:attr:`kubernetes`, set by the lint engine)."""
 
-    def __init__(self, runs: Iterable[DeschedulerRun], rbac: Iterable[tuple[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        runs: Iterable[DeschedulerRun],
+        rbac: Iterable[tuple[str, Any]] = (),
+        named: Iterable[tuple[str, Any]] = (),
+        kustomized: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         super().__init__(runs)
         self.kubernetes: KubernetesVersion | None = None  # desched cannot tell it from the files
         self._rbac = list(rbac)
         self._grants: dict[tuple[int, ...], Grants] = {}  # by the identities of the run's own RBAC objects
+        self.named = list(named)
+        self._kustomized = kustomized or {}
+
+    def namespaces_of(self, file: str, doc: Any) -> frozenset[str | None]:
+        """The namespaces the object ``doc`` of ``file`` lands in: those kustomize gives the file, else its own
+        (``None``: none, it lands where it is applied)."""
+        found = self._kustomized.get(os.path.normpath(file))
+        if found:
+            return frozenset(found)
+        namespace = mapping_or_empty(doc.get("metadata")).get("namespace") if isinstance(doc, Mapping) else None
+        return frozenset({namespace if isinstance(namespace, str) and namespace else None})
 
     def grants_of(self, run: DeschedulerRun) -> Grants:
         """The grants ``run``'s service account may hold: the repository's (Cluster)Roles and bindings with the
@@ -252,6 +272,7 @@ def repository_runs(
     chart renders for each install among ``policies`` (documents with their effective v1alpha2 trees), with the
     RBAC objects of both. A workload is paired with the policy of the ConfigMap key its mount reads, when the
     repository holds it. A kustomize patch is no workload: only what it patches runs."""
+    from desched.kustomize import kustomized_namespaces
     from desched.workloads.model import objects
 
     listed = list(objects(documents))
@@ -259,7 +280,9 @@ def repository_runs(
     mounted = {doc.extra["configmap"]: tree for doc, tree in policies if doc.extra.get("configmap")}
     patches = kustomize_patches(listed)
     workloads = [(file, doc) for file, doc in listed if os.path.normpath(file) not in patches]
-    runs = [run._replace(policy=_mounted_policy(run, mounted)) for run in descheduler_runs(workloads)]
+    kustomized = kustomized_namespaces(listed)
+    runs = [_kustomized(run, kustomized)._replace(policy=_mounted_policy(run, mounted))
+            for run in descheduler_runs(workloads)]  # fmt: skip
     if any(doc.shape == Shape.HELM for doc, _ in policies):
         from desched.chartdeployment import chart_run
         from desched.chartrender import ChartDoc
@@ -267,7 +290,26 @@ def repository_runs(
         for doc, tree in policies:
             run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
             runs.extend([run] if run is not None else [])
-    return Runs(runs, [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS])
+    rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
+    named = [(f, doc) for f, doc in listed if doc.get("kind") in _NAMED_KINDS and os.path.normpath(f) not in patches]
+    # a ConfigMap that holds a policy is among the policies, not the other documents: its name and namespace
+    named += [
+        (doc.file, {"kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}})
+        for doc, _ in policies
+        if doc.extra.get("configmap")
+        for namespace, name, _key in [doc.extra["configmap"]]
+    ]
+    return Runs(runs, rbac, named, kustomized)
+
+
+#: The namespaced objects a descheduler workload names or is granted through (DS608).
+_NAMED_KINDS = frozenset({"ServiceAccount", "ConfigMap", "RoleBinding"})
+
+
+def _kustomized(run: DeschedulerRun, kustomized: Mapping[str, frozenset[str]]) -> DeschedulerRun:
+    """``run`` in the namespace kustomize gives its file, when that is one."""
+    found = kustomized.get(os.path.normpath(run.file))
+    return run._replace(namespace=next(iter(found))) if found and len(found) == 1 else run
 
 
 def kustomize_patches(documents: Iterable[tuple[str, Any]]) -> frozenset[str]:
@@ -276,7 +318,7 @@ def kustomize_patches(documents: Iterable[tuple[str, Any]]) -> frozenset[str]:
     not resources."""
     found: set[str] = set()
     for file, doc in documents:
-        named = os.path.basename(file) in ("kustomization.yaml", "kustomization.yml", "Kustomization")
+        named = os.path.basename(file) in KUSTOMIZATION_NAMES
         if not isinstance(doc, Mapping) or not (named or doc.get("kind") in ("Kustomization", "Component")):
             continue
         base = os.path.dirname(file)

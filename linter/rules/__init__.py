@@ -70,6 +70,7 @@ _MODULES = (
     "ds605_job_with_interval",
     "ds606_cronjob_concurrency",
     "ds607_policy_not_mounted",
+    "ds608_namespace_mismatch",
     "ds609_rbac_insufficient",
     "ds610_not_critical_priority",
     "ds611_dry_run_enabled",
