@@ -239,6 +239,16 @@ class Runs(list[DeschedulerRun]):
         self._grants: dict[tuple[int, ...], Grants] = {}  # by the identities of the run's own RBAC objects
         self.named = list(named)
         self._kustomized = kustomized or {}
+        #: The repository's ConfigMaps by name, each with its (namespace, data key) pairs
+        self.configmaps: dict[str, set[tuple[str | None, str]]] = {}
+
+    def configmap_keys(self, name: str, namespace: str | None) -> set[str] | None:
+        """The data keys of the repository's ConfigMaps named ``name`` that may be in ``namespace``; ``None`` when
+        the repository holds no ConfigMap of that name (it may exist in the cluster)."""
+        found = self.configmaps.get(name)
+        if not found:
+            return None
+        return {key for space, key in found if None in (space, namespace) or space == namespace}
 
     def namespaces_of(self, file: str, doc: Any) -> frozenset[str | None]:
         """The namespaces the object ``doc`` of ``file`` lands in: those kustomize gives the file, else its own
@@ -291,6 +301,7 @@ def repository_runs(
             run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
             runs.extend([run] if run is not None else [])
     rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
+    keys = _configmap_keys(listed, policies)
     named = [(f, doc) for f, doc in listed if doc.get("kind") in _NAMED_KINDS and os.path.normpath(f) not in patches]
     # a ConfigMap that holds a policy is among the policies, not the other documents: its name and namespace
     named += [
@@ -299,7 +310,41 @@ def repository_runs(
         if doc.extra.get("configmap")
         for namespace, name, _key in [doc.extra["configmap"]]
     ]
-    return Runs(runs, rbac, named, kustomized)
+    found = Runs(runs, rbac, named, kustomized)
+    found.configmaps = keys
+    return found
+
+
+def _configmap_keys(
+    listed: list[tuple[str, Any]], policies: list[tuple[PolicyDoc, Mapping[str, Any]]]
+) -> dict[str, set[tuple[str | None, str]]]:
+    """The ConfigMaps of the repository by name, each with its (namespace, data key) pairs: written ones (a policy's
+    key among them) and those a kustomize ``configMapGenerator`` makes of files or literals."""
+    from desched.releases import generated_configmap_keys
+
+    keys: dict[str, set[tuple[str | None, str]]] = {}
+    for file, doc in listed:
+        metadata = mapping_or_empty(doc.get("metadata"))
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if doc.get("kind") == "ConfigMap" and isinstance(name, str):
+            written = [*mapping_or_empty(doc.get("data")), *mapping_or_empty(doc.get("binaryData"))]
+            keys.setdefault(name, set()).update((namespace if isinstance(namespace, str) else None, k) for k in written)
+        if os.path.basename(file) in KUSTOMIZATION_NAMES:
+            for _, (space, generated, key) in generated_configmap_keys(file, doc):
+                keys.setdefault(generated, set()).add((space, key))
+            for generator in map(mapping_or_empty, _listed(doc.get("configMapGenerator"))):
+                literals = [str(entry).partition("=")[0] for entry in _listed(generator.get("literals"))]
+                if isinstance(generator.get("name"), str):
+                    keys.setdefault(generator["name"], set()).update((None, key) for key in literals)
+    for doc, _ in policies:
+        if doc.extra.get("configmap"):
+            namespace, name, key = doc.extra["configmap"]
+            keys.setdefault(name, set()).add((namespace, key))
+    return keys
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 #: The namespaced objects a descheduler workload names or is granted through (DS608).

@@ -33,6 +33,7 @@ __all__ = [
     "chart_release",
     "chart_yaml_app_version",
     "configured",
+    "generated_configmap_keys",
     "mounted_keys",
     "newest",
     "release_of",
@@ -194,7 +195,7 @@ class Deployments:
             elif kind in _WRAPPER_KINDS:
                 self._installs.extend((file, install) for install in installs(doc, file, self._flux))
             if kind in (None, "Kustomization"):
-                self._generated.update(_generated(file, doc))
+                self._generated.update(generated_configmap_keys(file, doc))
                 self._installs.extend((file, install) for install in installs(doc, file))
 
     def __bool__(self) -> bool:
@@ -330,8 +331,11 @@ def mounted_keys(
             yield from ((name, key) for key in keys if isinstance(key, str))
 
 
-def _generated(file: str, kustomization: dict[str, Any]) -> Iterator[tuple[str, tuple[str | None, str, str]]]:
-    """Each file a ``configMapGenerator`` turns into a ConfigMap key: (its path, (namespace, name, key))."""
+def generated_configmap_keys(
+    file: str, kustomization: Mapping[str, Any]
+) -> Iterator[tuple[str, tuple[str | None, str, str]]]:
+    """Each file a ``configMapGenerator`` of the kustomization in ``file`` turns into a ConfigMap key: (its path,
+    (namespace, name, key))."""
     generators = _list(kustomization.get("configMapGenerator"))
     if not generators:
         return

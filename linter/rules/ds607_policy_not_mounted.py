@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from desched.linter.rules._base import DocumentKind, RepoHit
@@ -11,7 +11,7 @@ from desched.linter.rules._deployment_examples import runner
 from desched.tree import mapping_or_empty
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun
+    from desched.deployment import DeschedulerRun, Runs
 
 ID = "DS607"
 NAME = "policy-not-mounted"
@@ -28,8 +28,16 @@ RATIONALE = (
 REMEDIATION = "Mount the policy ConfigMap and point --policy-config-file at the file inside the mount."
 _VOLUME = "volumes:\n- name: policy\n  configMap: {name: descheduler-policy}\n"
 _SUB_PATH = "volumeMounts:\n- {name: policy, mountPath: /policy/policy.yaml, subPath: policy.yaml}\n"
+_WRONG_KEY = (
+    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: descheduler-policy, namespace: kube-system}\n"
+    "data:\n  policy.yml: |\n    apiVersion: descheduler/v1alpha2\n    kind: DeschedulerPolicy\n    profiles: []\n"
+)
 EXAMPLES = {
-    "pass": [runner("CronJob"), runner("CronJob", container=_SUB_PATH, pod=_VOLUME, mounted=False)],
+    "pass": [
+        runner("CronJob"),
+        runner("CronJob", container=_SUB_PATH, pod=_VOLUME, mounted=False),
+        runner("CronJob") + _WRONG_KEY.replace("policy.yml", "policy.yaml"),
+    ],
     "fail": [
         runner("CronJob", mounted=False),
         runner(
@@ -39,11 +47,12 @@ EXAMPLES = {
             mounted=False,
         ),
         runner("CronJob").replace("- --policy-config-file=/policy/policy.yaml", "- --v=3"),
+        runner("CronJob") + _WRONG_KEY,
     ],
 }
 
 
-def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
+def check(runs: Runs) -> Iterator[RepoHit]:
     for run in runs:
         flag = run.flags.get("policy-config-file")
         if flag is None or not flag.value:
@@ -60,6 +69,23 @@ def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
                 "not exist and the descheduler fails to read it; mount the policy ConfigMap there",
                 run.label,
             )
+        elif run.locator is None and (missing := _missing_key(runs, run)) is not None:
+            yield RepoHit(*run.at_flag("policy-config-file"), missing, run.label)
+
+
+def _missing_key(runs: Runs, run: DeschedulerRun) -> str | None:
+    """Why the file ``--policy-config-file`` names is missing from the ConfigMap mounted there, when the repository
+    holds that ConfigMap (written, or made by a kustomize configMapGenerator) and none of its keys is the file."""
+    wanted = run.policy_keys
+    held = {(name, key): runs.configmap_keys(name, run.namespace) for name, key in wanted}
+    if not held or any(keys is None or key in keys for (_, key), keys in held.items()):
+        return None  # no volume resolves it, a ConfigMap the repository does not hold, or the key is there
+    (name, key), keys = next(iter(held.items()))
+    shown = ", ".join(sorted(keys or ())) or "none"
+    return (
+        f"--policy-config-file is key {key} of ConfigMap {name}, which has no such key (its keys: {shown}): the "
+        "file does not exist and the descheduler fails to read its policy; name the key the policy is under"
+    )
 
 
 def _mounted(run: DeschedulerRun, path: str) -> bool:

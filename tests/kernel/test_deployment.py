@@ -296,3 +296,23 @@ def test_a_kustomize_patch_is_not_a_workload_of_its_own(tmp_path: Path, key: str
     (tmp_path / "overlay" / "cronjob-patch.yaml").write_text(patch)
     found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule != "DS609"]  # DS609: no RBAC here
     assert {Path(f.file).name for f in found} <= {"cronjob.yaml"}
+
+
+@pytest.mark.parametrize(
+    ("generator", "missing"),
+    [
+        ("files: [policy.yaml]", False),
+        ("files: [policy.yml]", True),  # the key is the file's name
+        ("files: [policy.yaml=policy.yml]", False),  # key=file
+        ("literals: [policy.yaml=profiles]", False),
+    ],
+)
+def test_the_policy_key_is_looked_for_in_a_generated_configmap(tmp_path: Path, generator: str, missing: bool):
+    (tmp_path / "cronjob.yaml").write_text(runner("CronJob"))
+    (tmp_path / "policy.yml").write_text("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n")
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources: [cronjob.yaml]\nconfigMapGenerator:\n- name: descheduler-policy\n  {generator}\n"
+    )
+    found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS607"]
+    assert bool(found) == missing
+    assert all("key policy.yaml of ConfigMap descheduler-policy" in f.message for f in found)

@@ -82,6 +82,8 @@ ALONE = [
 def test_an_admission_deployment_rule_judges_each_workload_alone_as_in_its_whole_example(
     module: ModuleType, text: str, target: str | None, kubernetes: str | None
 ):
+    """What an admission rule finds in a workload alone, it finds in the whole example too (it may find more there,
+    in what the other objects show: DS607's key missing from the ConfigMap); DS609 would say "no RBAC" alone."""
     chosen = Settings(
         target=versions.parse(target) if target else None,
         kubernetes=versions.parse_kubernetes(kubernetes) if kubernetes else None,
@@ -94,7 +96,7 @@ def test_an_admission_deployment_rule_judges_each_workload_alone_as_in_its_whole
         return {(f.object, f.severity, f.message) for f in findings if f.rule == module.ID and f.object in labels}
 
     alone = set().union(*(seen(deployment_findings("example.yaml", doc, chosen)) for doc in workloads))
-    assert alone == seen(lint_repository([result], chosen))
+    assert alone <= seen(lint_repository([result], chosen))
 
 
 def _partition_problems(owners: dict[str, frozenset[str]], codes: tuple[str, ...]) -> list[str]:
