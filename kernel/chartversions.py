@@ -171,6 +171,7 @@ _SKIPS_EMPTY_POLICY = (("0.19.0", False), ("0.30.0", True))  # {{- if .Values.de
 _TPL = (("0.19.0", False), ("0.34.0", True))  # {{ tpl (toYaml .Values.deschedulerPolicy) . | trim | indent 4 }}
 
 
+@cache
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 

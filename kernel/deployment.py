@@ -265,9 +265,11 @@ class Runs(list[DeschedulerRun]):
         own = tuple(id(doc) for _, doc in run.rbac)
         found = self._grants.get(own)
         if found is None:
-            from desched.rbac import Grants
+            if () not in self._grants:
+                from desched.rbac import Grants
 
-            found = self._grants[own] = Grants([*self._rbac, *run.rbac])
+                self._grants[()] = Grants(self._rbac)  # the repository's, read once
+            found = self._grants[own] = self._grants[()].extended(run.rbac)
         return found
 
 

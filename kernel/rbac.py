@@ -58,9 +58,12 @@ class _Binding(NamedTuple):
 class Grants:
     """The RBAC objects of some documents (``(file, object)`` pairs, lists flattened)."""
 
-    def __init__(self, documents: Iterable[tuple[str, Any]]) -> None:
+    def __init__(self, documents: Iterable[tuple[str, Any]] = ()) -> None:
         self._roles: dict[tuple[str, str | None, str], list[_Rule]] = {}
         self._bindings: dict[tuple[str | None, str], list[_Binding]] = {}  # (SA namespace, SA name) -> bindings
+        self._add(documents)
+
+    def _add(self, documents: Iterable[tuple[str, Any]]) -> None:
         for _, doc in documents:
             kind = doc.get("kind") if isinstance(doc, Mapping) else None
             if kind in _ROLE_KINDS:
@@ -95,6 +98,15 @@ class Grants:
                 continue
             account = (_text(subject.get("namespace")) or namespace, subject["name"])
             self._bindings.setdefault(account, []).append(_Binding(namespace, role))
+
+    def extended(self, documents: Iterable[tuple[str, Any]]) -> Grants:
+        """These grants with the (Cluster)Roles and bindings of ``documents`` added (the same roles by name: theirs);
+        ``self`` is unchanged."""
+        found = Grants()
+        found._roles = dict(self._roles)
+        found._bindings = {account: list(bindings) for account, bindings in self._bindings.items()}
+        found._add(documents)
+        return found
 
     def bound(self, namespace: str | None, account: str) -> bool:
         """Whether any binding of these documents names the service account."""
