@@ -22,7 +22,7 @@ __all__ = ["EXPLAIN", "LINT", "RULES", "ExplainCommand", "LintCommand", "RulesCo
 
 
 class _FormatAction(argparse.Action):
-    """``--format F`` appends a format; ``--output PATH`` binds to the format before it."""
+    """``--format F`` appends a format; ``--output PATH`` (or ``-o PATH``) binds to the format before it."""
 
     def __call__(
         self,
@@ -32,7 +32,7 @@ class _FormatAction(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         formats: list[list[str | None]] = getattr(namespace, "formats", None) or []
-        if option_string == "--output":
+        if "--output" in self.option_strings:  # -o or --output, however it was spelled
             if not formats or formats[-1][1] is not None:
                 formats.append([None, values])
             else:

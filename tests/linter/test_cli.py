@@ -71,6 +71,17 @@ def test_several_formats_in_one_run(tree, capsys):
     assert {result["ruleId"] for result in sarif["runs"][0]["results"]} == {"DS005", "DS204"}
 
 
+def test_short_options_pair_like_the_long_ones(tree, capsys):
+    # -o is --output (issue 27, item 7): it binds to the -f before it and leaves stdout to the other formats
+    assert main(["lint", "-f", "json", "-o", "out.json", "-f", "text", "bad.yaml"]) == 1
+    assert "DS005" in capsys.readouterr().out
+    data = json.loads((tree / "out.json").read_text())
+    assert [f["rule"] for f in data["findings"]] == ["DS204", "DS005"]
+    assert main(["lint", "-o", "x.json", "good.yaml"]) == 2  # like --output: it must follow a format
+    assert "must follow a --format" in capsys.readouterr().err
+    assert not (tree / "x.json").exists()
+
+
 def test_directory_is_walked_and_ignore_globs_apply(tree, capsys):
     os.mkdir(tree / ".git")
     (tree / ".git" / "x.yaml").write_text(BAD)
