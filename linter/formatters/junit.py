@@ -2,8 +2,11 @@
 
 Contract: a ``<testsuites>`` document holding one ``<testsuite name="desched">`` whose ``tests``, ``failures``
 and ``errors`` attributes count its test cases. Each active finding is a ``<testcase classname="FILE"
-name="RULE LINE:COL">`` with a ``<failure message="MESSAGE" type="SEVERITY">`` whose text gives the message, the
-object, the JSON pointer and the location. A clean run is a single passing test case named ``desched lint``.
+name="RULE LINE:COL">``. An error or warning holds a ``<failure message="MESSAGE" type="SEVERITY">`` whose text gives
+the message, the object, the JSON pointer and the location. An info finding is not a failure: its test case passes
+and carries the same text in ``<system-out>`` (prefixed ``info: ``), JUnit's place for what a passing test has to
+say, so CI dashboards neither count it as failed nor hide it as skipped. A clean run is a single passing test case named
+``desched lint``.
 Stdin (``-``) is named ``stdin``. Suppressed findings are left out. Text is escaped by ``xml.etree``; characters
 XML 1.0 cannot carry at all (control characters, lone surrogates) are written as ``\\xNN``/``\\uNNNN``.
 """
@@ -23,10 +26,10 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def render(report: Report) -> str:
-    """Render the active findings of ``report`` as a JUnit XML document (one failing test case each)."""
+    """Render the active findings of ``report`` as a JUnit XML document (one test case each; infos pass)."""
     active = report.active
     tests = str(max(len(active), 1))
-    failures = str(len(active))
+    failures = str(sum(finding.severity != "info" for finding in active))
     root = ET.Element("testsuites", name="desched", tests=tests, failures=failures, errors="0")
     suite = ET.SubElement(root, "testsuite", name="desched", tests=tests, failures=failures, errors="0", skipped="0")
     for finding in active:
@@ -41,7 +44,6 @@ def _testcase(suite: ET.Element, finding: Finding) -> None:
     file = "stdin" if finding.file == "-" else finding.file
     location = f"{finding.line}:{finding.column}"
     case = ET.SubElement(suite, "testcase", classname=_xml(file), name=_xml(f"{finding.rule} {location}"))
-    failure = ET.SubElement(case, "failure", message=_xml(finding.message), type=_xml(finding.severity))
     lines = [finding.message]
     if finding.object:
         lines.append(f"object: {finding.object}")
@@ -49,7 +51,11 @@ def _testcase(suite: ET.Element, finding: Finding) -> None:
         lines.append(f"path: {finding.path}")
     lines.append(f"location: {file}:{location}")
     # XML parsers turn a raw CR in text into LF anyway; write LF so the document is stable byte for byte.
-    failure.text = _xml(_LINE_BREAK.sub("\n", "\n".join(lines)))
+    text = _xml(_LINE_BREAK.sub("\n", "\n".join(lines)))
+    if finding.severity == "info":
+        ET.SubElement(case, "system-out").text = "info: " + text
+    else:
+        ET.SubElement(case, "failure", message=_xml(finding.message), type=_xml(finding.severity)).text = text
 
 
 def _xml(text: str) -> str:

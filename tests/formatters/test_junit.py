@@ -30,9 +30,11 @@ def check_counts(root: ET.Element, report: Report) -> None:
     assert suite.get("name") == "desched"
     cases = suite.findall("testcase")
     failures = suite.findall("testcase/failure")
+    infos = [finding for finding in report.active if finding.severity == "info"]
+    assert len(suite.findall("testcase/system-out")) == len(infos)
     for element in (root, suite):
-        assert int(element.get("tests", "-1")) == len(cases)
-        assert int(element.get("failures", "-1")) == len(failures) == len(report.active)
+        assert int(element.get("tests", "-1")) == len(cases) == max(len(report.active), 1)
+        assert int(element.get("failures", "-1")) == len(failures) == len(report.active) - len(infos)
         assert int(element.get("errors", "-1")) == 0
     if not report.active:
         assert [(case.get("classname"), case.get("name")) for case in cases] == [("desched", "desched lint")]
@@ -56,12 +58,29 @@ def test_testcases_name_file_rule_and_position():
     ]
     failure = suite.find("testcase/failure")
     assert failure is not None
-    assert failure.get("type") == "info"
-    assert failure.get("message") == CASES["mixed"]().active[0].message
+    assert failure.get("type") == "error"
+    assert failure.get("message") == CASES["mixed"]().active[1].message
     assert failure.text is not None
     assert "object: ConfigMap kube-system/descheduler" in failure.text
-    assert "path: /maxNoOfPodsToEvictPerNode" in failure.text
-    assert "location: deploy/configmap.yaml:10:5" in failure.text
+    assert "location: deploy/configmap.yaml:11:2" in failure.text
+
+
+def test_infos_pass_with_their_text_in_system_out():
+    # issue 27, item 8: an info finding is a passing test case (JUnit's system-out), not a failure
+    report = CASES["mixed"]()
+    suite = parse(report).find("testsuite")
+    assert suite is not None
+    assert [finding.severity for finding in report.active] == ["info", "error", "warning", "error"]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "3", "0")
+    info = suite.findall("testcase")[0]
+    assert info.find("failure") is None and info.find("skipped") is None
+    out = info.find("system-out")
+    assert out is not None and out.text is not None
+    assert out.text.startswith("info: " + report.active[0].message + "\n")
+    assert "object: ConfigMap kube-system/descheduler" in out.text
+    assert "path: /maxNoOfPodsToEvictPerNode" in out.text
+    assert "location: deploy/configmap.yaml:10:5" in out.text
+    assert [case.find("failure") is not None for case in suite.findall("testcase")] == [False, True, True, True]
 
 
 def test_markup_and_characters_xml_cannot_carry_are_escaped():
@@ -82,5 +101,6 @@ def test_arbitrary_reports_stay_well_formed(report):
     root = parse(report)
     check_counts(root, report)
     failures = root.findall("testsuite/testcase/failure")
-    for failure, finding in zip(failures, report.active, strict=True):
+    failing = [finding for finding in report.active if finding.severity != "info"]
+    for failure, finding in zip(failures, failing, strict=True):
         assert failure.get("type") == finding.severity
