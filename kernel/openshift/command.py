@@ -3,6 +3,10 @@
 The output is what the operator writes into ConfigMap ``cluster`` key ``policy.yaml``, keys sorted as Kubernetes'
 YAML marshalling sorts them. Exit 0 when every KubeDescheduler rendered; 2 (one ``desched:`` line on stderr) when
 the file cannot be read or parsed, holds no KubeDescheduler, or the operator would refuse it.
+
+A policy that reads Prometheus (a KubeVirt profile, ``devActualUtilizationProfile``) holds the URL of route
+``openshift-monitoring/prometheus-k8s``, which the operator reads from the cluster. Without ``--prometheus-host`` the
+policy is still printed, with a placeholder host, and a note on stderr says so.
 """
 
 from __future__ import annotations
@@ -64,6 +68,11 @@ def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
             raise PolicyRefused(f"{path}:{line}:{column}: {doc.object}: {exc.message}") from None
         outputs.append(dump(rendering.policy))
         notes.extend(f"{path}: note: {doc.object}: {note}" for note in rendering.notes)
+        if prometheus_host is None and "metricsProviders" in rendering.policy:
+            notes.append(
+                f"{path}: note: {doc.object}: the Prometheus URL https://{env.prometheus_host} is a placeholder (the "
+                "operator uses the host of route openshift-monitoring/prometheus-k8s); pass --prometheus-host HOST"
+            )
     sys.stdout.write("---\n".join(outputs))
     for note in notes:
         print(note, file=sys.stderr)
@@ -91,7 +100,10 @@ class RenderCommand:
             "the operator's own namespace is always there)",
         )
         parser.add_argument(
-            "--prometheus-host", metavar="HOST", help="host of route openshift-monitoring/prometheus-k8s (for KubeVirt)"
+            "--prometheus-host",
+            metavar="HOST",
+            help="host of route openshift-monitoring/prometheus-k8s, for the Prometheus URL of KubeVirt profiles and "
+            "devActualUtilizationProfile (without it that URL is a placeholder, and a note on stderr says so)",
         )
 
     def run(self, args: argparse.Namespace) -> int:

@@ -30,6 +30,28 @@ def test_prometheus_host(capsys):
     assert policy["metricsProviders"][0]["prometheus"]["url"] == "https://prom.example"
 
 
+def test_prometheus_host_passed_means_no_placeholder_note(capsys):
+    assert main(["render", os.path.join(GOLDEN, "example3.input.yaml"), "--prometheus-host", "prom.example"]) == 0
+    assert "placeholder" not in capsys.readouterr().err
+
+
+def test_a_placeholder_prometheus_url_is_noted(capsys):
+    # issue 27, item 9: without --prometheus-host the made-up URL is printed, and stderr says it is made up
+    assert main(["render", os.path.join(GOLDEN, "example3.input.yaml")]) == 0
+    captured = capsys.readouterr()
+    url = yaml.safe_load(captured.out)["metricsProviders"][0]["prometheus"]["url"]
+    notes = [line for line in captured.err.splitlines() if url in line]
+    assert len(notes) == 1 and ": note: " in notes[0]
+    assert "placeholder" in notes[0] and "--prometheus-host" in notes[0]
+
+
+def test_no_prometheus_no_placeholder_note(capsys):
+    path = os.path.join(GOLDEN, "example1.input.yaml")
+    assert main(["render", path, "--namespace", "kube-system", "--namespace", "openshift-kube-scheduler"]) == 0
+    captured = capsys.readouterr()
+    assert "metricsProviders" not in yaml.safe_load(captured.out) and "placeholder" not in captured.err
+
+
 def test_notes_go_to_stderr(tmp_path, capsys):
     path = tmp_path / "kd.yaml"
     path.write_text(
