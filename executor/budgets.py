@@ -1,9 +1,13 @@
 """The Eviction API's PodDisruptionBudget check, for ``desched simulate`` to predict what ``desched run`` will meet
-(docs/executor-semantics.md#5-evicting).
+(docs/executor-semantics.md#5-evicting), following kubernetes/kubernetes ``pkg/registry/core/pod/storage/eviction.go``
+of the server's release (:attr:`Cluster.server <desched.executor.cluster.Cluster.server>`; unknown: the newest).
 
 Contract: :class:`BudgetCheck` is an eviction backend. For a pod in phase Succeeded, Failed or Pending, or already
 terminating, the API does not look at budgets: it evicts. Otherwise the PDBs of the pod's namespace whose selector
-matches the pod decide: none, and it evicts; more than one, and the API refuses with a 500, as it does; one, and:
+matches the pod decide. An empty selector (``{}``) matches every pod from Kubernetes 1.29.0, 1.28.3 and 1.27.7 on
+(kubernetes #119732 and its cherry-picks), none before; a nil one none; before 1.21 a pod without labels matches
+none. No PDB: it evicts; more than one: the API answers a 500 and deletes nothing (a definite error, counted toward no
+limit). One PDB:
 
 * ``disruptionsAllowed`` is the PDB's ``status.disruptionsAllowed`` when the snapshot has it, else what the disruption
   controller computes: ``max(0, currentHealthy - desiredHealthy)``, where ``currentHealthy`` counts the matching pods
@@ -11,11 +15,15 @@ matches the pod decide: none, and it evicts; more than one, and the API refuses 
   expected count, rounded up) or the expected count less ``maxUnavailable`` (an integer, or a percentage rounded up).
   The expected count is the matching pods' count: a snapshot does not carry the controllers' scale, which the
   controller would use for percentages;
-* a pod that is not Ready is evicted without using the budget while ``currentHealthy >= desiredHealthy`` (the
-  ``IfHealthyBudget`` policy, the default), or always (``AlwaysAllow``);
-* otherwise, with no disruption left the API refuses with a 429 naming the budget; else the pod is evicted and the
-  budget loses one disruption (and one healthy pod) for the rest of the cycle. A refused pod stays where it is, for the
-  plugins that come later.
+* a pod that is not Ready is evicted without using the budget when the PDB's ``unhealthyPodEvictionPolicy`` is
+  ``AlwaysAllow`` (servers from 1.27, where the field is on by default), or when ``currentHealthy >= desiredHealthy``
+  and ``desiredHealthy > 0`` (``IfHealthyBudget``, the default): with ``minAvailable: 0`` or ``maxUnavailable: 100%``
+  a not-Ready pod spends the budget like any other;
+* otherwise the budget is checked in the API's order: a PDB whose status the disruption controller has not caught
+  up with (``status.observedGeneration < metadata.generation``) refuses every pod with a 429; a negative
+  ``disruptionsAllowed`` is a 403 (an error); no disruption left is a 429 naming the budget; else the pod is evicted
+  and the budget loses one disruption (and one healthy pod) for the rest of the cycle. A refused pod stays where it
+  is, for the plugins that come later.
 """
 
 from __future__ import annotations
@@ -28,19 +36,33 @@ from desched.executor.evictions import BackendError, Failure
 from desched.executor.podutil import is_terminating
 from desched.workloads.selectors import Selector, label_map
 
-__all__ = ["Budget", "BudgetCheck"]
+__all__ = ["Budget", "BudgetCheck", "empty_selector_matches"]
 
 _IGNORED_PHASES = ("Succeeded", "Failed", "Pending")
 
 
 class Budget(NamedTuple):
-    """One PDB as the Eviction API sees it during the cycle."""
+    """One PDB as the Eviction API sees it during the cycle; ``stale``: its status is behind its spec."""
 
     name: str
     allowed: int
     healthy: int
     desired: int
     always_allow_unhealthy: bool
+    stale: bool = False
+
+
+#: Where the Eviction API matches an empty selector to every pod: 1.27.7 and 1.28.3 (cherry-picks), 1.29.0 on.
+_EMPTY_SELECTOR_MATCHES = ((1, 27, 7), (1, 28, 3), (1, 29, 0))
+
+
+def empty_selector_matches(server: tuple[int, int, int] | None) -> bool:
+    """Whether the Eviction API of a ``server`` release (``None``: the newest) matches a PDB's empty selector to
+    every pod of the namespace."""
+    if server is None:
+        return True
+    same_minor = [first for first in _EMPTY_SELECTOR_MATCHES if first[:2] == server[:2]]
+    return server >= same_minor[0] if same_minor else server >= _EMPTY_SELECTOR_MATCHES[-1]
 
 
 def _ready(pod: Json) -> bool:
@@ -103,16 +125,25 @@ class BudgetCheck:
             return BackendError(Failure.ERROR, 500, message)
         pdb, selector = matching[0]
         budget = self._budget(pdb, selector)
-        healthy = _healthy(pod)
-        if not healthy and (budget.always_allow_unhealthy or budget.healthy >= budget.desired):
-            return None
-        if budget.allowed <= 0:
+        if not _ready(pod):
+            always = budget.always_allow_unhealthy and (self.cluster.server or (1, 27, 0)) >= (1, 27, 0)
+            if always or (budget.healthy >= budget.desired and budget.desired > 0):
+                return None  # an unhealthy pod of an undisrupted application: the budget is not used
+        if budget.stale:
+            message = (
+                f"Cannot evict pod as it would violate the pod's disruption budget {budget.name}: it is still being "
+                "processed by the server (status.observedGeneration < metadata.generation)"
+            )
+            return BackendError(Failure.REFUSED, 429, message)
+        if budget.allowed < 0:
+            return BackendError(Failure.ERROR, 403, f"disruption budget {budget.name}: disruptions allowed is negative")
+        if budget.allowed == 0:
             message = (
                 f"Cannot evict pod as it would violate the pod's disruption budget {budget.name} "
                 f"(it needs {budget.desired} healthy pods and has {budget.healthy})"
             )
             return BackendError(Failure.REFUSED, 429, message)
-        self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - healthy)
+        self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - _healthy(pod))
         return None
 
     def _matching(self, namespace: str, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
@@ -120,10 +151,21 @@ class BudgetCheck:
         found = self._selecting.get((namespace, frozenset(labels.items())))
         if found is None:
             found = [
-                (pdb, selector) for pdb, selector in self.cluster.pdbs.get(namespace, []) if selector.matches(labels)
+                (pdb, selector)
+                for pdb, selector in self.cluster.pdbs.get(namespace, [])
+                if self._selects(selector, labels)
             ]
             self._selecting[(namespace, frozenset(labels.items()))] = found
         return found
+
+    def _selects(self, selector: Selector, labels: dict[str, str]) -> bool:
+        """Whether the Eviction API of the cluster's release matches a PDB's ``selector`` to a pod's ``labels``."""
+        server = self.cluster.server
+        if selector.kind == "empty":
+            return empty_selector_matches(server)
+        if server is not None and server < (1, 21, 0) and not labels:
+            return False  # before policy/v1, a pod without labels had no PDB
+        return selector.matches(labels)
 
     def _budget(self, pdb: Json, selector: Selector) -> Budget:
         found = self._budgets.get(key(pdb))
@@ -155,4 +197,6 @@ class BudgetCheck:
                 status.get("desiredHealthy", desired) if isinstance(status.get("desiredHealthy"), int) else desired
             )
         always = spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
-        return Budget(f"{namespace}/{name}", allowed, healthy, desired, always)
+        generation, observed = (pdb.get("metadata") or {}).get("generation"), status.get("observedGeneration")
+        stale = isinstance(generation, int) and isinstance(observed, int) and observed < generation
+        return Budget(f"{namespace}/{name}", allowed, healthy, desired, always, stale)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -66,6 +67,9 @@ class Cluster:
         self.changes: list[str] = []  # the nodes whose pods changed, in order: fit indexes catch up from it
         self.additions = 0  # pods added so far: a cycle only removes pods once it runs
         self._fit: NodeFit | None = None
+        #: The API server's Kubernetes version (major, minor, patch): ``kubectl version -o json`` in a snapshot, or
+        #: ``GET /version`` in ``desched run``; ``None`` when unknown (the newest release's behaviour is assumed)
+        self.server: tuple[int, int, int] | None = None
 
     @classmethod
     def from_objects(cls, objects: Iterable[Json]) -> Cluster:
@@ -79,7 +83,9 @@ class Cluster:
         kind = obj.get("kind")
         metadata = obj.get("metadata") or {}
         name = metadata.get("name")
-        if kind == "Pod":
+        if kind is None and isinstance(obj.get("serverVersion"), dict):  # `kubectl version -o json|yaml`
+            self.server = server_version(obj["serverVersion"].get("gitVersion"))
+        elif kind == "Pod":
             self.add_pod(obj)
         elif kind == "Node" and isinstance(name, str):
             if name not in self.node_by_name:
@@ -185,6 +191,13 @@ class Cluster:
             return False
         labels = label_map((pod.get("metadata") or {}).get("labels"))
         return any(selector.matches(labels) for _, selector in budgets)
+
+
+def server_version(text: Any) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a Kubernetes ``gitVersion`` (``v1.28.3``, ``v1.20.5+k3s1``, ``v1.27.7-eks-4f4795d``);
+    ``None`` when it names none."""
+    found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text) if isinstance(text, str) else None
+    return (int(found[1]), int(found[2]), int(found[3] or 0)) if found else None
 
 
 def _owner_uids(pod: Json) -> list[str]:

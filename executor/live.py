@@ -14,7 +14,10 @@ is bounded by ``--request-timeout`` (30s) and each cycle by ``--cycle-timeout`` 
 evicting, reports what it did and counts as failed. A summary (text or JSON, as ``simulate``, with
 ``failures[].outcome``, ``summary.failed`` and ``summary.halted``) is printed after each cycle.
 
-Without ``--interval`` one cycle runs. ``--interval`` repeats cycles, each ``interval`` after the last one started,
+Without ``--interval`` one cycle runs; a transient failure to list the cluster (a 5xx, a timeout, a refused connection)
+is retried within ``--cycle-timeout`` (:func:`~desched.executor.resilience.list_with_retries`). The API server's
+release (``GET /version``) decides how the PDB check matches budgets (:mod:`desched.executor.budgets`), as it does
+for the live Eviction API. ``--interval`` repeats cycles, each ``interval`` after the last one started,
 until SIGTERM/SIGINT: a failed cycle (the cluster could not be listed, or the deadline passed) is logged, counted in
 ``desched_cycle_failures_total`` and followed by the next one (after a failed listing sooner: 1 s, 2 s, 4 s, ... never
 longer than the interval). SIGTERM/SIGINT stop evicting at once (a request already sent completes, bounded by
@@ -25,7 +28,7 @@ upstream's process ends; SIGTERM releases the Lease.
 Exit codes: 0 every eviction was carried out, refused by a PDB or found its pod gone (and always after SIGTERM in
 ``--interval`` mode); 1 some eviction failed otherwise (unknown outcomes included), the cycle ran past
 ``--cycle-timeout``, or leadership was lost; 2 usage error, a policy with lint errors, or (one cycle) a cluster that
-cannot be reached or listed - nothing is evicted then.
+cannot be reached or listed before the cycle's deadline - nothing is evicted then.
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any, NamedTuple
 
 from desched import __version__, jsontext
 from desched.errors import KubeError, UsageError
-from desched.executor.cluster import Cluster, Json, bulk_load, key, node_of
+from desched.executor.cluster import Cluster, Json, bulk_load, key, node_of, server_version
 from desched.executor.command import load_policy, render_text, report
 from desched.executor.defaultevictor import UnrunnablePolicy
 from desched.executor.evictions import (
@@ -65,6 +69,7 @@ from desched.executor.resilience import (
     CycleGuard,
     evict_with_retries,
     exit_status,
+    list_with_retries,
     next_wait,
     seconds,
     sleep,
@@ -219,6 +224,7 @@ class Driver(NamedTuple):
     stop: threading.Event  # set by SIGTERM/SIGINT and when leadership is lost
     cycle_timeout: float
     elector: LeaderElector | None
+    server: tuple[int, int, int] | None = None  # the API server's release (GET /version), for the PDB check
 
 
 class CycleDone(NamedTuple):
@@ -258,7 +264,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if elector is not None and not elector.acquire(stop):
             return EXIT_OK  # stopped while waiting for the Lease
-        return _loop(Driver(kube, prepared, args, metrics, stop, cycle_timeout, elector), interval)
+        driver = Driver(kube, prepared, args, metrics, stop, cycle_timeout, elector, _server_version(kube))
+        return _loop(driver, interval)
     finally:
         if elector is not None:
             elector.release()
@@ -267,6 +274,19 @@ def run(args: argparse.Namespace) -> int:
         if server is not None:
             server.shutdown()
             server.server_close()
+
+
+def _server_version(kube: KubeClient) -> tuple[int, int, int] | None:
+    """The API server's release (``GET /version``), which decides how the Eviction API matches PDBs; ``None`` when
+    it does not say (the newest release's behaviour is then assumed, as ``simulate`` does without one)."""
+    try:
+        return server_version(kube.request("GET", "/version").get("gitVersion"))
+    except KubeError:
+        return None
+
+
+def _warn(message: str) -> None:
+    print(f"desched: warning: {message}", file=sys.stderr)
 
 
 def _loop(driver: Driver, interval: float | None) -> int:
@@ -293,7 +313,11 @@ def _cycle(driver: Driver) -> CycleDone:
     result = HALTED
     try:
         with bulk_load():
-            cluster = Cluster.from_objects(list_cluster(driver.kube, guard.check))
+            listing = partial(list_cluster, driver.kube, guard.check)
+            if driver.args.interval is None:  # one cycle: retry within the deadline (the loop retries itself)
+                listing = partial(list_with_retries, listing, guard, _warn)
+            cluster = Cluster.from_objects(listing())
+            cluster.server = driver.server
         backend = None if args.dry_run else Evictions(driver.kube, driver.policy, guard.pause)
         evictor = PodEvictor(cluster, Limits.from_policy(driver.policy), backend, guard.check)
 

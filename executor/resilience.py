@@ -7,7 +7,9 @@ Contract:
   (attempt - 1))``, scaled by ``0.5 + jitter() / 2`` (a factor in [0.5, 1)) when ``jitter`` is given.
 * :func:`classify` says what a failed eviction request means: 429 refused (a PodDisruptionBudget), 404 gone, a 5xx or a
   request that got no answer after it was sent (a timeout, a broken connection) unknown (the API may have evicted the
-  pod), anything else (another 4xx, no connection made) error: certainly nothing evicted.
+  pod), anything else (another 4xx, no connection made, and the Eviction API's own 500 for a pod under two PDBs: a
+  ``Status`` without ``reason``, :attr:`KubeError.definite <desched.errors.KubeError.definite>`) error: certainly
+  nothing evicted, counted toward no limit and not retried.
 * :func:`evict_with_retries` sends an eviction up to :data:`EVICTION_ATTEMPTS` times: a 5xx, a timeout or a connection
   that could not be made is retried after ``backoff(n, *EVICTION_BACKOFF, jitter)`` seconds, unless ``pause`` (which
   waits) says the cycle must stop; 429, 404 and other 4xx answers are final. Once an attempt was ambiguous, the result
@@ -15,6 +17,9 @@ Contract:
 * :class:`CycleGuard` says when a cycle must stop evicting: leadership lost, SIGTERM/SIGINT (``stop``), or the cycle's
   deadline (``--cycle-timeout``) passed; :meth:`CycleGuard.check` raises
   :class:`~desched.executor.evictions.CycleHalted` then and records why in :attr:`CycleGuard.halted`.
+* :func:`list_with_retries`: a one-shot run (no ``--interval``) lists the cluster again after a transient failure (a
+  5xx, a timeout, no connection), waiting ``backoff(n, CYCLE_RETRY_BASE, LIST_RETRY_CAP)`` seconds, until the cycle
+  must stop (its deadline, SIGTERM): one 500 no longer ends a Job's run.
 * :func:`next_wait`: after ``n`` consecutive cycles that could not list the cluster, the next try comes after
   ``min(interval, CYCLE_RETRY_BASE * 2 ** (n - 1))`` (1 s, 2 s, 4 s, ... never longer than the interval; nothing was
   evicted, so an early retry breaks no per-cycle limit); otherwise the next cycle starts ``interval`` after the last
@@ -29,6 +34,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from desched.errors import EXIT_OK, KubeError, UsageError
 from desched.executor.evictions import BackendError, CycleHalted, EvictionFailure, Failure
@@ -37,6 +43,7 @@ from desched.goduration import parse_duration
 EVICTION_ATTEMPTS = 3
 EVICTION_BACKOFF = (0.5, 4.0)  # base and cap, seconds
 CYCLE_RETRY_BASE = 1.0  # seconds
+LIST_RETRY_CAP = 30.0  # seconds between a one-shot run's listings
 EXIT_FAILED = 1  # desched run: an eviction failed, the deadline passed, or leadership was lost
 TERMINATED, LOST, DEADLINE = "terminated", "leadership lost", "deadline"
 
@@ -64,14 +71,17 @@ def classify(error: KubeError) -> Failure:
         return Failure.REFUSED
     if error.status == 404:
         return Failure.GONE
+    if error.definite and (error.status or 0) >= 500:
+        return Failure.ERROR  # the handler's own answer, nothing deleted (a pod under two PDBs)
     if (error.status or 0) >= 500 or (not error.status and error.sent):
         return Failure.UNKNOWN
     return Failure.ERROR
 
 
-def _retried(error: KubeError) -> bool:
-    """A 5xx, a timeout or a connection that could not be made: worth another attempt."""
-    return (error.status or 0) >= 500 or not error.status
+def transient(error: KubeError) -> bool:
+    """A 5xx that is not the handler's own decision, a timeout or a connection that could not be made: worth another
+    attempt."""
+    return ((error.status or 0) >= 500 and not error.definite) or not error.status
 
 
 def sleep(delay: float) -> bool:
@@ -95,7 +105,11 @@ def evict_with_retries(
             last = error
         if classify(last) is Failure.UNKNOWN:
             ambiguous = last
-        if not _retried(last) or attempt == EVICTION_ATTEMPTS or not pause(backoff(attempt, *EVICTION_BACKOFF, jitter)):
+        if (
+            not transient(last)
+            or attempt == EVICTION_ATTEMPTS
+            or not pause(backoff(attempt, *EVICTION_BACKOFF, jitter))
+        ):
             break
     failure = classify(last) if ambiguous is None else Failure.UNKNOWN
     message = str(last)
@@ -146,6 +160,21 @@ class CycleGuard:
         """Wait ``delay`` seconds, less when the cycle must stop first; whether the cycle may go on."""
         self.stop.wait(max(0.0, min(delay, self.deadline - self.clock())))
         return self.reason() is None
+
+
+def list_with_retries(listing: Callable[[], list[Any]], guard: CycleGuard, warn: Callable[[str], None]) -> list[Any]:
+    """``listing()``, tried again after each transient :class:`KubeError` until ``guard`` says the cycle must stop,
+    which re-raises the last error (see the module contract)."""
+    attempt = 0
+    while True:
+        try:
+            return listing()
+        except KubeError as error:
+            attempt += 1
+            delay = backoff(attempt, CYCLE_RETRY_BASE, LIST_RETRY_CAP)
+            if not transient(error) or not guard.pause(delay):
+                raise
+            warn(f"cannot list the cluster ({error}); trying again")
 
 
 def next_wait(interval: float, elapsed: float, list_failures: int) -> float:

@@ -55,10 +55,13 @@ class KubeError(DeschedError):
     ``sent`` is False only when the request certainly never reached the server (no connection could be made): only
     then is a failed write known not to have happened."""
 
-    def __init__(self, message: str, status: int | None = None, *, sent: bool = True) -> None:
+    def __init__(self, message: str, status: int | None = None, *, sent: bool = True, definite: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.sent = sent
+        #: A 5xx that is the server's decision, not its failure: the Eviction API's 500 for a pod under several
+        #: PodDisruptionBudgets (nothing was deleted; :func:`desched.kube` tells it apart)
+        self.definite = definite
 
 
 class PolicyRefused(DeschedError):

@@ -125,7 +125,8 @@ class KubeClient:
         if 200 <= status < 300 and isinstance(document, dict):
             return document
         message = document.get("message") if isinstance(document, dict) else None
-        raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status)
+        definite = _eviction_refused(status, document)
+        raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status, definite=definite)
 
     def watch(self, path: str, params: dict[str, Any]) -> Iterator[Json]:
         """Watch events (``{"type", "object"}``) of the collection at ``path`` until the server ends the watch (use
@@ -222,3 +223,16 @@ def _sent(error: BaseException) -> bool:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0]
+
+
+def _eviction_refused(status: int, document: Any) -> bool:
+    """Whether a 500 is the Eviction API's own answer for a pod under several PodDisruptionBudgets: a ``Status`` it
+    builds itself, with no ``reason`` (kubernetes ``pkg/registry/core/pod/storage/eviction.go``), unlike the
+    ``InternalError`` of a failing server or a proxy's page: nothing was deleted."""
+    return (
+        status == 500
+        and isinstance(document, dict)
+        and document.get("kind") == "Status"
+        and not document.get("reason")
+        and "PodDisruptionBudget" in str(document.get("message") or "")
+    )

@@ -274,10 +274,28 @@ def test_one_run_that_cannot_list_the_cluster_exits_2(
         _policy(tmp_path, setup, setup.namespaces[0]),
         "--kubeconfig",
         proxy.kubeconfig(tmp_path / "k"),
+        "--cycle-timeout",
+        "4s",
     )
     assert code == 2 and out == ""
     assert "desched: cannot list the cluster: GET /api/v1/pods: 500 injected by the fault proxy" in err
+    assert err.count("trying again") >= 2  # retried within the deadline (1 s, 2 s, ...) before giving up
     assert proxy.requests("POST", EVICTION) == []
+
+
+def test_one_run_lists_again_after_a_500_and_evicts(
+    kube: Api, cluster: Callable[..., Setup], proxy: FaultProxy, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup = cluster(apps=2)
+    (namespace,) = setup.namespaces
+    proxy.inject("GET", LIST_PODS, Reply(500))  # once: a Job's run no longer ends on it
+    code, done, err = _run(
+        capsys, "--policy", _policy(tmp_path, setup, namespace), "--kubeconfig", proxy.kubeconfig(tmp_path / "k")
+    )
+    assert code == 0, err
+    assert "trying again" in err
+    assert sorted(e["pod"] for e in done["evictions"]) == ["web-0", "web-1"]
+    assert [entry.status for entry in proxy.requests("GET", LIST_PODS)][:2] == [500, 200]
 
 
 def test_past_the_cycle_deadline_the_cycle_stops_evicting_and_the_run_fails(

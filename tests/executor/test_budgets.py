@@ -107,3 +107,84 @@ def test_a_refusal_names_the_budget_and_the_pod_stays():
     (failure,) = evictor.failures
     assert failure.status == 429 and "disruption budget ns/web" in failure.message
     assert cluster.present(pod)
+
+
+def _evict_on(server: tuple[int, int, int] | None, objects: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """:func:`_evict_all` against an API server of release ``server`` (``None``: unknown, the newest assumed)."""
+    version = [{"serverVersion": {"gitVersion": "v%d.%d.%d" % server}}] if server else []
+    return _evict_all([*version, *objects], names)
+
+
+TWO_READY_FIVE_NOT = [_pod(f"r{i}") for i in range(2)] + [_pod(f"u{i}", ready=False) for i in range(5)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        # desiredHealthy 0: a not-Ready pod spends the budget like any other (eviction.go: DesiredHealthy > 0)
+        ({"minAvailable": 0}, ["ok", "ok", "refused", "refused", "refused"]),
+        ({"maxUnavailable": "100%"}, ["ok", "ok", "refused", "refused", "refused"]),
+        # desiredHealthy 1 and 2 healthy: not-Ready pods go free, the budget stays for the Ready ones
+        ({"minAvailable": 1}, ["ok"] * 5),
+    ],
+)
+def test_not_ready_pods_use_the_budget_unless_it_protects_some_healthy_pods(spec, expected):
+    names = [f"u{i}" for i in range(5)]
+    assert _evict_on((1, 20, 2), [*TWO_READY_FIVE_NOT, _pdb(**spec)], names) == expected
+
+
+@pytest.mark.parametrize(
+    ("server", "expected"),
+    [((1, 26, 9), ["ok", "ok", "refused"]), ((1, 27, 0), ["ok"] * 3), (None, ["ok"] * 3)],
+)
+def test_always_allow_lets_not_ready_pods_go_from_1_27(server, expected):
+    pdb = _pdb(minAvailable=0, unhealthyPodEvictionPolicy="AlwaysAllow")
+    objects = [*TWO_READY_FIVE_NOT, pdb]
+    assert _evict_on(server, objects, ["u0", "u1", "u2"]) == expected
+
+
+def test_a_pdb_the_controller_has_not_caught_up_with_refuses_every_pod():
+    pdb = _pdb(minAvailable=0, status={"disruptionsAllowed": 4, "observedGeneration": 1})
+    pdb["metadata"]["generation"] = 2
+    assert _evict_all([*FOUR, pdb], ["w0", "w1"]) == ["refused", "refused"]
+    pdb["status"]["observedGeneration"] = 2
+    assert _evict_all([*FOUR, pdb], ["w0", "w1"]) == ["ok", "ok"]
+
+
+def test_a_negative_disruptions_allowed_is_an_error_not_a_refusal():
+    pdb = _pdb(minAvailable=0, status={"disruptionsAllowed": -1})
+    assert _evict_all([*FOUR, pdb], ["w0"]) == ["error"]
+
+
+@pytest.mark.parametrize(
+    ("server", "matches"),
+    [
+        ((1, 20, 2), False),
+        ((1, 26, 15), False),
+        ((1, 27, 6), False),
+        ((1, 27, 7), True),
+        ((1, 28, 2), False),
+        ((1, 28, 3), True),
+        ((1, 29, 0), True),
+        ((1, 33, 1), True),
+        (None, True),
+    ],
+)
+def test_an_empty_selector_matches_every_pod_only_where_the_eviction_api_does(server, matches):
+    pdb = _pdb(maxUnavailable=0)
+    pdb["spec"]["selector"] = {}
+    assert _evict_on(server, [*FOUR, pdb], ["w0"]) == (["refused"] if matches else ["ok"])
+
+
+@pytest.mark.parametrize(("server", "matches"), [((1, 20, 2), False), ((1, 21, 0), True)])
+def test_before_1_21_a_pod_without_labels_has_no_pdb(server, matches):
+    bare = _pod("bare")
+    bare["metadata"]["labels"] = {}
+    pdb = _pdb(maxUnavailable=0)
+    pdb["spec"]["selector"] = {"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}
+    assert _evict_on(server, [bare, pdb], ["bare"]) == (["refused"] if matches else ["ok"])
+
+
+def test_a_server_version_in_the_snapshot_is_read():
+    cluster = Cluster.from_objects([{"serverVersion": {"gitVersion": "v1.27.7-eks-4f4795d", "major": "1"}}])
+    assert cluster.server == (1, 27, 7) and cluster.skipped == {}

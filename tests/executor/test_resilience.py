@@ -34,6 +34,7 @@ from desched.executor.resilience import (
     classify,
     evict_with_retries,
     exit_status,
+    list_with_retries,
     next_wait,
 )
 from tests.executor.builders import build_node, build_pod, set_rs_owner
@@ -336,3 +337,49 @@ def test_flag_errors_exit_2_before_connecting(
     missing = tmp_path / "no-kubeconfig"
     assert main(["run", "--policy", str(policy), "--kubeconfig", str(missing), *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_eviction_apis_own_500_for_two_pdbs_is_a_definite_error_sent_once() -> None:
+    """A pod under two PDBs: the handler answers a Status of code 500 and no reason, and deletes nothing."""
+    script = Script(KubeError("POST ...: 500 This pod has more than one PodDisruptionBudget", 500, definite=True))
+    failure = script.run()
+    assert failure is not None and failure.failure is Failure.ERROR
+    assert script.calls == 1 and script.pauses == []
+
+
+class _Guard:
+    """A :class:`CycleGuard` stand-in that allows ``waits`` pauses and records their delays."""
+
+    def __init__(self, waits: int) -> None:
+        self.waits, self.delays = waits, []
+
+    def pause(self, delay: float) -> bool:
+        self.delays.append(delay)
+        self.waits -= 1
+        return self.waits >= 0
+
+
+@pytest.mark.parametrize(
+    ("errors", "waits", "listed", "delays", "warnings"),
+    [
+        ([KubeError("GET /api/v1/pods: 500", 500)], 5, True, [1.0], 1),  # one 500 no longer ends a run
+        ([KubeError("read timed out"), KubeError("GET: 503", 503)], 5, True, [1.0, 2.0], 2),
+        ([KubeError("GET /api/v1/pods: 403 forbidden", 403)], 5, False, [], 0),  # not transient: at once
+        ([KubeError("GET: 500", 500)] * 3, 1, False, [1.0, 2.0], 1),  # the deadline came first
+    ],
+)
+def test_a_one_shot_run_lists_again_after_a_transient_failure(errors, waits, listed, delays, warnings) -> None:
+    pending = list(errors)
+
+    def listing() -> list[Any]:
+        if pending:
+            raise pending.pop(0)
+        return ["pod"]
+
+    guard, warned = _Guard(waits), []
+    if listed:
+        assert list_with_retries(listing, guard, warned.append) == ["pod"]  # type: ignore[arg-type]
+    else:
+        with pytest.raises(KubeError):
+            list_with_retries(listing, guard, warned.append)  # type: ignore[arg-type]
+    assert guard.delays == delays and len(warned) == warnings
