@@ -26,10 +26,18 @@ from desched.sources import is_ignored
 from desched.tree import mapping_or_empty
 from desched.yamlsrc import YamlError, load_all
 
-__all__ = ["KUSTOMIZATION_NAMES", "RepositoryCluster", "clusters", "member_of"]
+__all__ = [
+    "KUSTOMIZATION_NAMES",
+    "KUSTOMIZATION_REFERENCES",
+    "RepositoryCluster",
+    "clusters",
+    "local_reference",
+    "member_of",
+]
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-_REFERENCES = ("resources", "bases", "components")
+#: The keys of a kustomization that list what it builds (files, or directories holding a kustomization).
+KUSTOMIZATION_REFERENCES = ("resources", "bases", "components")
 _FLUX_GROUP = "kustomize.toolkit.fluxcd.io/"
 _ARGO_GROUP = "argoproj.io/"
 _YAML = (".yaml", ".yml")
@@ -40,6 +48,14 @@ class RepositoryCluster(NamedTuple):
 
     name: str
     files: frozenset[str]
+
+
+def local_reference(base: str, entry: Any) -> str | None:
+    """The path ``entry`` (of a kustomization or deployer in directory ``base``) names, normalised; ``None`` for a
+    remote one (a URL, ``github.com/...``, ``git@...``) or no string."""
+    if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
+        return None
+    return os.path.normpath(os.path.join(base, entry))
 
 
 def member_of(file: str, found: list[RepositoryCluster]) -> list[str]:
@@ -135,9 +151,9 @@ class _Graph:
         }
 
     def _reference(self, base: str, entry: Any, recursive: bool = False) -> set[str]:
-        if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
+        path = local_reference(base, entry)
+        if path is None:
             return set()
-        path = os.path.normpath(os.path.join(base, entry))
         return self._directory(path, recursive) if os.path.isdir(path) else self._file(path)
 
     def _kustomization(self, file: str, text: str) -> set[str]:
@@ -150,7 +166,7 @@ class _Graph:
         for doc in documents:
             if not isinstance(doc, dict):
                 continue
-            entries = [entry for key in _REFERENCES for entry in _list(doc.get(key))]
+            entries = [entry for key in KUSTOMIZATION_REFERENCES for entry in _list(doc.get(key))]
             for generator in map(mapping_or_empty, _list(doc.get("configMapGenerator"))):
                 entries += [str(entry).rpartition("=")[2] for entry in _list(generator.get("files"))]
             entries += [mapping_or_empty(chart).get("valuesFile") for chart in _list(doc.get("helmCharts"))]

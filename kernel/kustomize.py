@@ -13,11 +13,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from desched.clusters import KUSTOMIZATION_NAMES
+from desched.clusters import KUSTOMIZATION_NAMES, KUSTOMIZATION_REFERENCES, local_reference
 
 __all__ = ["kustomized_namespaces"]
-
-_REFERENCES = ("resources", "bases", "components")
 
 
 def kustomized_namespaces(documents: Iterable[tuple[str, Any]]) -> dict[str, frozenset[str]]:
@@ -41,13 +39,12 @@ def kustomized_namespaces(documents: Iterable[tuple[str, Any]]) -> dict[str, fro
 def _children(file: str, doc: Mapping[str, Any], by_directory: Mapping[str, str]) -> Iterable[str]:
     """The files and kustomizations ``file`` builds."""
     base = os.path.dirname(file)
-    for key in _REFERENCES:
+    for key in KUSTOMIZATION_REFERENCES:
         listed = doc.get(key)
         for entry in listed if isinstance(listed, list) else []:
-            if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
-                continue
-            path = os.path.normpath(os.path.join(base, entry))
-            yield by_directory.get(path, path)
+            path = local_reference(base, entry)
+            if path is not None:
+                yield by_directory.get(path, path)
 
 
 def _descend(
