@@ -10,8 +10,10 @@
 ``POLICY`` is a raw policy, a ConfigMap holding one, Helm chart values, a v1alpha1 policy (converted) or a
 KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings go to stderr and the exit code is 2.
 JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "failures": [{namespace, pod, node, profile,
-plugin, status, message, outcome}], "summary": {evicted, byPlugin, byNode, byNamespace, skippedCycle}}``, plus
-``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``.
+plugin, status, message, outcome}], "pluginErrors": [{profile, plugin, message}], "summary": {evicted, byPlugin,
+byNode, byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``.
+``failures`` are the evictions tried and not done; ``pluginErrors`` the plugins that failed (the text output's ``plugin
+error:`` lines, also warned on stderr): every failure the text output shows is in the JSON too.
 
 Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error, unreadable policy or snapshot, a policy with lint
 errors, a policy that cannot run in this cluster (a missing PriorityClass, ...), or an unreachable cluster.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -118,6 +121,7 @@ def report(result: Any, evictions: list[Any], explain: bool) -> Json:
     document: Json = {
         "evictions": [eviction._asdict() for eviction in evictions],
         "summary": {**summary(evictions), "skippedCycle": result.skipped},
+        "pluginErrors": [error._asdict() for error in result.errors],
     }
     if explain:
         document["pods"] = [
@@ -127,7 +131,7 @@ def report(result: Any, evictions: list[Any], explain: bool) -> Json:
     return document
 
 
-def render_text(document: Json, errors: list[str], failures: list[Any]) -> str:
+def render_text(document: Json, errors: Sequence[object], failures: list[Any]) -> str:
     """A readable table of the evictions, the failures and the summary."""
     rows = [("NAMESPACE", "POD", "NODE", "PROFILE", "PLUGIN")] + [
         (e["namespace"], e["pod"], e["node"], e["profile"], e["plugin"]) for e in document["evictions"]

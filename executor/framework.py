@@ -9,7 +9,7 @@ Contract:
   another descheduler build registers (OpenShift's ``KubevirtMigrationAware``) is refused: desched runs upstream's.
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
-  is recorded in :attr:`CycleResult.errors` and the cycle goes on.
+  is recorded in :attr:`CycleResult.errors` (a :class:`PluginError`: profile, plugin, message) and the cycle goes on.
 * A plugin module has ``NAME`` and an ``Implementation(args, handle)`` class with ``deschedule(nodes)`` /
   ``balance(nodes)`` methods; its extension points and its args defaults are the registry's (:mod:`desched.plugins`). It
   sees the cluster, the clock and the profile's evictor only through :class:`Handle`.
@@ -157,10 +157,21 @@ def _refuse_other_builds(profile: Profile) -> None:
             raise UnrunnablePolicy(f"{name} exists only in {build.title}; desched cannot execute it")
 
 
+class PluginError(NamedTuple):
+    """A plugin that raised during the cycle; written ``profile P: plugin X: MESSAGE``."""
+
+    profile: str
+    plugin: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"profile {self.profile}: plugin {self.plugin}: {self.message}"
+
+
 class CycleResult(NamedTuple):
     skipped: bool
     nodes: int
-    errors: list[str]
+    errors: list[PluginError]
     verdicts: list[EvictorVerdict]
     durations: dict[tuple[str, str], float]
 
@@ -203,7 +214,7 @@ def run_cycle(
                 instances[ref.name] = module.Implementation(config.args, handle)
             points[ref.point].append((ref.name, instances[ref.name]))
         built.append((profile.name, points["deschedule"], points["balance"]))
-    errors: list[str] = []
+    errors: list[PluginError] = []
     durations: dict[tuple[str, str], float] = {}
     for point in ("deschedule", "balance"):
         for name, deschedule, balance in built:
@@ -212,7 +223,7 @@ def run_cycle(
                 try:
                     getattr(instance, point)(nodes)
                 except Exception as error:  # a plugin error is logged and the cycle goes on (upstream)
-                    errors.append(f"profile {name}: plugin {plugin}: {error}")
+                    errors.append(PluginError(name, plugin, str(error)))
                 elapsed = time.perf_counter() - started
                 durations[(name, plugin)] = durations.get((name, plugin), 0.0) + elapsed
                 if observe is not None:

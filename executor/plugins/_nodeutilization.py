@@ -43,12 +43,14 @@ def tracked_resources(threshold_names: Iterable[str]) -> list[str]:
 
 
 def reject_metrics_utilization(plugin: str, metrics: Mapping[str, Any] | None) -> None:
-    """Raise when ``metricsUtilization`` is set: this executor computes usage from pod requests only."""
+    """Raise when ``metricsUtilization`` is set: this executor computes usage from pod requests only, so the plugin
+    fails (it evicts nothing) rather than balance on other numbers than the policy asks for."""
     if metrics is None:
         return
     source = str(metrics.get("source") or ("metricsServer" if metrics.get("metricsServer") else "empty source"))
     raise RuntimeError(
-        f"{plugin}: metricsUtilization ({source}) is not supported by this executor; usage from pod requests only"
+        f"{plugin}: metricsUtilization ({source}) is not supported: desched's executor computes usage from pod "
+        "requests only, so the plugin fails and evicts nothing"
     )
 
 

@@ -69,11 +69,51 @@ def test_json_contract(capsys, policy: Path) -> None:
     )
     document = json.loads(out)
     assert code == 0
-    assert set(document) == {"evictions", "summary", "failures"}
+    assert set(document) == {"evictions", "summary", "failures", "pluginErrors"}
+    assert document["pluginErrors"] == []
     assert set(document["summary"]) == {"evicted", "byPlugin", "byNode", "byNamespace", "skippedCycle"}
     for eviction in document["evictions"]:
         assert set(eviction) == {"namespace", "pod", "node", "profile", "plugin"}
     assert document["summary"]["evicted"] == len(document["evictions"]) == sum(document["summary"]["byNode"].values())
+
+
+METRICS_POLICY = """apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+metricsProviders:
+- source: Prometheus
+  prometheus: {url: "https://prometheus.example"}
+profiles:
+- name: metrics
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      thresholds: {MetricResource: 20}
+      targetThresholds: {MetricResource: 50}
+      metricsUtilization: {source: Prometheus, prometheus: {query: up}}
+  plugins:
+    balance:
+      enabled: [LowNodeUtilization]
+"""
+
+
+def test_json_carries_the_plugin_failures_the_text_shows(capsys, tmp_path: Path) -> None:
+    # issue 27, item 10: a plugin that fails is in the JSON as well as in the text (and warned on stderr)
+    policy = tmp_path / "metrics.yaml"
+    policy.write_text(METRICS_POLICY)
+    args = ("--policy", str(policy), "--cluster", str(SMALL), "--now", "2026-11-22T00:00:00Z")
+    code, text, text_err = simulate(capsys, *args)
+    assert code == 0
+    code, out, err = simulate(capsys, *args, "--format", "json")
+    assert code == 0 and err == text_err
+    document = json.loads(out)
+    [error] = document["pluginErrors"]
+    assert (error["profile"], error["plugin"]) == ("metrics", "LowNodeUtilization")
+    assert set(error) == {"profile", "plugin", "message"}
+    assert f"plugin error: profile metrics: plugin LowNodeUtilization: {error['message']}\n" in text
+    assert err == f"desched: warning: profile metrics: plugin LowNodeUtilization: {error['message']}\n"
+    # the message says what happens: the plugin fails, nothing is balanced on requests instead
+    assert "metricsUtilization (Prometheus)" in error["message"] and "fails and evicts nothing" in error["message"]
+    assert document["evictions"] == [] and document["failures"] == []
 
 
 def test_the_clock_decides_age_based_plugins(capsys, tmp_path: Path) -> None:
