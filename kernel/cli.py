@@ -6,7 +6,9 @@ error, unreadable input, invalid configuration, a policy a command refuses, a mi
 exit 2 prints one line starting with ``desched:`` on stderr; tracebacks are shown only with ``DESCHED_DEBUG=1``.
 
 A command is an object with ``help``, ``description``, ``epilog``, ``add_arguments(parser)`` and
-``run(args) -> int``, and optionally ``extra``: the ``pip install 'desched[EXTRA]'`` it needs. Built-in commands are
+``run(args) -> int``, and optionally ``extra``: the ``pip install 'desched[EXTRA]'`` it needs to run. A command
+whose extra is missing says so (one line, exit 2) before its options are parsed, but for ``--help``: its parser needs
+no extra (``add_arguments`` imports none of the extra's packages), so its help shows without it. Built-in commands are
 named in :data:`BUILT_IN` as ``module:attribute``; other packages add theirs through the ``desched.commands``
 entry-point group (the executor's ``simulate`` and ``run``, the webhook's ``webhook`` and ``certs``). A command's
 module is imported only when the command line names it or asks for the overview, so ``desched lint`` never loads the
@@ -18,7 +20,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from importlib import import_module
 from typing import Protocol
 
@@ -95,17 +98,35 @@ def _parser(table: dict[str, Command]) -> argparse.ArgumentParser:
     return parser
 
 
+def _needs(table: dict[str, Command]) -> Callable[[], None]:
+    """What raises the missing-extra :class:`~desched.errors.UsageError` of the one command ``table`` names."""
+    if len(table) != 1:
+        return lambda: None
+    [(name, command)] = table.items()
+    extra: str | None = getattr(command, "extra", None)
+    return partial(require, extra, f"the {name} command") if extra else lambda: None
+
+
+def _asks_for_help(arguments: Sequence[str]) -> bool:
+    """Whether ``arguments`` hold ``-h`` or ``--help`` (or an abbreviation argparse would take for it)."""
+    return any(arg == "-h" or (len(arg) > 3 and "--help".startswith(arg)) for arg in arguments)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script passes it to ``sys.exit``)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         table = commands(arguments)
-        if len(table) == 1:  # named: its extra must be there before its options are even parsed
-            [(name, command)] = table.items()
-            extra = getattr(command, "extra", None)
-            if extra:
-                require(extra, f"desched {name}")
-        args = _parser(table).parse_args(arguments)
+        needs = _needs(table)
+        if not _asks_for_help(arguments):  # the missing extra before any usage error, but --help shows the flags
+            needs()
+        try:
+            parser = _parser(table)
+        except ImportError:  # a parser that needs the extra after all: say which, not what failed to import
+            needs()
+            raise
+        args = parser.parse_args(arguments)
+        needs()
         return int(table[args.command].run(args))
     except (DeschedError, KeyError) as exc:
         message = exc.args[0] if exc.args else str(exc)
