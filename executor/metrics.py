@@ -2,14 +2,15 @@
 docs/executor-semantics.md#9-metrics), and the server for them.
 
 Contract: :class:`ExecutorMetrics` holds the families upstream registers: the counter
-``descheduler_pods_evicted_total`` (labels ``result, strategy, profile, namespace, node``), the histograms
-``descheduler_loop_duration_seconds`` (no labels, :data:`LOOP_BUCKETS`) and ``descheduler_strategy_duration_seconds``
-(``strategy, profile``, :data:`STRATEGY_BUCKETS`), the gauge ``descheduler_build_info`` (value 1), and the twins
-upstream deprecated in 0.34.0 but still updates (:data:`DEPRECATED`), plus desched's own counter
-``desched_cycle_failures_total`` (label ``reason``: ``list``, ``deadline``; see :mod:`desched.executor.live`). Help
-texts of upstream's families carry component-base's ``[ALPHA]`` prefix and, like upstream's binary (whose
-component-base version is v0.0.0, older than 0.34.0), no deprecation note. :meth:`ExecutorMetrics.exposition` renders
-the families in name order, as Go's registry gathers them.
+``descheduler_pods_evicted_total`` (labels ``result, strategy, profile, namespace, node``; ``result`` is upstream's
+``success``, ``error`` or a limit's text, or desched's own ``unknown``: see docs/executor-semantics.md#9-metrics), the
+histograms ``descheduler_loop_duration_seconds`` (no labels, :data:`LOOP_BUCKETS`) and
+``descheduler_strategy_duration_seconds`` (``strategy, profile``, :data:`STRATEGY_BUCKETS`), the gauge
+``descheduler_build_info`` (value 1), and the twins upstream deprecated in 0.34.0 but still updates
+(:data:`DEPRECATED`), plus desched's own counter ``desched_cycle_failures_total`` (label ``reason``: ``list``,
+``deadline``; see :mod:`desched.executor.live`). Help texts of upstream's families carry component-base's ``[ALPHA]``
+prefix and, like upstream's binary (whose component-base version is v0.0.0, older than 0.34.0), no deprecation note.
+:meth:`ExecutorMetrics.exposition` renders the families in name order, as Go's registry gathers them.
 
 :func:`add_serving_arguments` adds the serving flags of ``desched run``; :func:`start_server` starts the server they
 ask for, in daemon threads: ``GET /metrics`` (the exposition), ``GET /healthz`` (``ok``), 404 otherwise. It serves

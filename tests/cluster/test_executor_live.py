@@ -335,6 +335,18 @@ def test_the_deploy_role_is_sufficient_and_no_broader(
             lambda: executor.list("v1", "ConfigMap", namespace),
             lambda: executor.patch("v1", "Node", next(iter(_nodes(kube, run))), {"spec": {"unschedulable": True}}),
             lambda: executor.list("apps/v1", "Deployment", namespace),
+            # what a cycle never does: watch (it lists), and write core v1 Events (it writes events.k8s.io/v1 ones)
+            lambda: executor.list("v1", "Pod", namespace, watch="true", timeoutSeconds=1),
+            lambda: executor.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "metadata": {"name": "x", "namespace": namespace},
+                    "involvedObject": {"kind": "Pod", "name": "web-4", "namespace": namespace},
+                    "reason": "Test",
+                    "message": "not the executor's",
+                }
+            ),
         ]
         for attempt in forbidden:
             with pytest.raises(ApiError) as denied:

@@ -121,7 +121,9 @@ def test_the_dry_run_overlay_adds_dry_run() -> None:
     ]
 
 
-def test_the_role_reads_what_a_cycle_lists_and_writes_only_evictions_and_events() -> None:
+def test_the_role_lists_what_a_cycle_reads_and_creates_only_evictions_and_its_events() -> None:
+    """Least privilege: ``desched run`` LISTs (never watches) and writes Events through events.k8s.io/v1 only
+    (``tests/executor/test_live_units.py`` pins that path), so neither ``watch`` nor core v1 Events is granted."""
     role = next(obj for obj in _load(DEPLOY / "base" / "rbac.yaml") if obj["kind"] == "ClusterRole")
     granted = {
         (group, resource, verb)
@@ -130,8 +132,8 @@ def test_the_role_reads_what_a_cycle_lists_and_writes_only_evictions_and_events(
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
-    writes = {entry for entry in granted if entry[2] not in ("get", "list", "watch")}
-    assert writes == {("", "pods/eviction", "create"), ("", "events", "create"), ("events.k8s.io", "events", "create")}
+    writes = {entry for entry in granted if entry[2] not in ("get", "list")}
+    assert writes == {("", "pods/eviction", "create"), ("events.k8s.io", "events", "create")}
     reads = {(group, resource) for group, resource, _ in granted - writes}
     assert reads == {
         ("", "nodes"),
@@ -141,6 +143,7 @@ def test_the_role_reads_what_a_cycle_lists_and_writes_only_evictions_and_events(
         ("policy", "poddisruptionbudgets"),
         ("scheduling.k8s.io", "priorityclasses"),
     }
+    assert {(group, resource, "list") for group, resource in reads} <= granted
 
 
 def test_the_shipped_policy_lints_clean(capsys: pytest.CaptureFixture[str]) -> None:
@@ -196,3 +199,18 @@ def test_the_deployment_runs_two_replicas_with_leader_election_on_a_lease_it_may
     binding = next(obj for obj in rbac if obj["kind"] == "RoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "desched-executor", "namespace": NAMESPACE}]
+
+
+def _comments(path: Path) -> str:
+    """The comment lines of a YAML file, as one line of text."""
+    return " ".join(line.strip().removeprefix("#").strip() for line in path.read_text().splitlines() if "#" in line)
+
+
+def test_the_supported_kubernetes_range_is_stated_in_deploy_and_the_readme() -> None:
+    """batch/v1 CronJob is served from Kubernetes 1.21: deploy/ and the README say which releases the manifests need."""
+    assert {_workload(runner)["apiVersion"] for runner in RUNNERS if RUNNERS[runner] == "CronJob"} == {"batch/v1"}
+    assert "Supported Kubernetes: 1.21 and later." in _comments(DEPLOY / "base" / "kustomization.yaml")
+    assert "Kubernetes 1.21 or later" in _comments(DEPLOY / "cronjob" / "cronjob.yaml")
+    assert "Kubernetes 1.21 or later" in _comments(DEPLOY / "dry-run" / "kustomization.yaml")
+    readme = " ".join((DEPLOY.parents[1] / "README.md").read_text().split())
+    assert "They support Kubernetes 1.21 and later: the CronJob and dry-run overlays use `batch/v1` CronJob" in readme

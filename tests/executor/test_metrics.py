@@ -20,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from desched.errors import UsageError
+from desched.executor.evictions import NAMESPACE_LIMIT_TEXT, NODE_LIMIT_TEXT, TOTAL_LIMIT_TEXT, Outcome
 from desched.executor.metrics import ExecutorMetrics, MetricsServer, add_serving_arguments, start_server
 from desched.tls import generate
 from tests.exposition import parse
@@ -215,3 +216,16 @@ def test_no_server_without_a_bind_address() -> None:
 def test_flag_problems_are_usage_errors(flags: list[str], message: str) -> None:
     with pytest.raises(UsageError, match=message):
         start_server(_metrics(), _args(*flags))
+
+
+def test_result_values_upstream_never_records_are_documented_as_desched_own() -> None:
+    """``result`` carries upstream's values (success, error, a limit's text) and desched's own ``unknown``, which
+    upstream never records: docs/executor-semantics.md#9-metrics must say so, as the README does."""
+    upstream = {"success", "error", TOTAL_LIMIT_TEXT, NODE_LIMIT_TEXT, NAMESPACE_LIMIT_TEXT}
+    own = {outcome.value for outcome in Outcome} - upstream
+    assert own == {"unknown"}
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "executor-semantics.md").read_text()
+    section = " ".join(docs.split("## 9. Metrics")[1].split("\n## ")[0].split())
+    for value in own:
+        assert f"`{value}`, desched's own" in section  # the table
+        assert f"the `result` value `{value}` of `descheduler_pods_evicted_total` (and its twin)" in section
