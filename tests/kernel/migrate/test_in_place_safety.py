@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,26 @@ def test_temporary_files_of_a_killed_run_are_swept(tmp_path: Path) -> None:
     assert _temporaries(tmp_path) == [live]
 
 
+def _default_disposition(signum: int) -> Callable[[], None]:
+    """For ``preexec_fn``: the child takes ``signum`` as a terminal session does, also when this test process inherited
+    it ignored (``nohup`` ignores SIGHUP, a shell's background job SIGINT) and would pass that on (Python's
+    ``restore_signals`` resets only SIGPIPE, SIGXFZ and SIGXFSZ)."""
+
+    def default() -> None:
+        signal.signal(signum, signal.SIG_DFL)  # SIGINT at SIG_DFL: the child's Python installs KeyboardInterrupt
+
+    return default
+
+
+def _ignores(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` ignores ``signum`` (Linux: the SigIgn mask in /proc; elsewhere assumed not)."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return False
+    (mask,) = [line.split()[1] for line in status.read_text().splitlines() if line.startswith("SigIgn:")]
+    return bool(int(mask, 16) >> (signum - 1) & 1)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_leaves_no_temporary_file_and_no_half_written_file(tmp_path: Path, signum: int) -> None:
     files = [tmp_path / f"policy-{index:04}.yaml" for index in range(600)]
@@ -106,7 +127,12 @@ def test_a_signal_leaves_no_temporary_file_and_no_half_written_file(tmp_path: Pa
     assert "v1alpha2" in new
     generator = random.Random(signum)
     for _ in range(3):
-        process = subprocess.Popen([*DESCHED, "migrate", "-i", "-q", str(tmp_path)], stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [*DESCHED, "migrate", "-i", "-q", str(tmp_path)],
+            stderr=subprocess.PIPE,
+            preexec_fn=_default_disposition(signum),
+        )
+        assert not _ignores(process.pid, signum)  # the signal below reaches the run
         time.sleep(generator.uniform(0.3, 1.5))
         process.send_signal(signum)
         process.communicate(timeout=60)
