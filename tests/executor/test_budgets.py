@@ -111,7 +111,7 @@ def test_a_refusal_names_the_budget_and_the_pod_stays():
 
 def _evict_on(server: tuple[int, int, int] | None, objects: list[dict[str, Any]], names: list[str]) -> list[str]:
     """:func:`_evict_all` against an API server of release ``server`` (``None``: unknown, the newest assumed)."""
-    version = [{"serverVersion": {"gitVersion": "v%d.%d.%d" % server}}] if server else []
+    version = [{"serverVersion": {"gitVersion": "v" + ".".join(map(str, server))}}] if server else []
     return _evict_all([*version, *objects], names)
 
 
