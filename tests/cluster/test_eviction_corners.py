@@ -6,7 +6,9 @@ tests/executor/test_budgets.py)."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -181,3 +183,22 @@ def test_an_empty_selector_matches_no_pod_on_this_release_and_simulate_knows_it_
     _budget(kube, namespace, "everything", {}, maxUnavailable=0)
     predicted, done = _predicted_and_done(control_plane, kube, capsys, tmp_path, namespace, run)
     assert _outcomes(done) == (["web-0", "web-1"], []) == _outcomes(predicted)
+
+
+def test_a_pdb_the_disruption_controller_has_not_caught_up_with_refuses_every_pod(
+    control_plane: ControlPlane, kube: Api, load_snapshot: Loader, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = secrets.token_hex(3)
+    namespace = _load(load_snapshot, [_pod(f"web-{i}", {"app": "web"}) for i in range(2)], run)
+    _budget(kube, namespace, "web", {"matchLabels": {"app": "web"}}, maxUnavailable=10)
+    _settled(kube, namespace, "web")
+    (manager,) = [process for process in control_plane.processes if process.name == "kube-controller-manager"]
+    os.kill(manager.pid, signal.SIGSTOP)  # the controller cannot catch up while the cycle runs
+    try:
+        kube.patch(kube.pdb_version(), "PodDisruptionBudget", "web", {"spec": {"maxUnavailable": 9}}, namespace)
+        stale = kube.get(kube.pdb_version(), "PodDisruptionBudget", "web", namespace)
+        assert stale["status"]["observedGeneration"] < stale["metadata"]["generation"]
+        predicted, done = _predicted_and_done(control_plane, kube, capsys, tmp_path, namespace, run)
+    finally:
+        os.kill(manager.pid, signal.SIGCONT)
+    assert _outcomes(done) == ([], [("web-0", "refused"), ("web-1", "refused")]) == _outcomes(predicted)
