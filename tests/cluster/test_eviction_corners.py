@@ -17,13 +17,14 @@ import pytest
 import yaml
 
 from desched.cli import main
+from tests.cluster.test_run_resilience import RUN_LABEL, Setup
+from tests.cluster.test_run_resilience import _policy as taint_policy
 from tests.kcp.api import Api, Json
 from tests.kcp.controlplane import ControlPlane
 from tests.kcp.objects import wait_for
 from tests.kcp.snapshot import LoadReport
 
 pytestmark = pytest.mark.cluster
-RUN_LABEL = "desched.test/run"
 Loader = Callable[[list[Json]], tuple[str, LoadReport]]
 
 
@@ -77,23 +78,8 @@ def _settled(kube: Api, namespace: str, *names: str) -> None:
 
 
 def _policy(tmp_path: Path, namespace: str, run: str, limits: str = "") -> str:
-    path = tmp_path / "policy.yaml"
-    path.write_text(
-        f"""apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-nodeSelector: "{RUN_LABEL}={run}"
-{limits}profiles:
-- name: corner
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: RemovePodsViolatingNodeTaints
-    args: {{namespaces: {{include: [{namespace}]}}}}
-  plugins:
-    deschedule:
-      enabled: [RemovePodsViolatingNodeTaints]
-"""
-    )
-    return str(path)
+    """RemovePodsViolatingNodeTaints over ``namespace`` on the nodes labelled ``run`` (test_run_resilience's)."""
+    return taint_policy(tmp_path, Setup(run, [namespace], "b"), namespace, limits)
 
 
 def _snapshot(kube: Api, tmp_path: Path, namespace: str, run: str) -> str:
