@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from desched.sources import is_ignored
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 from desched.yamlsrc import YamlError, load_all
 
 __all__ = [
@@ -166,10 +166,10 @@ class _Graph:
         for doc in documents:
             if not isinstance(doc, dict):
                 continue
-            entries = [entry for key in KUSTOMIZATION_REFERENCES for entry in _list(doc.get(key))]
-            for generator in map(mapping_or_empty, _list(doc.get("configMapGenerator"))):
-                entries += [str(entry).rpartition("=")[2] for entry in _list(generator.get("files"))]
-            entries += [mapping_or_empty(chart).get("valuesFile") for chart in _list(doc.get("helmCharts"))]
+            entries = [entry for key in KUSTOMIZATION_REFERENCES for entry in list_or_empty(doc.get(key))]
+            for generator in map(mapping_or_empty, list_or_empty(doc.get("configMapGenerator"))):
+                entries += [str(entry).rpartition("=")[2] for entry in list_or_empty(generator.get("files"))]
+            entries += [mapping_or_empty(chart).get("valuesFile") for chart in list_or_empty(doc.get("helmCharts"))]
             for entry in entries:
                 targets |= self._reference(base, entry)
         return targets
@@ -187,7 +187,7 @@ class _Graph:
         elif kind in ("Application", "ApplicationSet") and api_version.startswith(_ARGO_GROUP):
             if kind == "ApplicationSet":
                 spec = mapping_or_empty(mapping_or_empty(spec.get("template")).get("spec"))
-            sources = [spec.get("source"), *_list(spec.get("sources"))]
+            sources = [spec.get("source"), *list_or_empty(spec.get("sources"))]
             paths += [path for source in sources if (path := mapping_or_empty(source).get("path"))]
         if not paths:
             return set()
@@ -209,7 +209,3 @@ def _repository_root(file: str) -> str:
         if parent == directory:
             return os.getcwd()
         directory = parent
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from desched.clusters import KUSTOMIZATION_NAMES, KUSTOMIZATION_REFERENCES, local_reference
+from desched.tree import list_or_empty
 
 __all__ = ["kustomized_namespaces"]
 
@@ -41,7 +42,7 @@ def _children(file: str, doc: Mapping[str, Any], by_directory: Mapping[str, str]
     base = os.path.dirname(file)
     for key in KUSTOMIZATION_REFERENCES:
         listed = doc.get(key)
-        for entry in listed if isinstance(listed, list) else []:
+        for entry in list_or_empty(listed):
             path = local_reference(base, entry)
             if path is not None:
                 yield by_directory.get(path, path)

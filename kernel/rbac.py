@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty, same_namespace
 
 __all__ = ["Grants", "Permission"]
 
@@ -81,7 +81,7 @@ class Grants:
         self._roles[(kind, namespace, name)] = [
             _Rule(_set(rule.get("apiGroups")), _set(rule.get("resources")), _set(rule.get("verbs")),
                   _set(rule.get("resourceNames")))
-            for rule in map(mapping_or_empty, rules if isinstance(rules, list) else [])
+            for rule in map(mapping_or_empty, list_or_empty(rules))
         ]  # fmt: skip
 
     def _add_binding(self, doc: Mapping[str, Any], kind: str) -> None:
@@ -93,7 +93,7 @@ class Grants:
             return
         role = (str(role_kind), namespace if role_kind == "Role" else None, role_name)
         subjects = doc.get("subjects")
-        for subject in map(mapping_or_empty, subjects if isinstance(subjects, list) else []):
+        for subject in map(mapping_or_empty, list_or_empty(subjects)):
             if subject.get("kind") != "ServiceAccount" or not isinstance(subject.get("name"), str):
                 continue
             account = (_text(subject.get("namespace")) or namespace, subject["name"])
@@ -110,12 +110,12 @@ class Grants:
 
     def bound(self, namespace: str | None, account: str) -> bool:
         """Whether any binding of these documents names the service account."""
-        return any(name == account and _same(namespace, ns) for ns, name in self._bindings)
+        return any(name == account and same_namespace(namespace, ns) for ns, name in self._bindings)
 
     def allows(self, namespace: str | None, account: str, wanted: Permission) -> bool:
         """Whether the service account ``namespace/account`` may do ``wanted``."""
         for (ns, name), bindings in self._bindings.items():
-            if name != account or not _same(namespace, ns):
+            if name != account or not same_namespace(namespace, ns):
                 continue
             for binding in bindings:
                 if binding.namespace is not None and (
@@ -128,11 +128,6 @@ class Grants:
                 if role is not None and any(rule.allows(wanted) for rule in role):
                     return True
         return False
-
-
-def _same(left: str | None, right: str | None) -> bool:
-    # a manifest without a namespace gets one when applied (kubectl -n, kustomize's namespace:): it may be any
-    return left is None or right is None or left == right
 
 
 def _set(value: Any) -> frozenset[str]:

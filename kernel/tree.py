@@ -15,7 +15,17 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-__all__ = ["Json", "JsonView", "Path", "TextEnum", "at_path", "mapping_or_empty", "strings"]
+__all__ = [
+    "Json",
+    "JsonView",
+    "Path",
+    "TextEnum",
+    "at_path",
+    "list_or_empty",
+    "mapping_or_empty",
+    "same_namespace",
+    "strings",
+]
 
 Path = tuple[str | int, ...]
 Json = dict[str, Any]
@@ -25,6 +35,17 @@ JsonView = Mapping[str, Any]
 def mapping_or_empty(value: Any) -> dict[str, Any]:
     """``value`` when it is a dict, else an empty dict (never ``None``)."""
     return value if isinstance(value, dict) else {}
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty list (never ``None``)."""
+    return value if isinstance(value, list) else []
+
+
+def same_namespace(left: str | None, right: str | None) -> bool:
+    """Whether two objects may be in one namespace: ``None`` (a manifest without a namespace) gets one when applied
+    (``kubectl -n``, kustomize's ``namespace:``), so it may be any."""
+    return left is None or right is None or left == right
 
 
 def at_path(tree: Any, path: Path) -> Any:

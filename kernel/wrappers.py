@@ -30,7 +30,7 @@ from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
 from desched.chart import CHART_NAMES
-from desched.tree import Path, mapping_or_empty
+from desched.tree import Path, list_or_empty, mapping_or_empty
 
 __all__ = [
     "CHART_NAME",
@@ -258,7 +258,7 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
         return
     sources: list[ValuesSource] = []
     ignored: list[tuple[ValuesSource, str]] = []
-    for entry in map(mapping_or_empty, _list(spec.get("valuesFrom"))):
+    for entry in map(mapping_or_empty, list_or_empty(spec.get("valuesFrom"))):
         name = _text(entry.get("name"))
         if name is None:
             continue
@@ -314,7 +314,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
 def _ref_files(value_files: Any) -> Iterator[str]:
     """The ``valueFiles`` of an Argo CD source that another source of the Application holds (``$ref/path``: a path
     from that repository's root, normalised); the others live in the chart and are not read."""
-    for entry in _list(value_files):
+    for entry in list_or_empty(value_files):
         if isinstance(entry, str) and entry.startswith("$") and "/" in entry:
             relative = os.path.normpath(entry.split("/", 1)[1])
             if not relative.startswith(".."):
@@ -336,13 +336,9 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
         if isinstance(chart.get("valuesInline"), dict):
             how = {"merge": "under", "replace": "replace"}.get(str(chart.get("valuesMerge")), "clear")
             sources.append(ValuesSource("inline", ("helmCharts", index, "valuesInline"), how))
-        for extra in _list(chart.get("additionalValuesFiles")):
+        for extra in list_or_empty(chart.get("additionalValuesFiles")):
             if isinstance(extra, str) and extra:
                 sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, extra)),)))
         version = _text(chart.get("version"))
         pin: Path | None = ("helmCharts", index, "version") if version else None
         yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources))
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

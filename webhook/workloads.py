@@ -35,7 +35,7 @@ from desched.linter.finding import Finding
 from desched.linter.rules import admission_rules
 from desched.linter.rules._repository import Analysis, Repository
 from desched.policy.model import Policy
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 from desched.webhook.decision import (
     MAX_MESSAGES,
     ClusterView,
@@ -271,7 +271,7 @@ def _deployment(kind: str, obj: Json, options: Options) -> list[Finding]:
 def _controlled(obj: Json) -> bool:
     """Whether a controller owns ``obj`` (an ``ownerReferences`` entry with ``controller: true``)."""
     owners = mapping_or_empty(obj.get("metadata")).get("ownerReferences")
-    listed = owners if isinstance(owners, list) else []
+    listed = list_or_empty(owners)
     return any(isinstance(owner, dict) and owner.get("controller") is True for owner in listed)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 
 if TYPE_CHECKING:
     from desched.deployment import DeschedulerRun, Runs
@@ -91,7 +91,7 @@ def _missing_key(runs: Runs, run: DeschedulerRun) -> str | None:
 def _mounted(run: DeschedulerRun, path: str) -> bool:
     """Whether ``path`` lies on a volume mount of the container (exactly, for a ``subPath`` mount)."""
     mounts = run.container_spec.get("volumeMounts")
-    for mount in map(mapping_or_empty, mounts if isinstance(mounts, list) else []):
+    for mount in map(mapping_or_empty, list_or_empty(mounts)):
         at = mount.get("mountPath")
         if not isinstance(at, str) or not at:
             continue

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 from desched.wrappers import object_label
 from desched.yamlsrc import YMap, locate
 
@@ -108,7 +108,7 @@ def _policy_volumes(run: DeschedulerRun) -> Iterator[tuple[str, tuple[str | int,
     names = {name for name, _ in run.policy_keys}
     volumes = run.pod.get("volumes")
     pod = run.container[:-2]
-    for index, volume in enumerate(volumes if isinstance(volumes, list) else []):
+    for index, volume in enumerate(list_or_empty(volumes)):
         name = mapping_or_empty(mapping_or_empty(volume).get("configMap")).get("name")
         if isinstance(name, str) and name in names:
             yield name, (*pod, "volumes", index, "configMap", "name")
@@ -123,7 +123,7 @@ def _unplaced_bindings(runs: Runs, run: DeschedulerRun, here: frozenset[str | No
         if doc.get("kind") != "RoleBinding" or runs.namespaces_of(file, doc) != frozenset({None}):
             continue
         subjects = doc.get("subjects")
-        if not any(_is_account(subject, run.service_account, here) for subject in _listed(subjects)):
+        if not any(_is_account(subject, run.service_account, here) for subject in list_or_empty(subjects)):
             continue
         role = mapping_or_empty(doc.get("roleRef"))
         position = locate(doc, ("metadata", "name"), key=True) if isinstance(doc, YMap) else None
@@ -147,7 +147,3 @@ def _is_account(subject: Any, account: str, here: frozenset[str | None]) -> bool
         and subject.get("name") == account
         and (not isinstance(namespace, str) or namespace in here)
     )
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

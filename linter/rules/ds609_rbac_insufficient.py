@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import CLUSTER_RBAC, runner
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 
 if TYPE_CHECKING:
     from desched.deployment import DeschedulerRun, Runs
@@ -116,14 +116,14 @@ def _policy_needs(policy: Mapping[str, Any]) -> list[Permission]:
     needed: list[Permission] = []
     for args in _evictor_args(policy):
         protections = mapping_or_empty(args.get("podProtections")).get("extraEnabled")
-        if args.get("ignorePodsWithoutPDB") is True or "PodsWithoutPDB" in _listed(protections):
+        if args.get("ignorePodsWithoutPDB") is True or "PodsWithoutPDB" in list_or_empty(protections):
             needed += [Permission("policy", "poddisruptionbudgets", verb) for verb in _READ]
         if mapping_or_empty(args.get("priorityThreshold")).get("name"):
             needed.append(Permission("scheduling.k8s.io", "priorityclasses", "get"))
         selector = mapping_or_empty(args.get("namespaceLabelSelector"))
         if selector.get("matchLabels") or selector.get("matchExpressions"):
             needed += [Permission("", "namespaces", verb) for verb in _READ]
-    providers = [mapping_or_empty(provider) for provider in _listed(policy.get("metricsProviders"))]
+    providers = [mapping_or_empty(provider) for provider in list_or_empty(policy.get("metricsProviders"))]
     collector = mapping_or_empty(policy.get("metricsCollector")).get("enabled") is True
     if collector or any(provider.get("source") == "KubernetesMetrics" for provider in providers):
         needed += [Permission("metrics.k8s.io", resource, verb) for resource in ("nodes", "pods") for verb in _GET]
@@ -137,14 +137,10 @@ def _policy_needs(policy: Mapping[str, Any]) -> list[Permission]:
 
 
 def _evictor_args(policy: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    for profile in map(mapping_or_empty, _listed(policy.get("profiles"))):
-        for config in map(mapping_or_empty, _listed(profile.get("pluginConfig"))):
+    for profile in map(mapping_or_empty, list_or_empty(policy.get("profiles"))):
+        for config in map(mapping_or_empty, list_or_empty(profile.get("pluginConfig"))):
             if config.get("name") == "DefaultEvictor":
                 yield mapping_or_empty(config.get("args"))
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _value(run: DeschedulerRun, name: str) -> str | None:
