@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from desched.chartversions import ChartRelease, since
 from desched.documents import CHART_VALUES
 from desched.helmvalues import coalesce
-from desched.tree import Path, at_path, mapping_or_empty
+from desched.tree import Path, list_or_empty, mapping_or_empty
 
 if TYPE_CHECKING:
     from desched.chartrender import ChartDoc
@@ -169,17 +169,12 @@ def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:
     """Where the value at values ``path`` (or its nearest ancestor) is written: in the last source of the install
     that sets it, else at the chart pin (a chart default, or the template itself)."""
     for end in range(len(path), 0, -1):
-        for layer in reversed(doc.layers):
-            if _holds(layer.envelope, path[:end]):
-                return (layer.file, *layer.position((CHART_VALUES, *path[:end]), key=True))
+        layer = doc.values_writer(path[:end])
+        if layer is not None:
+            return (layer.file, *layer.position((CHART_VALUES, *path[:end]), key=True))
     if doc.pin is not None:
         return (doc.file, *doc.pin)
     return (doc.file, *doc.source.position((CHART_VALUES,)))
-
-
-def _holds(tree: Any, path: Path) -> bool:
-    parent = at_path(tree, path[:-1])
-    return isinstance(parent, Mapping) and path[-1] in parent
 
 
 def _fullname(values: Mapping[str, Any]) -> str:
@@ -362,8 +357,7 @@ def _metrics_granted(source: str | None, policy: Mapping[str, Any]) -> bool:
         return _truthy(mapping_or_empty(policy.get("metricsCollector")).get("enabled"))
     providers = policy.get("metricsProviders")
     return source == "providers" and any(
-        mapping_or_empty(provider).get("source") == "KubernetesMetrics"
-        for provider in (providers if isinstance(providers, list) else [])
+        mapping_or_empty(provider).get("source") == "KubernetesMetrics" for provider in list_or_empty(providers)
     )
 
 

@@ -97,6 +97,11 @@ class ChartDoc(PolicyDoc):
             return next((layer for layer in reversed(self.layers) if HELM_VERSION_KEY in layer.envelope), None)
         return next((layer for layer in reversed(self.layers) if _holds(layer.root, path)), None)
 
+    def values_writer(self, path: Sequence[str | int]) -> PolicyDoc | None:
+        """The last source of the install whose values (around the policy) hold ``path``; ``None`` when none does
+        (a chart default)."""
+        return next((layer for layer in reversed(self.layers) if _holds(layer.envelope, path)), None)
+
     def reported_here(self, path: Sequence[str | int]) -> bool:
         writer = self.writer(path)
         return writer is self.source or (writer is None and self.primary)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from desched.clusters import KUSTOMIZATION_NAMES
 from desched.documents import PolicyDoc, Shape
 from desched.goduration import parse_duration
-from desched.tree import Path, at_path, mapping_or_empty
+from desched.tree import Path, at_path, list_or_empty, mapping_or_empty, same_namespace
 from desched.wrappers import object_label
 from desched.yamlsrc import YMap, YSeq, locate
 
@@ -176,7 +176,7 @@ class DeschedulerRun(NamedTuple):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         ports = self.container_spec.get("ports")
-        for port in map(mapping_or_empty, ports if isinstance(ports, list) else []):
+        for port in map(mapping_or_empty, list_or_empty(ports)):
             number = port.get("containerPort")
             if port.get("name") == value and isinstance(number, int):
                 return number
@@ -189,21 +189,21 @@ class DeschedulerRun(NamedTuple):
 
         flag = self.flags.get("policy-config-file")
         volumes = self.pod.get("volumes")
-        named = {v.get("name"): v for v in map(mapping_or_empty, volumes if isinstance(volumes, list) else [])}
+        named = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(volumes))}
         return list(mounted_keys(flag.value, self.container_spec, named)) if flag is not None else []
 
     @property
     def release_minor(self) -> int | None:
         """The descheduler release this container follows: the minor of the image's tag (``v0.36.0`` gives 36), for
         ``desched run`` that of its ``--target-version``; ``None`` when they name none."""
+        from desched.releases import image_tag, release_version  # the release inference's reading of versions
+
+        target = self.flags.get("target-version")
         if self.program == "desched":
-            target = self.flags.get("target-version")
-            text = f":{target.value}" if target is not None else ""
+            found = release_version(target.value) if target is not None else None
         else:
-            name = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
-            text = name[name.find(":") :] if ":" in name else ""
-        parts = text[1:].removeprefix("v").split(".") if text else []
-        return int(parts[1]) if len(parts) >= 2 and parts[0] == "0" and parts[1].isdigit() else None
+            found = release_version(image_tag(self.image))
+        return found[0] if found is not None else None
 
     @property
     def service_account(self) -> str:
@@ -232,6 +232,7 @@ class Runs(list[DeschedulerRun]):
         rbac: Iterable[tuple[str, Any]] = (),
         named: Iterable[tuple[str, Any]] = (),
         kustomized: Mapping[str, frozenset[str]] | None = None,
+        configmaps: Mapping[str, set[tuple[str | None, str]]] | None = None,
     ) -> None:
         super().__init__(runs)
         self.kubernetes: KubernetesVersion | None = None  # desched cannot tell it from the files
@@ -240,7 +241,7 @@ class Runs(list[DeschedulerRun]):
         self.named = list(named)
         self._kustomized = kustomized or {}
         #: The repository's ConfigMaps by name, each with its (namespace, data key) pairs
-        self.configmaps: dict[str, set[tuple[str | None, str]]] = {}
+        self.configmaps = configmaps or {}
 
     def configmap_keys(self, name: str, namespace: str | None) -> set[str] | None:
         """The data keys of the repository's ConfigMaps named ``name`` that may be in ``namespace``; ``None`` when
@@ -248,7 +249,7 @@ class Runs(list[DeschedulerRun]):
         found = self.configmaps.get(name)
         if not found:
             return None
-        return {key for space, key in found if None in (space, namespace) or space == namespace}
+        return {key for space, key in found if same_namespace(space, namespace)}
 
     def namespaces_of(self, file: str, doc: Any) -> frozenset[str | None]:
         """The namespaces the object ``doc`` of ``file`` lands in: those kustomize gives the file, else its own
@@ -289,11 +290,13 @@ def repository_runs(
 
     listed = list(objects(documents))
     policies = list(policies)
-    mounted = {doc.extra["configmap"]: tree for doc, tree in policies if doc.extra.get("configmap")}
+    # the policies held in ConfigMap keys, by (namespace, ConfigMap, key)
+    mounted = {doc.extra["configmap"]: (doc, tree) for doc, tree in policies if doc.extra.get("configmap")}
     patches = kustomize_patches(listed)
     workloads = [(file, doc) for file, doc in listed if os.path.normpath(file) not in patches]
     kustomized = kustomized_namespaces(listed)
-    runs = [_kustomized(run, kustomized)._replace(policy=_mounted_policy(run, mounted))
+    trees = {identity: tree for identity, (_, tree) in mounted.items()}
+    runs = [_kustomized(run, kustomized)._replace(policy=_mounted_policy(run, trees))
             for run in descheduler_runs(workloads)]  # fmt: skip
     if any(doc.shape == Shape.HELM for doc, _ in policies):
         from desched.chartdeployment import chart_run
@@ -303,25 +306,20 @@ def repository_runs(
             run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
             runs.extend([run] if run is not None else [])
     rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
-    keys = _configmap_keys(listed, policies)
     named = [(f, doc) for f, doc in listed if doc.get("kind") in _NAMED_KINDS and os.path.normpath(f) not in patches]
     # a ConfigMap that holds a policy is among the policies, not the other documents: its name and namespace
     named += [
         (doc.file, {"kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}})
-        for doc, _ in policies
-        if doc.extra.get("configmap")
-        for namespace, name, _key in [doc.extra["configmap"]]
+        for (namespace, name, _), (doc, _) in mounted.items()
     ]
-    found = Runs(runs, rbac, named, kustomized)
-    found.configmaps = keys
-    return found
+    return Runs(runs, rbac, named, kustomized, _configmap_keys(listed, mounted))
 
 
 def _configmap_keys(
-    listed: list[tuple[str, Any]], policies: list[tuple[PolicyDoc, Mapping[str, Any]]]
+    listed: list[tuple[str, Any]], mounted: Mapping[tuple[str | None, str, str], object]
 ) -> dict[str, set[tuple[str | None, str]]]:
-    """The ConfigMaps of the repository by name, each with its (namespace, data key) pairs: written ones (a policy's
-    key among them) and those a kustomize ``configMapGenerator`` makes of files or literals."""
+    """The ConfigMaps of the repository by name, each with its (namespace, data key) pairs: written ones, the keys
+    that hold the ``mounted`` policies, and those a kustomize ``configMapGenerator`` makes of files or literals."""
     from desched.releases import generated_configmap_keys
 
     keys: dict[str, set[tuple[str | None, str]]] = {}
@@ -334,19 +332,13 @@ def _configmap_keys(
         if os.path.basename(file) in KUSTOMIZATION_NAMES:
             for _, (space, generated, key) in generated_configmap_keys(file, doc):
                 keys.setdefault(generated, set()).add((space, key))
-            for generator in map(mapping_or_empty, _listed(doc.get("configMapGenerator"))):
-                literals = [str(entry).partition("=")[0] for entry in _listed(generator.get("literals"))]
+            for generator in map(mapping_or_empty, list_or_empty(doc.get("configMapGenerator"))):
+                literals = [str(entry).partition("=")[0] for entry in list_or_empty(generator.get("literals"))]
                 if isinstance(generator.get("name"), str):
                     keys.setdefault(generator["name"], set()).update((None, key) for key in literals)
-    for doc, _ in policies:
-        if doc.extra.get("configmap"):
-            namespace, name, key = doc.extra["configmap"]
-            keys.setdefault(name, set()).add((namespace, key))
+    for namespace, name, key in mounted:
+        keys.setdefault(name, set()).add((namespace, key))
     return keys
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 #: The namespaced objects a descheduler workload names or is granted through (DS608).
@@ -372,7 +364,7 @@ def kustomize_patches(documents: Iterable[tuple[str, Any]]) -> frozenset[str]:
         entries: list[Any] = []
         for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
             listed = doc.get(key)
-            entries += listed if isinstance(listed, list) else []
+            entries += list_or_empty(listed)
         for entry in entries:
             path = entry.get("path") if isinstance(entry, Mapping) else entry
             if isinstance(path, str) and path and "\n" not in path:  # an inline patch is YAML text, not a path
@@ -385,9 +377,7 @@ def _mounted_policy(
 ) -> Mapping[str, Any] | None:
     for name, key in run.policy_keys:
         for (namespace, configmap, data_key), tree in mounted.items():
-            if (configmap, data_key) == (name, key) and (
-                None in (namespace, run.namespace) or namespace == run.namespace
-            ):
+            if (configmap, data_key) == (name, key) and same_namespace(namespace, run.namespace):
                 return tree
     return None
 
@@ -404,7 +394,7 @@ def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[Deschedul
         name = metadata.get("name")
         namespace = metadata.get("namespace")
         containers = pod.get("containers")
-        for index, container in enumerate(containers if isinstance(containers, list) else []):
+        for index, container in enumerate(list_or_empty(containers)):
             container = mapping_or_empty(container)
             path: Path = (*pod_path, "containers", index)
             namespace = namespace if isinstance(namespace, str) else None
@@ -427,14 +417,14 @@ def _words(container: Mapping[str, Any], path: Path, namespace: str | None) -> I
     workload names it; anything else stays as written)."""
     env: dict[str, str] = {}
     listed_env = container.get("env")
-    for variable in map(mapping_or_empty, listed_env if isinstance(listed_env, list) else []):
+    for variable in map(mapping_or_empty, list_or_empty(listed_env)):
         field = at_path(variable, ("valueFrom", "fieldRef", "fieldPath"))
         value = variable.get("value") if field is None else namespace if field == "metadata.namespace" else None
         if isinstance(variable.get("name"), str) and isinstance(value, str):
             env[variable["name"]] = value
     for key in ("command", "args"):
         listed = container.get(key)
-        for index, word in enumerate(listed if isinstance(listed, list) else []):
+        for index, word in enumerate(list_or_empty(listed)):
             if isinstance(word, str):
                 yield _REFERENCE.sub(lambda match: env.get(match[1], match[0]), word), (*path, key, index)
 

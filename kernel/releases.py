@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from desched.chart import APP_VERSIONS, CHART_NAMES
 from desched.chart import chart_version as chart_version_of
 from desched.documents import PolicyDoc, Shape
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty, same_namespace
 from desched.versions import NEWEST, OLDEST, render
 from desched.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
 
@@ -34,9 +34,11 @@ __all__ = [
     "chart_yaml_app_version",
     "configured",
     "generated_configmap_keys",
+    "image_tag",
     "mounted_keys",
     "newest",
     "release_of",
+    "release_version",
 ]
 
 
@@ -68,8 +70,9 @@ class Release(NamedTuple):
         return text
 
 
-def _minor(text: Any) -> tuple[int, str] | None:
-    """The minor and ``v0.NN[.P]`` form of a version string; ``None`` for anything else."""
+def release_version(text: Any) -> tuple[int, str] | None:
+    """The minor and ``v0.NN[.P]`` form of a descheduler version string (an image tag, a chart's appVersion, a
+    ``--target-version``); ``None`` for anything else."""
     if not isinstance(text, str):
         return None
     match = _VERSION.match(text.strip())
@@ -101,7 +104,7 @@ def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
     if not isinstance(chart_version, str):
         return None
     text = chart_version_of(chart_version)
-    return _minor(APP_VERSIONS.get(text, text))
+    return release_version(APP_VERSIONS.get(text, text))
 
 
 def chart_yaml_app_version(file: str) -> str | None:
@@ -139,13 +142,13 @@ def _chart_yaml_app_version(chart_yaml: str, _mtime: int, _size: int) -> str | N
 def chart_release(image_tag: Any, chart_version: Any, wrapper: str, app_version: str | None) -> Release | None:
     """The release the descheduler chart's values run on: their ``image.tag``, else the chart version ``wrapper``
     pins, else the ``appVersion`` of the chart beside them; ``None`` when none names a release."""
-    parsed = _minor(image_tag)
+    parsed = release_version(image_tag)
     if parsed is not None:
         return Release(*parsed, f"image.tag {image_tag} in the chart's values")
     parsed = chart_app_version(chart_version)
     if parsed is not None:
         return Release(*parsed, f"descheduler chart {chart_version_of(chart_version)}, pinned by {wrapper}")
-    parsed = _minor(app_version)
+    parsed = release_version(app_version)
     if parsed is not None:
         return Release(*parsed, f"appVersion {app_version} of the Chart.yaml beside the values")
     return None
@@ -237,18 +240,9 @@ class Deployments:
     def reader(self, namespace: str | None, name: str, key: str) -> Release | None:
         """The release of the descheduler that reads key ``key`` of ConfigMap ``namespace/name``."""
         for reader in self._readers:
-            if reader.configmap == name and reader.key == key and _same_namespace(namespace, reader.namespace):
+            if reader.configmap == name and reader.key == key and same_namespace(namespace, reader.namespace):
                 return reader.release
         return None
-
-
-def _same_namespace(left: str | None, right: str | None) -> bool:
-    # A manifest without a namespace gets one when applied (kubectl -n, kustomize's namespace:): it may be any.
-    return left is None or right is None or left == right
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _text(value: Any) -> str | None:
@@ -263,14 +257,18 @@ def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
     pod: dict[str, Any] = doc
     for part in (*TEMPLATE_PATHS[kind], "spec"):
         pod = mapping_or_empty(pod.get(str(part)))
-    volumes = {v.get("name"): v for v in map(mapping_or_empty, _list(pod.get("volumes"))) if v.get("name")}
-    for container in map(mapping_or_empty, _list(pod.get("containers"))):
+    volumes = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(pod.get("volumes"))) if v.get("name")}
+    for container in map(mapping_or_empty, list_or_empty(pod.get("containers"))):
         image = _text(container.get("image"))
-        words = [word for word in _list(container.get("command")) + _list(container.get("args")) if _text(word)]
+        words = [
+            word
+            for word in list_or_empty(container.get("command")) + list_or_empty(container.get("args"))
+            if _text(word)
+        ]
         if image is None or not ("descheduler" in image or any("descheduler" in word for word in words)):
             continue
         path = _policy_path(words)
-        found = _minor(_image_tag(image))
+        found = release_version(image_tag(image))
         if path is None or found is None:
             continue
         line = getattr(container, "value_pos", {}).get("image", (0, 0))[0]
@@ -280,7 +278,8 @@ def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
             yield _Reader(_text(metadata.get("namespace")), configmap, key, release)
 
 
-def _image_tag(image: str) -> str | None:
+def image_tag(image: str) -> str | None:
+    """The tag of a container image reference (``None`` without one; a digest is not a tag)."""
     name = image.split("@", 1)[0].rsplit("/", 1)[-1]
     return name.split(":", 1)[1] if ":" in name else None
 
@@ -302,7 +301,7 @@ def mounted_keys(
     path: str, container: Mapping[str, Any], volumes: Mapping[Any, Mapping[str, Any]]
 ) -> Iterator[tuple[str, str]]:
     """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
-    for mount in map(mapping_or_empty, _list(container.get("volumeMounts"))):
+    for mount in map(mapping_or_empty, list_or_empty(container.get("volumeMounts"))):
         mount_path = _text(mount.get("mountPath"))
         if mount_path is None:
             continue
@@ -320,13 +319,13 @@ def mounted_keys(
         sources = [mapping_or_empty(volume.get("configMap"))]
         sources += [
             mapping_or_empty(mapping_or_empty(source).get("configMap"))
-            for source in _list(mapping_or_empty(volume.get("projected")).get("sources"))
+            for source in list_or_empty(mapping_or_empty(volume.get("projected")).get("sources"))
         ]
         for source in sources:
             name = _text(source.get("name"))
             if name is None:
                 continue
-            items = [mapping_or_empty(item) for item in _list(source.get("items"))]
+            items = [mapping_or_empty(item) for item in list_or_empty(source.get("items"))]
             keys = [item.get("key") for item in items if item.get("path") == relative] if items else [relative]
             yield from ((name, key) for key in keys if isinstance(key, str))
 
@@ -336,7 +335,7 @@ def generated_configmap_keys(
 ) -> Iterator[tuple[str, tuple[str | None, str, str]]]:
     """Each file a ``configMapGenerator`` of the kustomization in ``file`` turns into a ConfigMap key: (its path,
     (namespace, name, key))."""
-    generators = _list(kustomization.get("configMapGenerator"))
+    generators = list_or_empty(kustomization.get("configMapGenerator"))
     if not generators:
         return
     base = os.path.dirname(file)
@@ -345,7 +344,7 @@ def generated_configmap_keys(
         name = _text(generator.get("name"))
         if name is None:
             continue
-        for entry in _list(generator.get("files")):
+        for entry in list_or_empty(generator.get("files")):
             if not isinstance(entry, str):
                 continue
             key, _, source = entry.partition("=") if "=" in entry else (os.path.basename(entry), "", entry)
@@ -374,7 +373,7 @@ def _is_source(
         found = doc.extra.get("values_from")
         if found is None and not doc.extra.get("wrapper"):  # a values file kustomize makes into the ConfigMap
             found = generated.get(os.path.normpath(doc.file))
-        return found is not None and found[1:] == (name, key) and _same_namespace(found[0], namespace)
+        return found is not None and found[1:] == (name, key) and same_namespace(found[0], namespace)
     if doc.extra.get("wrapper") or doc.extra.get("values_from"):
         return False
     path, wanted = os.path.normpath(doc.file), str(source.where[0])

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from desched.documents import CHART_VALUES
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_of
+from desched.releases import release_version
 
 ID = "DS613"
 NAME = "chart-image-skew"
@@ -40,16 +41,11 @@ def check(ctx: Context) -> Iterator[Hit]:
     tag = image.get("tag") if isinstance(image, dict) else None
     if chart is None or not isinstance(tag, str) or ctx.doc.extra.get("chart_version") is None:
         return  # only a pinned chart: a chart assumed from image.tag deploys that very release
-    deploys, runs = _minor(chart.app_version), _minor(tag)
-    if deploys is None or runs is None or deploys == runs:
+    deploys, runs = release_version(chart.app_version), release_version(tag)
+    if deploys is None or runs is None or deploys[0] == runs[0]:
         return
     yield Hit(
-        f"image.tag {tag} runs release v0.{runs}, but chart {chart.version} is written for v0.{deploys} (its "
+        f"image.tag {tag} runs release v0.{runs[0]}, but chart {chart.version} is written for v0.{deploys[0]} (its "
         "templates, RBAC and default policy); pin the chart version that deploys the release, or drop image.tag",
         (CHART_VALUES, "image", "tag"),
     )
-
-
-def _minor(version: str) -> int | None:
-    parts = version.strip().removeprefix("v").split(".")
-    return int(parts[1]) if len(parts) >= 2 and parts[0] == "0" and parts[1].isdigit() else None

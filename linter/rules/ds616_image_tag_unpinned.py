@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import IMAGE, runner
+from desched.releases import image_tag, release_version
 
 if TYPE_CHECKING:
     from desched.deployment import DeschedulerRun
@@ -29,16 +29,14 @@ EXAMPLES = {
     "pass": [runner("CronJob"), runner("CronJob").replace(IMAGE, IMAGE + "@sha256:" + "0" * 64)],
     "fail": [runner("CronJob").replace(IMAGE, IMAGE.split(":")[0]), runner("CronJob").replace("v0.36.0", "latest")],
 }
-_RELEASE = re.compile(r"v?0\.\d+(\.\d+)?([-+].*)?$")
 
 
 def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
     for run in runs:
         if run.program != "descheduler":
             continue  # desched's image carries desched's version: the release it follows is --target-version
-        name = run.image.split("@", 1)[0].rsplit("/", 1)[-1]
-        tag = name.split(":", 1)[1] if ":" in name else None
-        if tag is not None and _RELEASE.match(tag):
+        tag = image_tag(run.image)
+        if release_version(tag) is not None:
             continue
         if tag is None and "@" in run.image:
             continue  # a digest pins one build; its release is unknown here, but it cannot drift
