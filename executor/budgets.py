@@ -24,6 +24,9 @@ limit). One PDB:
   ``disruptionsAllowed`` is a 403 (an error); no disruption left is a 429 naming the budget; else the pod is evicted
   and the budget loses one disruption (and one healthy pod) for the rest of the cycle. A refused pod stays where it
   is, for the plugins that come later.
+
+Budgets are computed from the pods as the check found them; :meth:`BudgetCheck.new_cycle` gives every budget back
+what it spent (``simulate --samples`` runs several cycles on one cluster).
 """
 
 from __future__ import annotations
@@ -98,7 +101,8 @@ class BudgetCheck:
     def __init__(self, cluster: Cluster) -> None:
         """Made before the cycle evicts anything: budgets count the pods as the cycle found them."""
         self.cluster = cluster
-        self._budgets: dict[tuple[str, str], Budget] = {}
+        self._budgets: dict[tuple[str, str], Budget] = {}  # as spent in this cycle
+        self._found: dict[tuple[str, str], Budget] = {}  # as computed before any eviction
         # namespace -> label set -> (the labels, the pods that carry them): a workload's pods share one
         self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
         self._labels: dict[str, dict[str, str]] = {}  # uid -> labels
@@ -167,11 +171,18 @@ class BudgetCheck:
             return False  # before policy/v1, a pod without labels had no PDB
         return selector.matches(labels)
 
+    def new_cycle(self) -> None:
+        """Every budget as found: what earlier cycles spent is forgotten."""
+        self._budgets.clear()
+
     def _budget(self, pdb: Json, selector: Selector) -> Budget:
-        found = self._budgets.get(key(pdb))
-        if found is None:
-            found = self._budgets[key(pdb)] = self._computed(pdb, selector)
-        return found
+        spent = self._budgets.get(key(pdb))
+        if spent is None:
+            found = self._found.get(key(pdb))
+            if found is None:
+                found = self._found[key(pdb)] = self._computed(pdb, selector)
+            spent = self._budgets[key(pdb)] = found
+        return spent
 
     def _computed(self, pdb: Json, selector: Selector) -> Budget:
         namespace, name = key(pdb)

@@ -5,8 +5,10 @@ live driver listed), keeping the listing order of nodes and of each node's pods 
 which the tests treat as unspecified). Pods without ``metadata.uid`` get ``<namespace>/<name>`` as their UID.
 Listing primitives follow upstream (docs/executor-semantics.md#2-which-pods-each-plugin-looks-at):
 :meth:`Cluster.pods_on_node` (every phase) and :meth:`Cluster.active_pods_on_node` (not Succeeded/Failed); pods without
-``spec.nodeName`` are never listed. :meth:`Cluster.remove` makes an evicted pod disappear for the rest of the cycle, as
-upstream's dry-run sandbox does.
+``spec.nodeName`` are never listed. After an eviction, :meth:`Cluster.terminate` marks the pod terminating and keeps it
+listed, as a real run's informer does; :meth:`Cluster.remove` makes it disappear for the rest of the cycle, as
+upstream's dry-run sandbox (or the API, for a pod it deletes at once) does. Within :meth:`Cluster.trial` both are undone
+afterwards, so one decoded cluster and its indexes serve several cycles.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import contextlib
 import gc
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from desched.collector import paused
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
 from desched.executor.nodeutil import node_requested
-from desched.executor.podutil import is_terminal, pod_requests
+from desched.executor.podutil import PriorityKey, is_terminal, pod_requests, priority_key
 from desched.tree import Json as Json
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
@@ -46,6 +50,17 @@ def node_of(pod: Json) -> str:
     return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
+@dataclass
+class _Journal:
+    """What a trial changed, to undo it: the pods marked terminating, and the listings as they were before the first
+    removal (the whole pod map, and each touched node's)."""
+
+    terminated: list[Json] = field(default_factory=list)
+    removed: list[Json] = field(default_factory=list)
+    pods: dict[str, Json] | None = None
+    by_node: dict[str, dict[str, Json]] = field(default_factory=dict)
+
+
 class Cluster:
     """Objects of one cycle, indexed the ways the plugins and the DefaultEvictor look them up."""
 
@@ -63,10 +78,13 @@ class Cluster:
         self._owner_counts: dict[str, int] = {}
         self._requested: dict[str, dict[str, int]] = {}
         self._pod_requests: dict[str, dict[str, int]] = {}  # uid -> pod_requests(pod): pods do not change
+        self._priority_keys: dict[str, PriorityKey] = {}  # uid -> priority_key(pod)
+        self._active: dict[str, list[Json]] = {}  # node -> its non-terminal pods, until its pods change
         self.skipped: dict[str, int] = {}
         self.changes: list[str] = []  # the nodes whose pods changed, in order: fit indexes catch up from it
         self.additions = 0  # pods added so far: a cycle only removes pods once it runs
         self._fit: NodeFit | None = None
+        self._journal: _Journal | None = None
         #: The API server's Kubernetes version (major, minor, patch): ``kubectl version -o json`` in a snapshot, or
         #: ``GET /version`` in ``desched run``; ``None`` when unknown (the newest release's behaviour is assumed)
         self.server: tuple[int, int, int] | None = None
@@ -119,6 +137,7 @@ class Cluster:
         if node:
             self._by_node.setdefault(node, {})[uid] = pod
             self._requested.pop(node, None)
+            self._active.pop(node, None)
             self.changes.append(node)
         self.additions += 1
         for owner in _owner_uids(pod):
@@ -129,10 +148,18 @@ class Cluster:
         uid = (pod.get("metadata") or {}).get("uid")
         if uid not in self.pods:
             return False
+        journal = self._journal
+        if journal is not None:
+            if journal.pods is None:
+                journal.pods = dict(self.pods)
+            journal.removed.append(self.pods[uid])
         gone = self.pods.pop(uid)
         node = (gone.get("spec") or {}).get("nodeName")
         if node:
+            if journal is not None and node not in journal.by_node:
+                journal.by_node[node] = dict(self._by_node.get(node, {}))
             self._by_node.get(node, {}).pop(uid, None)
+            self._active.pop(node, None)
             summed = self._requested.get(node)
             if summed is not None and not is_terminal(gone):  # what the node's pods request, less this pod
                 less = dict(summed)
@@ -145,6 +172,53 @@ class Cluster:
             self._owner_counts[owner] -= 1
         return True
 
+    def terminate(self, pod: Json) -> None:
+        """``pod`` as a real run sees it after its eviction: the API server has set ``metadata.deletionTimestamp``
+        and the pod stays listed, requesting what it did, until its kubelet is done (past the cycle). Like an
+        informer, the cluster replaces the object: ``pod`` itself is not changed, and a list taken before holds it."""
+        metadata = pod.get("metadata") or {}
+        uid = metadata.get("uid")
+        if uid not in self.pods or metadata.get("deletionTimestamp") is not None:
+            return
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        marked = {**pod, "metadata": {**metadata, "deletionTimestamp": stamp}}
+        self.pods[uid] = marked  # same key: the listing order is kept
+        node = node_of(pod)
+        if node:
+            self._by_node[node][uid] = marked
+            self._active.pop(node, None)
+        if self._journal is not None:
+            self._journal.terminated.append(pod)
+
+    @contextlib.contextmanager
+    def trial(self) -> Iterator[None]:
+        """Undo on exit what :meth:`remove` and :meth:`terminate` did inside the block: the same pod objects in the
+        same listing order, owner counts and requested sums as before; node fit catches up from :attr:`changes`."""
+        self._journal = journal = _Journal()
+        try:
+            yield
+        finally:
+            self._journal = None
+            if journal.pods is not None:
+                self.pods.clear()
+                self.pods.update(journal.pods)
+            for node, listed in journal.by_node.items():
+                self._by_node[node] = listed
+                self._requested.pop(node, None)
+                self._active.pop(node, None)
+                self.changes.append(node)
+            for pod in journal.terminated:  # the objects as they were, in place of their terminating copies
+                uid, node = pod["metadata"]["uid"], node_of(pod)
+                self.pods[uid] = pod
+                if node:
+                    self._by_node[node][uid] = pod
+                    self._active.pop(node, None)
+            for pod in journal.removed:
+                for owner in _owner_uids(pod):
+                    self._owner_counts[owner] += 1
+            # pods came back: fit answers may change, unless only terminal pods (which node fit ignores) did
+            self.additions += sum(not is_terminal(pod) for pod in journal.removed)
+
     def present(self, pod: Json) -> bool:
         return (pod.get("metadata") or {}).get("uid") in self.pods
 
@@ -153,8 +227,11 @@ class Cluster:
         return list(self._by_node.get(node, {}).values())
 
     def active_pods_on_node(self, node: str) -> list[Json]:
-        """The non-terminal pods bound to ``node`` (an empty phase counts as non-terminal)."""
-        return [pod for pod in self._by_node.get(node, {}).values() if not is_terminal(pod)]
+        """The non-terminal pods bound to ``node`` (an empty phase counts as non-terminal), in a new list."""
+        found = self._active.get(node)
+        if found is None:
+            found = self._active[node] = [pod for pod in self._by_node.get(node, {}).values() if not is_terminal(pod)]
+        return list(found)
 
     def requested(self, node: str) -> dict[str, int]:
         """Σ requests of the node's non-terminal pods plus their count (``pods``), as
@@ -171,6 +248,15 @@ class Cluster:
         found = self._pod_requests.get(uid)
         if found is None:
             found = self._pod_requests[uid] = pod_requests(pod)
+        return found
+
+    def priority_key(self, pod: Json) -> PriorityKey:
+        """:func:`desched.executor.podutil.priority_key` of ``pod``, computed once per pod (its terminating copy
+        sorts alike)."""
+        uid = str((pod.get("metadata") or {}).get("uid"))
+        found = self._priority_keys.get(uid)
+        if found is None:
+            found = self._priority_keys[uid] = priority_key(pod)
         return found
 
     def fit(self) -> NodeFit:

@@ -1,9 +1,12 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
-* ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]``
-  runs one cycle offline on a snapshot (``kind: List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml``
-  prints it): every eviction of a pod still present meets the Eviction API's PodDisruptionBudget check
-  (:mod:`desched.executor.budgets`), or, with ``--ignore-pdbs``, succeeds (upstream's dry run).
+* ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]
+  [--dry-run] [--samples N [--seed S]]`` runs one cycle offline on a snapshot (``kind: List`` or multi-document
+  YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it) as a real run makes it: every eviction meets the Eviction
+  API's PodDisruptionBudget check (:mod:`desched.executor.budgets`; ``--ignore-pdbs``: it succeeds) and the evicted pod
+  stays listed as terminating. ``--dry-run`` predicts upstream's ``--dry-run`` instead: no budget check, and the
+  evicted pod is gone for the rest of the cycle. ``--samples N`` runs the cycle over N listing orders
+  (:mod:`desched.executor.forecast`); the evictions printed are still the first order's (as listed).
 * ``run --policy POLICY [--dry-run] [--kubeconfig PATH] [--context NAME] [--interval DURATION]`` runs against the live
   cluster (see :mod:`desched.executor.live`).
 
@@ -11,7 +14,9 @@
 KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings go to stderr and the exit code is 2.
 JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "failures": [{namespace, pod, node, profile,
 plugin, status, message, outcome}], "pluginErrors": [{profile, plugin, message}], "summary": {evicted, byPlugin,
-byNode, byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``.
+byNode, byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``
+and ``"forecast"`` (samples, seed, ``evicted`` and ``byPlugin`` as ``{min, median, max}``, ``pods``: namespace, pod,
+node, ``evictedIn`` samples) with ``--samples``.
 ``failures`` are the evictions tried and not done; ``pluginErrors`` the plugins that failed (the text output's ``plugin
 error:`` lines, also warned on stderr): every failure the text output shows is in the JSON too.
 
@@ -155,7 +160,32 @@ def render_text(document: Json, errors: Sequence[object], failures: list[Any]) -
     for pod in document.get("pods", []):
         verdict = "evictable" if pod["evictable"] else f"protected: {pod['reason']}"
         lines.append(f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {verdict}")
+    if "forecast" in document:
+        lines.extend(_forecast_lines(document["forecast"], summary))
     return "\n".join(lines) + "\n"
+
+
+def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
+    """The ``--samples`` table: per plugin and in total, this run's count beside the min, median and max, then the
+    pods that only some listing orders evict."""
+    title = f"over {forecast['samples']} listing orders (seed {forecast['seed']})"
+    rows = [(title, "this run", "min", "median", "max")]
+    for name, spread in [("all plugins", forecast["evicted"]), *forecast["byPlugin"].items()]:
+        single = summary["evicted"] if name == "all plugins" else summary["byPlugin"].get(name, 0)
+        rows.append((f"  {name}", str(single), str(spread["min"]), str(spread["median"]), str(spread["max"])))
+    width = max(len(row[0]) for row in rows)
+    lines = [row[0].ljust(width) + "".join(cell.rjust(9) for cell in row[1:]) for row in rows]
+    samples = forecast["samples"]
+    sometimes = [pod for pod in forecast["pods"] if pod["evictedIn"] < samples]
+    if sometimes:
+        lines.append(f"evicted in some listing orders only ({len(sometimes)} pods):")
+        lines += [
+            f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {pod['evictedIn']} of {samples}"
+            for pod in sometimes
+        ]
+    elif forecast["pods"]:
+        lines.append(f"every pod above is evicted in all {samples} listing orders")
+    return lines
 
 
 def _progress(total_plugins: int) -> Any:
@@ -180,7 +210,8 @@ class SimulateCommand:
     help = "predict the evictions of one cycle offline, from a cluster snapshot"
     description = (
         "Run one descheduling cycle of POLICY on a cluster snapshot (kubectl get nodes,pods,pdb,namespaces,"
-        "priorityclasses,pvc -A -o yaml) with upstream's decisions and dry-run semantics, and print the evictions."
+        "priorityclasses,pvc -A -o yaml) with upstream's decisions, as a real run makes them, and print the "
+        "evictions; with --samples, the range over listing orders."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -197,8 +228,29 @@ class SimulateCommand:
         parser.add_argument(
             "--ignore-pdbs",
             action="store_true",
-            help="evict as if no PodDisruptionBudget existed (upstream's dry run); default: the Eviction API's "
-            "budget check, as `desched run` meets it",
+            help="evict as if no PodDisruptionBudget existed; default: the Eviction API's budget check, as "
+            "`desched run` meets it",
+        )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="predict upstream's --dry-run: budgets are not consulted and an evicted pod is gone for the rest of "
+            "the cycle; default: a real run, where it stays listed as terminating",
+        )
+        parser.add_argument(
+            "--samples",
+            metavar="N",
+            help="run the cycle over N listing orders (the first as listed) and report min, median and max per "
+            "plugin and how often each pod is evicted: upstream chooses among equal pods at random",
+        )
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the shuffled listing orders of --samples (default: 0)"
+        )
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            metavar="N",
+            help="processes that run the --samples orders (default: the usable CPUs); the forecast is the same",
         )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
@@ -206,24 +258,48 @@ class SimulateCommand:
     def run(self, args: argparse.Namespace) -> int:
         from desched.executor.budgets import BudgetCheck
         from desched.executor.cluster import Cluster, bulk_load
-        from desched.executor.defaultevictor import UnrunnablePolicy
-        from desched.executor.evictions import Limits, PodEvictor
-        from desched.executor.framework import prepare_policy, run_cycle
+        from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
+        from desched.executor.evictions import Limits, PodEvictor, SameCycle
+        from desched.executor.forecast import forecast, usable_cpus
+        from desched.executor.framework import CycleResult, ListingOrder, prepare_policy, run_cycle
 
+        samples = _samples(args.samples)
+        jobs = usable_cpus() if args.jobs is None else args.jobs
+        if jobs < 1:
+            raise UsageError(f"--jobs {jobs}: give at least 1")
         policy = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
         with bulk_load():
             cluster = Cluster.from_objects(read_snapshot(args.cluster))
+        view = SameCycle.DRY_RUN if args.dry_run else SameCycle.REAL
+        large = sys.stderr.isatty() and len(cluster.pods) > 5000
+        budgets = None if args.ignore_pdbs or args.dry_run else BudgetCheck(cluster)
+        evictors: dict[str, DefaultEvictor] = {}
+
+        def cycle(order: ListingOrder) -> tuple[CycleResult, PodEvictor]:
+            """One cycle on ``cluster`` in ``order``; what it changed is undone afterwards."""
+            if budgets is not None:
+                budgets.new_cycle()
+            grace = prepared.grace_period_seconds
+            evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets, view=view, grace_period_seconds=grace)
+            observe = _progress(_enabled_count(prepared)) if large and not order.shuffles else None
+            with cluster.trial():
+                result = run_cycle(prepared, cluster, now, evictor, args.explain, observe, order, evictors)
+            return result, evictor
+
         try:
             prepared = prepare_policy(policy)
-            budgets = None if args.ignore_pdbs else BudgetCheck(cluster)
-            evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets)
-            observe = _progress(_enabled_count(prepared)) if sys.stderr.isatty() and len(cluster.pods) > 5000 else None
-            result = run_cycle(prepared, cluster, now, evictor, explain=args.explain, observe=observe)
+            if samples is None:
+                result, evictor = cycle(ListingOrder())
+                ranged = None
+            else:
+                result, evictor, ranged = forecast(cycle, samples, args.seed, jobs)
         except UnrunnablePolicy as error:
             raise UsageError(str(error)) from None
         document = report(result, evictor.evictions, args.explain)
         document["failures"] = [failure._asdict() for failure in evictor.failures]
+        if ranged is not None:
+            document["forecast"] = ranged.document()
         if args.format == "json":
             sys.stdout.write(jsontext.dumps(document) + "\n")
         else:
@@ -231,6 +307,21 @@ class SimulateCommand:
         for problem in result.errors:
             print(f"desched: warning: {problem}", file=sys.stderr)
         return EXIT_OK
+
+
+def _samples(text: str | None) -> int | None:
+    """``--samples``: a count from 1 to :data:`~desched.executor.forecast.MAX_SAMPLES`, or ``None`` when not given."""
+    from desched.executor.forecast import MAX_SAMPLES
+
+    if text is None:
+        return None
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_SAMPLES:
+        raise UsageError(f"--samples {text!r}: give a whole number from 1 to {MAX_SAMPLES}")
+    return count
 
 
 class RunCommand:

@@ -189,14 +189,17 @@ class DefaultEvictor:
         return self.filter_failure(pod) is None
 
     def filter_failure(self, pod: Json) -> str | None:
-        uid = str((pod.get("metadata") or {}).get("uid"))
-        if self._filtered is not None and uid in self._filtered:
-            return self._filtered[uid]
+        metadata = pod.get("metadata") or {}
+        uid = str(metadata.get("uid"))
+        # an evicted pod of a real run turns terminating within the cycle: its verdict is not cached
+        cached = self._filtered if metadata.get("deletionTimestamp") is None else None
+        if cached is not None and uid in cached:
+            return cached[uid]
         view = _LivePod(pod, self.cluster)
         failure = next(filter_failures(view, self.settings), None)
         reason = None if failure is None else _wording(failure, view, self.settings, self.args)
-        if self._filtered is not None:
-            self._filtered[uid] = reason
+        if cached is not None:
+            cached[uid] = reason
         return reason
 
     # -- PreEvictionFilter ---------------------------------------------------------------------------------------

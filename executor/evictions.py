@@ -8,9 +8,11 @@ A backend failure is recorded in :attr:`PodEvictor.failures` with its :class:`Fa
 (404), error (anything else that certainly evicted nothing) return ``Outcome.FAILED`` and count toward no limit;
 unknown (a timeout or 5xx after the request was sent: the API may have evicted the pod) returns ``Outcome.UNKNOWN`` and
 is counted like a success (safety first). A success is counted per node, per namespace and in total, recorded in
-:attr:`PodEvictor.evictions`; after a success or an unknown outcome the pod disappears from the cluster state for the
-rest of the cycle (upstream's dry-run sandbox; the live driver does the same so both drivers decide alike). Counters
-reset with :meth:`PodEvictor.new_cycle`.
+:attr:`PodEvictor.evictions`. After a success or an unknown outcome the pod is, for the rest of the cycle, what its
+:class:`SameCycle` view says (docs/executor-semantics.md#6-what-an-evicted-pod-is-for-the-rest-of-the-cycle): in a real
+run it is terminating and still listed (:meth:`Cluster.terminate
+<desched.executor.cluster.Cluster.terminate>`), in upstream's dry run it is gone (:meth:`Cluster.remove
+<desched.executor.cluster.Cluster.remove>`). Counters reset with :meth:`PodEvictor.new_cycle`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 from desched.executor.cluster import Cluster, Json, key, node_of
+from desched.executor.podutil import is_terminal
 from desched.policy.model import Policy
 
 TOTAL_LIMIT_TEXT = "maximum number of evicted pods per a descheduling cycle reached"
@@ -43,6 +46,18 @@ class Failure(enum.Enum):
     GONE = "gone"  # 404: the pod no longer exists
     ERROR = "error"  # anything else that certainly evicted nothing
     UNKNOWN = "unknown"  # a timeout or 5xx after the request was sent: the pod may have been evicted
+
+
+class SameCycle(enum.Enum):
+    """What an evicted pod is for the rest of its cycle
+    (docs/executor-semantics.md#6-what-an-evicted-pod-is-for-the-rest-of-the-cycle)."""
+
+    #: a real run: the API server marks the pod terminating and the informer keeps it for its grace period, so
+    #: ``minReplicas``, node usage, node fit and anti-affinity partners still count it; Filter refuses it. A pod the API
+    #: deletes at once (terminal phase, or the policy's ``gracePeriodSeconds: 0``) is gone.
+    REAL = "real"
+    #: upstream's ``--dry-run``: its sandbox deletes the pod from a fake cluster, and every later listing misses it
+    DRY_RUN = "dry-run"
 
 
 class CycleHalted(BaseException):
@@ -119,11 +134,16 @@ class PodEvictor:
         limits: Limits,
         backend: Backend | None = None,
         checkpoint: Callable[[], None] | None = None,
+        view: SameCycle = SameCycle.REAL,
+        grace_period_seconds: int | None = None,
     ) -> None:
+        """``grace_period_seconds`` is the policy's (``None``: each pod's own), sent with every eviction."""
         self.cluster = cluster
         self.limits = limits
         self.backend: Backend = backend or DryRun()
         self.checkpoint = checkpoint
+        self.view = view
+        self.deleted_at_once = view is SameCycle.DRY_RUN or grace_period_seconds == 0
         self.listeners: list[Listener] = []
         self.new_cycle()
 
@@ -156,7 +176,7 @@ class PodEvictor:
                 self.by_namespace[namespace] = self.by_namespace.get(namespace, 0) + 1
                 if node:
                     self.by_node[node] = self.by_node.get(node, 0) + 1
-                self.cluster.remove(pod)
+                self._aftermath(pod)
             else:
                 outcome = Outcome.FAILED
             if error is None:
@@ -169,6 +189,13 @@ class PodEvictor:
         for listener in self.listeners:
             listener(outcome, pod, profile, plugin)
         return outcome
+
+    def _aftermath(self, pod: Json) -> None:
+        """What the evicted ``pod`` is for the rest of the cycle (:class:`SameCycle`)."""
+        if self.deleted_at_once or is_terminal(pod):  # kubernetes CheckGracefulDelete: a terminal pod has no grace
+            self.cluster.remove(pod)
+        else:
+            self.cluster.terminate(pod)
 
     def _limit(self, namespace: str, node: str) -> Outcome | None:
         limits = self.limits

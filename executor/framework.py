@@ -10,6 +10,9 @@ Contract:
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
   runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
   is recorded in :attr:`CycleResult.errors` (a :class:`PluginError`: profile, plugin, message) and the cycle goes on.
+* The orders upstream takes from its informer's maps (nodes once per cycle, a node's pods at every listing, and the
+  maps some plugins range over) are a :class:`ListingOrder`: as listed by default (one deterministic answer), or
+  shuffled by a seeded generator (``simulate --samples``: docs/executor-semantics.md#12-listing-orders).
 * A plugin module has ``NAME`` and an ``Implementation(args, handle)`` class with ``deschedule(nodes)`` /
   ``balance(nodes)`` methods; its extension points and its args defaults are the registry's (:mod:`desched.plugins`). It
   sees the cluster, the clock and the profile's evictor only through :class:`Handle`.
@@ -17,10 +20,11 @@ Contract:
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from desched.executor import nodeutil
 from desched.executor.cluster import Cluster, Json, key, node_of
@@ -33,6 +37,29 @@ from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, P
 from desched.workloads.selectors import compile_selector, label_map
 
 DEFAULT_EVICTOR = "DefaultEvictor"
+T = TypeVar("T")
+
+
+class ListingOrder:
+    """The order of what upstream lists from its informer cache or ranges over in a Go map: as listed (``seed``
+    ``None``), or a uniform shuffle from a generator seeded with ``seed`` (a str or int), new at every call."""
+
+    def __init__(self, seed: str | int | None = None) -> None:
+        self._random = None if seed is None else random.Random(seed)
+
+    @property
+    def shuffles(self) -> bool:
+        return self._random is not None
+
+    def arrange(self, items: list[T]) -> list[T]:
+        """``items`` in this listing's order: the same list, shuffled in place unless the order is as listed."""
+        if self._random is not None:  # random keys: a uniform order, in C (random.shuffle draws in Python)
+            draw = self._random.random
+            items.sort(key=lambda _: draw())
+        return items
+
+
+AS_LISTED = ListingOrder()
 
 
 class EvictorVerdict(NamedTuple):
@@ -57,6 +84,7 @@ class Handle:
         evictor: DefaultEvictor,
         pod_evictor: PodEvictor,
         verdicts: dict[tuple[str, str], EvictorVerdict] | None = None,
+        order: ListingOrder = AS_LISTED,
     ) -> None:
         self.cluster = cluster
         self.now = now
@@ -64,6 +92,7 @@ class Handle:
         self.default_evictor = evictor
         self.pod_evictor = pod_evictor
         self._verdicts = verdicts
+        self.order = order
 
     def filter(self, pod: Json) -> bool:
         """The profile's ``Filter`` chain (the DefaultEvictor)."""
@@ -92,10 +121,12 @@ class Handle:
         return self.pod_evictor.evict(pod, self.profile, plugin)
 
     def pods_on_node(self, node: str) -> list[Json]:
-        return self.cluster.pods_on_node(node)
+        """The pods bound to ``node``, any phase, in a new listing order at each call (upstream's ``ByIndex``)."""
+        return self.order.arrange(self.cluster.pods_on_node(node))
 
     def active_pods_on_node(self, node: str) -> list[Json]:
-        return self.cluster.active_pods_on_node(node)
+        """The non-terminal pods bound to ``node``, in a new listing order at each call."""
+        return self.order.arrange(self.cluster.active_pods_on_node(node))
 
 
 def pod_filter(namespaces: Namespaces, label_selector: Mapping[str, Any] | None = None) -> Callable[[Json], bool]:
@@ -193,17 +224,24 @@ def run_cycle(
     pod_evictor: PodEvictor,
     explain: bool = False,
     observe: Callable[[str, str, float], None] | None = None,
+    order: ListingOrder = AS_LISTED,
+    evictors: dict[str, DefaultEvictor] | None = None,
 ) -> CycleResult:
-    """One descheduling cycle of the prepared ``policy`` (see the module contract)."""
+    """One descheduling cycle of the prepared ``policy`` (see the module contract); ``order`` draws the node order
+    once, shared by every plugin, as upstream lists the nodes once per cycle. ``evictors`` keeps each profile's
+    DefaultEvictor for the next cycle on the same cluster and clock (its answers depend on the pods, not on the
+    listing order: ``simulate --samples`` builds them once)."""
     pod_evictor.new_cycle(cluster)
-    nodes = cycle_nodes(policy, cluster)
+    nodes = order.arrange(cycle_nodes(policy, cluster))
     if len(nodes) < 2:
         return CycleResult(True, len(nodes), [], [], {})
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
     for profile in policy.profiles:
-        evictor = DefaultEvictor(profile.evictor_args(), cluster, now)
-        handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts)
+        evictor = (evictors or {}).get(profile.name) or DefaultEvictor(profile.evictor_args(), cluster, now)
+        if evictors is not None:
+            evictors[profile.name] = evictor
+        handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts, order)
         instances: dict[str, Any] = {}
         points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}
         for ref, config in profile.evicting():

@@ -6,7 +6,9 @@ a POST to the pod's ``eviction`` subresource whose body has no ``apiVersion`` (e
 upstream's annotations and the policy's ``gracePeriodSeconds``. A 5xx, a timeout or a connection that could not be
 made is retried (3 attempts, jittered backoff: :mod:`desched.executor.resilience`); a failure is then recorded for that
 pod with its outcome (refused: 429 from a PDB; gone: 404; error; unknown: a timeout or 5xx after sending, which counts
-toward the limits like an eviction) and the cycle goes on. A successful eviction emits an ``events.k8s.io/v1`` Event
+toward the limits like an eviction) and the cycle goes on. For the rest of the cycle an evicted pod is what upstream's
+informer shows (:class:`~desched.executor.evictions.SameCycle`): terminating and still listed, or, with
+``--dry-run``, gone as in upstream's dry-run sandbox. A successful eviction emits an ``events.k8s.io/v1`` Event
 on the pod like upstream (reason: the plugin; action ``Descheduled``); with ``evictionFailureEventNotification`` a
 failed one emits a Warning ``EvictionFailed``. ``--dry-run`` sends no mutating request at all. Metrics use upstream's
 names and, with ``--metrics-bind-address``, are served over HTTPS (:mod:`desched.executor.metrics`). Each API request
@@ -58,6 +60,7 @@ from desched.executor.evictions import (
     Limits,
     Outcome,
     PodEvictor,
+    SameCycle,
 )
 from desched.executor.framework import CycleResult, prepare_policy, run_cycle
 from desched.executor.leaderelection import LeaderElector, identity, lease_config
@@ -319,7 +322,14 @@ def _cycle(driver: Driver) -> CycleDone:
             cluster = Cluster.from_objects(listing())
             cluster.server = driver.server
         backend = None if args.dry_run else Evictions(driver.kube, driver.policy, guard.pause)
-        evictor = PodEvictor(cluster, Limits.from_policy(driver.policy), backend, guard.check)
+        evictor = PodEvictor(
+            cluster,
+            Limits.from_policy(driver.policy),
+            backend,
+            guard.check,
+            SameCycle.DRY_RUN if args.dry_run else SameCycle.REAL,
+            driver.policy.grace_period_seconds,
+        )
 
         def count(outcome: Outcome, pod: Json, profile: str, plugin: str) -> None:
             metrics.evicted(outcome.value, plugin, profile, key(pod)[0], node_of(pod))

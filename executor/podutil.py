@@ -9,7 +9,7 @@ function modifies a pod. Resource amounts are in :func:`desched.executor.quantit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -25,6 +25,7 @@ __all__ = [
     "PREFER_NO_EVICTION",
     "SYSTEM_CRITICAL_PRIORITY",
     "ZERO_TIME",
+    "PriorityKey",
     "creation_time",
     "has_local_storage",
     "has_pvc",
@@ -38,6 +39,7 @@ __all__ = [
     "owner_refs",
     "pod_requests",
     "priority",
+    "priority_key",
     "qos_class",
     "sort_by_age",
     "sort_by_priority_low_to_high",
@@ -303,7 +305,11 @@ def start_time(pod: JsonView) -> datetime | None:
 # --- sorts (docs/executor-semantics.md#73-sorting-by-priority) --------------------------------------------------------
 
 
-def _priority_key(pod: JsonView) -> tuple[bool, int, int, bool]:
+PriorityKey = tuple[bool, int, int, bool]
+
+
+def priority_key(pod: JsonView) -> PriorityKey:
+    """The key :func:`sort_by_priority_low_to_high` sorts by."""
     value = priority(pod)
     return (
         value is not None,
@@ -313,10 +319,11 @@ def _priority_key(pod: JsonView) -> tuple[bool, int, int, bool]:
     )
 
 
-def sort_by_priority_low_to_high(pods: Iterable[P]) -> list[P]:
+def sort_by_priority_low_to_high(pods: Iterable[P], key: Callable[[P], PriorityKey] = priority_key) -> list[P]:
     """A new list, stably sorted: nil priority first, then ascending priority; then BestEffort < Burstable <
-    Guaranteed; then pods without the prefer-no-eviction annotation before pods with it. Ties keep input order."""
-    return sorted(pods, key=_priority_key)
+    Guaranteed; then pods without the prefer-no-eviction annotation before pods with it. Ties keep input order.
+    ``key`` is :func:`priority_key` or a memo of it."""
+    return sorted(pods, key=key)
 
 
 def sort_by_age(pods: Iterable[P]) -> list[P]:

@@ -83,7 +83,7 @@ def snapshot(nodes: list[Json], handle: Handle, resources: list[str]) -> list[No
         usage = {resource: 0 for resource in resources}
         usage[PODS] = len(pods)
         for pod in pods:
-            requests = podutil.pod_requests(pod)
+            requests = handle.cluster.pod_requests(pod)
             for resource in resources:
                 if resource != PODS:
                     usage[resource] += requests.get(resource, 0)
@@ -191,7 +191,7 @@ def evict_from_sources(
         if not keep_going(source):
             continue
         evicted = 0
-        for pod in podutil.sort_by_priority_low_to_high(candidates):
+        for pod in podutil.sort_by_priority_low_to_high(candidates, handle.cluster.priority_key):
             if node_limit is not None and evicted >= node_limit:
                 break
             if not nodeutil.pod_tolerates_taints(pod, taints):
@@ -206,7 +206,7 @@ def evict_from_sources(
             if outcome not in (Outcome.SUCCESS, Outcome.UNKNOWN):  # an unknown outcome may have evicted: count it
                 continue
             evicted += 1
-            requests = podutil.pod_requests(pod)
+            requests = handle.cluster.pod_requests(pod)
             for resource in resources:
                 taken = 1 if resource == PODS else requests.get(resource, 0)
                 source.usage[resource] -= taken

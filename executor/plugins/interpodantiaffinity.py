@@ -178,7 +178,8 @@ class Implementation:
         by_node = {name: [pod for pod in handle.active_pods_on_node(name) if self.accepts(pod)] for name in node_labels}
         listing = _Listing((pod for pods in by_node.values() for pod in pods), node_labels)
         for node in nodes:
-            for pod in podutil.sort_by_priority_low_to_high(by_node[str(node["metadata"]["name"])]):
+            listed = by_node[str(node["metadata"]["name"])]
+            for pod in podutil.sort_by_priority_low_to_high(listed, handle.cluster.priority_key):
                 if not listing.conflicts(pod) or not (handle.filter(pod) and handle.pre_eviction_filter(pod)):
                     continue
                 outcome = handle.evict(pod, NAME)

@@ -13,7 +13,8 @@ Contract:
   at least 2 nodes (cordon and resources are ignored). With fewer than 2 targets the key is skipped; otherwise each
   node keeps ``ceil(occurrences / targets)`` pods of the key (its original included) and the surplus duplicates are
   evicted, in listing order. Node limit: next node of the key; total limit: the plugin stops.
-* Keys are processed in discovery order (upstream: map order, unspecified).
+* Keys, and each key's nodes, are processed in discovery order (upstream: map order, unspecified; shuffled by a
+  shuffling listing order).
 """
 
 from __future__ import annotations
@@ -89,12 +90,13 @@ class Implementation:
                     duplicates.setdefault(owner_key, {}).setdefault(node_name, []).append(pod)
 
         placements: dict[str, list[str]] = {}
-        for owner_key, by_node in duplicates.items():
+        order = self.handle.order  # upstream ranges over two Go maps here: owners, then an owner's nodes
+        for owner_key, by_node in order.arrange(list(duplicates.items())):
             targets = self._target_nodes(by_node, nodes, placements)
             if len(targets) < 2:
                 continue
             keep = -(-occurrences[owner_key] // len(targets))
-            for pods in by_node.values():
+            for pods in order.arrange(list(by_node.values())):
                 if len(pods) + 1 <= keep:
                     continue
                 for pod in pods[keep - 1 :]:

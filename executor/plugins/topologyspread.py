@@ -14,9 +14,11 @@ Contract:
   ``j``, whose pods are ordered (see :func:`sort_domain_pods`) with the pods that fit a below-average node
   (``PodFitsAnyOtherNode``) moved last. Taken pods count as moved either way; they are candidates unless
   ``topologyBalanceNodeFit`` (default true) is on and they fit no below-average node.
-* Candidates are evicted in discovery order (upstream: map order) after re-checking the pod filter and
-  ``PreEvictionFilter``. Node limit: later candidates on that node are skipped; total limit: the plugin stops.
-* Ties (domains of equal size: node order; upstream's unstable sorts of pods) keep listing order.
+* Candidates are evicted in discovery order (upstream: map order; shuffled by a shuffling listing order) after
+  re-checking the pod filter and ``PreEvictionFilter``. Node limit: later candidates on that node are skipped; total
+  limit: the plugin stops.
+* Ties (domains of equal size: node order, or a shuffle under a shuffling listing order; upstream's unstable sorts of
+  pods) keep listing order.
 """
 
 from __future__ import annotations
@@ -272,6 +274,8 @@ class Implementation:
         at_or_above = {value for value, pods in counted.items() if len(pods) >= average}
         # ties keep node order (upstream: map order); domains that only pods create come last, as they were found
         tie_order = {value: eligible.rank.get(value, len(eligible.rank) + seen) for seen, value in enumerate(counted)}
+        if self.handle.order.shuffles:  # upstream: equal domains in the order of a Go map
+            tie_order = {value: rank for rank, value in enumerate(self.handle.order.arrange(list(counted)))}
         ascending = sorted(counted, key=lambda value: (len(counted[value]), tie_order[value]))
         # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
         filled = [sort_domain_pods(counted[value], lambda pod: True) for value in ascending]
@@ -297,7 +301,7 @@ class Implementation:
 
     def _evict(self, candidates: dict[str, Json]) -> None:
         exhausted: set[str] = set()
-        for pod in candidates.values():
+        for pod in self.handle.order.arrange(list(candidates.values())):  # upstream: a Go map's order
             node_name = str(pod["spec"].get("nodeName") or "")
             if node_name in exhausted or not self._listed(pod) or not self.handle.pre_eviction_filter(pod):
                 continue

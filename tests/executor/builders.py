@@ -10,7 +10,9 @@ front door, not only for the plugin classes.
 ``build_node(name, cpu_milli, memory, pods)`` mirrors ``BuildTestNode``: capacity = allocatable, Ready. The
 owner helpers match ``SetRSOwnerRef`` and friends. ``run_plugin`` runs one plugin of one profile the way upstream's
 plugin tests do: args exactly as given (no defaulting unless asked), a DefaultEvictor built from ``evictor`` args,
-the PodEvictor limits, and returns the evicted pods' names in eviction order.
+the PodEvictor limits, and returns the evicted pods' names in eviction order. An evicted pod stays listed as
+terminating (a real run, as upstream's plugin tests keep it in their fake client) unless ``view`` is
+``SameCycle.DRY_RUN`` (then ``desched simulate --dry-run`` must agree).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from desched.cli import main
 from desched.executor import nodeutil
 from desched.executor.cluster import Cluster
 from desched.executor.defaultevictor import DefaultEvictor
-from desched.executor.evictions import Limits, Outcome, PodEvictor
+from desched.executor.evictions import Limits, Outcome, PodEvictor, SameCycle
 from desched.executor.framework import Handle
 from desched.executor.plugins import module_for
 from desched.plugins import REGISTRY
@@ -147,13 +149,14 @@ def run_plugin(
     point: str | None = None,
     record: list[PodEvictor] | None = None,
     outcomes: list[Outcome] | None = None,
+    view: SameCycle = SameCycle.REAL,
 ) -> list[str]:
     """Names of the pods ``plugin`` evicts, in order (see the module docstring); the PodEvictor is appended to
     ``record`` and every eviction outcome (limit refusals included) to ``outcomes`` when given."""
     module = module_for(plugin)
     assert module is not None, plugin
     cluster = Cluster.from_objects(copy.deepcopy([*nodes, *pods, *(extra or [])]))
-    pod_evictor = PodEvictor(cluster, limits or Limits())
+    pod_evictor = PodEvictor(cluster, limits or Limits(), view=view)
     if record is not None:
         record.append(pod_evictor)
     if outcomes is not None:
@@ -170,7 +173,7 @@ def run_plugin(
     evicted = [(eviction.namespace, eviction.pod) for eviction in pod_evictor.evictions]
     if registered.defaults(typed) == typed and chosen in registered.extension_points:
         simulated = through_simulate(
-            plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {}, limits or Limits(), now
+            plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {}, limits or Limits(), now, view
         )
         assert simulated is None or simulated == evicted, f"desched simulate evicted {simulated}, not {evicted}"
     return [name for _, name in evicted]
@@ -185,6 +188,7 @@ def through_simulate(
     evictor: Json,
     limits: Limits,
     now: datetime,
+    view: SameCycle = SameCycle.REAL,
 ) -> list[tuple[str, str]] | None:
     """``(namespace, pod)`` evicted by ``desched simulate`` on the same case; ``None`` when a policy file cannot
     express it (fewer than two Ready nodes, which skips the cycle, or a policy the lint gate refuses)."""
@@ -227,6 +231,7 @@ def through_simulate(
                     "json",
                     "--now",
                     now.isoformat(),
+                    *(["--dry-run"] if view is SameCycle.DRY_RUN else []),
                 ]
             )
     if code == 2 and "lint errors" in err.getvalue():

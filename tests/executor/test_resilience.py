@@ -151,7 +151,7 @@ def _cluster(count: int) -> tuple[Cluster, list[dict[str, Any]]]:
     return Cluster.from_objects([build_node("n1", 4000, 4000, 110), *pods]), pods
 
 
-def test_an_unknown_outcome_counts_toward_the_limits_and_removes_the_pod() -> None:
+def test_an_unknown_outcome_counts_toward_the_limits_and_the_pod_is_taken_as_evicted() -> None:
     cluster, pods = _cluster(3)
     unknown = BackendError(Failure.UNKNOWN, 504, "504 (the pod may have been evicted: counted toward the limits)")
     backend = Backend(unknown, None)
@@ -161,7 +161,9 @@ def test_an_unknown_outcome_counts_toward_the_limits_and_removes_the_pod() -> No
     assert [(f.pod, f.status, f.outcome) for f in evictor.failures] == [("web-0", 504, "unknown")]
     assert [e.pod for e in evictor.evictions] == ["web-1"]
     assert evictor.total == 2 and evictor.by_node == {"n1": 2}
-    assert not cluster.present(pods[0])
+    listed = {pod["metadata"]["name"]: pod for pod in cluster.pods_on_node("n1")}
+    assert listed["web-0"]["metadata"].get("deletionTimestamp") and listed["web-1"]["metadata"].get("deletionTimestamp")
+    assert "deletionTimestamp" not in pods[0]["metadata"]  # the cluster replaced the object, as an informer does
 
 
 def test_refused_gone_and_failed_evictions_count_toward_no_limit() -> None:

@@ -34,7 +34,7 @@ NODE_FIT = ALL_BUT_HNU.replace(
     "args: {evictLocalStoragePods: true}", "args: {evictLocalStoragePods: true, nodeFit: true}"
 )
 SIMULATED = {  # case: (policy, nodes, pods per node, node-sized pods, options)
-    "all-300": (ALL_BUT_HNU, 300, 30, True, ("--ignore-pdbs",)),  # upstream's dry run: thousands of refusals less
+    "all-300": (ALL_BUT_HNU, 300, 30, True, ("--dry-run",)),  # upstream's dry run: thousands of refusals less
     "hnu-100": (HNU_ONLY, 100, 8, False, ()),  # HighNodeUtilization needs underused nodes
     "nodefit-60": (NODE_FIT, 60, 30, True, ()),
 }
