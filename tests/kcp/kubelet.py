@@ -5,7 +5,9 @@ Contract:
   ``Ready`` condition and removes the ``node.kubernetes.io/not-ready`` taint that admission adds to new Nodes.
 * While started, a watch on pods bound to this kubelet's nodes marks ``Pending`` pods ``Running`` and ``Ready`` (unless
   :meth:`FakeKubelet.leave_status` was told that someone else sets their status) and force-deletes pods that carry a
-  ``deletionTimestamp`` (evicted or deleted pods), as a kubelet does once the containers are gone.
+  ``deletionTimestamp`` (evicted or deleted pods), as a kubelet does once the containers are gone: at once, or, for a
+  pod annotated ``desched.test/stop: grace-period``, when its ``deletionTimestamp`` comes (the time the API server
+  gave its containers to stop, as for a container that ignores SIGTERM), so that it stays listed as terminating.
 * :meth:`FakeKubelet.settle` waits until every event seen so far has been acted on.
 """
 
@@ -25,6 +27,8 @@ import urllib3
 from tests.kcp.api import Api, ApiError, Json
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+#: a pod with this annotation set to ``grace-period`` is deleted only when its deletionTimestamp comes
+STOP_ANNOTATION = "desched.test/stop"
 DEFAULT_ALLOCATABLE = {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
 
 
@@ -109,6 +113,7 @@ class FakeKubelet:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._synced = threading.Event()
+        self._stopping_pods: set[str] = set()  # uids whose deletion waits for their deletionTimestamp
         self.errors: list[str] = []
 
     # -- nodes ---------------------------------------------------------------------------------------------------
@@ -199,7 +204,10 @@ class FakeKubelet:
                 return
             external = (metadata["namespace"], metadata["name"]) in self._external
         if metadata.get("deletionTimestamp"):
-            self._submit(self._force_delete, pod)
+            if (metadata.get("annotations") or {}).get(STOP_ANNOTATION) == "grace-period":
+                self._delete_when_due(pod)
+            else:
+                self._submit(self._force_delete, pod)
         elif not external and (pod.get("status") or {}).get("phase", "Pending") == "Pending":
             self._submit(self._mark_running, pod)
 
@@ -208,6 +216,21 @@ class FakeKubelet:
         with self._lock:
             self._pending = {pending for pending in self._pending if not pending.done()}
             self._pending.add(future)
+
+    def _delete_when_due(self, pod: Json) -> None:
+        """Force-delete ``pod`` once its deletionTimestamp has passed (one timer per pod)."""
+        metadata = pod["metadata"]
+        with self._lock:
+            if metadata["uid"] in self._stopping_pods:
+                return
+            self._stopping_pods.add(metadata["uid"])
+        due = datetime.strptime(metadata["deletionTimestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        delay = max(0.0, (due - datetime.now(timezone.utc)).total_seconds())
+        timer = threading.Timer(
+            delay, lambda: None if self._stopping.is_set() else self._submit(self._force_delete, pod)
+        )
+        timer.daemon = True
+        timer.start()
 
     def _force_delete(self, pod: Json) -> None:
         metadata = pod["metadata"]
