@@ -26,6 +26,7 @@ __all__ = [
     "SYSTEM_CRITICAL_PRIORITY",
     "ZERO_TIME",
     "PriorityKey",
+    "created_before",
     "creation_time",
     "has_local_storage",
     "has_pvc",
@@ -41,7 +42,6 @@ __all__ = [
     "priority",
     "priority_key",
     "qos_class",
-    "sort_by_age",
     "sort_by_priority_low_to_high",
     "start_time",
 ]
@@ -326,6 +326,6 @@ def sort_by_priority_low_to_high(pods: Iterable[P], key: Callable[[P], PriorityK
     return sorted(pods, key=key)
 
 
-def sort_by_age(pods: Iterable[P]) -> list[P]:
-    """A new list, stably sorted by creationTimestamp, oldest first (unset counts as the oldest)."""
-    return sorted(pods, key=creation_time)
+def created_before(pod: JsonView, other: JsonView) -> bool:
+    """Upstream ``SortPodsBasedOnAge``'s comparator (``CreationTimestamp.Before``): strictly older."""
+    return creation_time(pod) < creation_time(other)

@@ -4,9 +4,10 @@ conditions or exit codes.
 Contract: every pod of every node, whatever its phase, is a candidate when it passes the plugin's namespace and label
 filters, the profile's ``Filter``, every configured criterion (``maxPodLifeTimeSeconds``: age from creationTimestamp
 strictly greater; ``states``; ``ownerKinds``; ``conditions``; ``exitCodes``) and ``PreEvictionFilter``. The candidates
-of all nodes are evicted oldest first (creationTimestamp; ties keep listing order). A node limit skips only that pod, a
-total limit stops the plugin, any other refusal moves on to the next pod. ``PreEvictionFilter`` runs while listing,
-before any eviction, as upstream: an eviction can free room on another node, so NodeFit cannot be deferred here.
+of all nodes are evicted oldest first (creationTimestamp; ties as Go's unstable sort leaves them). A node limit skips
+only that pod, a total limit stops the plugin, any other refusal moves on to the next pod. ``PreEvictionFilter`` runs
+while listing, before any eviction, as upstream: an eviction can free room on another node, so NodeFit cannot be
+deferred here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from desched.executor import podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.gosort import sort_slice
 from desched.executor.plugins._pods import container_statuses, exit_codes, state_reasons, whole_seconds
 from desched.plugins.podlifetime import PodLifeTimeArgs
 
@@ -129,6 +131,7 @@ class Implementation:
         candidates = [
             pod for node in nodes for pod in self.handle.pods_on_node(node["metadata"]["name"]) if self._candidate(pod)
         ]
-        for pod in podutil.sort_by_age(candidates):
+        # Go's sort.Slice, as upstream sorts: equal ages of pods listed node by node land where upstream's land
+        for pod in sort_slice(candidates, podutil.created_before):
             if self.handle.evict(pod, NAME) is Outcome.TOTAL_LIMIT:
                 return

@@ -17,8 +17,8 @@ Contract:
 * Candidates are evicted in discovery order (upstream: map order; shuffled by a shuffling listing order) after
   re-checking the pod filter and ``PreEvictionFilter``. Node limit: later candidates on that node are skipped; total
   limit: the plugin stops.
-* Ties (domains of equal size: node order, or a shuffle under a shuffling listing order; upstream's unstable sorts of
-  pods) keep listing order.
+* Ties: domains of equal size keep node order (shuffled under a shuffling listing order); a domain's pods are sorted
+  with Go's unstable algorithm and upstream's comparator (:func:`sort_domain_pods`), as upstream sorts them.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.gosort import sort_slice
 from desched.executor.nodefit import NodeSet
 from desched.plugins.removepodsviolatingtopologyspreadconstraint import (
     RemovePodsViolatingTopologySpreadConstraintArgs,
@@ -135,15 +136,30 @@ def _has_selector_or_affinity(pod: Json) -> bool:
     return spec.get("nodeSelector") is not None or (spec.get("affinity") or {}).get("nodeAffinity") is not None
 
 
+def domain_less(is_evictable: Callable[[Json], bool]) -> Callable[[Json, Json], bool]:
+    """Upstream ``sortDomains``' comparator of a domain's pods, front to back: non-evictable pods, then pods with a
+    nodeSelector or node affinity, then the others; ascending priority inside each group, nil first (pods are taken
+    from the end). It answers true both ways for two non-evictable pods and for two of equal non-nil priority."""
+
+    def less(pod: Json, other: Json) -> bool:
+        evictable, other_evictable = is_evictable(pod), is_evictable(other)
+        if not evictable or not other_evictable:
+            return not (evictable and not other_evictable)
+        placed, other_placed = _has_selector_or_affinity(pod), _has_selector_or_affinity(other)
+        if placed != other_placed:
+            return placed
+        priority, other_priority = podutil.priority(pod), podutil.priority(other)
+        if priority is not None and other_priority is not None:
+            return priority <= other_priority
+        return priority is None and other_priority is not None
+
+    return less
+
+
 def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool]) -> list[Json]:
-    """A domain's pods, front to back: non-evictable pods, then pods with a nodeSelector or node affinity, then the
-    others; ascending priority inside each group, nil first (upstream ``sortDomains``; pods are taken from the end)."""
-
-    def order(pod: Json) -> tuple[bool, bool, bool, int]:
-        priority = podutil.priority(pod)
-        return (is_evictable(pod), not _has_selector_or_affinity(pod), priority is not None, priority or 0)
-
-    return sorted(pods, key=order) if len(pods) > 1 else list(pods)
+    """A new list of a domain's pods sorted as upstream sorts them: Go's ``sort.Slice`` with :func:`domain_less`, so
+    that equal pods listed node by node land where upstream's land (docs/executor-semantics.md#12-listing-orders)."""
+    return sort_slice(list(pods), domain_less(is_evictable))
 
 
 class _Eligible(NamedTuple):
@@ -220,6 +236,8 @@ class Implementation:
         self.args_filter = pod_filter(args.namespaces, args.label_selector)
         self.allowed = set(args.constraints)
         self.balance_node_fit = args.topology_balance_node_fit is not False  # nil reads as true upstream
+        # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
+        self.domain_less = domain_less(lambda pod: True)
 
     def _listed(self, pod: Json) -> bool:
         return self.args_filter(pod) and self.handle.filter(pod)
@@ -277,8 +295,7 @@ class Implementation:
         if self.handle.order.shuffles:  # upstream: equal domains in the order of a Go map
             tie_order = {value: rank for rank, value in enumerate(self.handle.order.arrange(list(counted)))}
         ascending = sorted(counted, key=lambda value: (len(counted[value]), tie_order[value]))
-        # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
-        filled = [sort_domain_pods(counted[value], lambda pod: True) for value in ascending]
+        filled = [sort_slice(list(counted[value]), self.domain_less) for value in ascending]
         size = [0] * empty + [len(pods) for pods in filled]  # all domains in ascending size, as upstream sorts them
         fit_cache: dict[str, bool] = {}
         below: list[NodeSet] = []  # the nodes of the domains that were below average before the loop, once asked

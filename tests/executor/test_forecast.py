@@ -88,6 +88,27 @@ def test_topology_spread_with_one_eviction_per_node_evicts_the_distinct_nodes_of
     assert all(0 < count < int(SAMPLES) for count in counts(document).values()) and len(counts(document)) == 6
 
 
+def test_topology_spread_takes_pods_where_gos_sort_puts_them(tmp_path: Path) -> None:
+    """Zone A holds 20 pods of priority 0 (10 on a1, 6 on a2, 4 on a3), zone B none: upstream moves min(20-10, 10-0,
+    ceil(19/2)) = 10 pods from the end of zone A's pods sorted by ``sort.Slice`` with a comparator that is true for
+    equal priorities. Go 1.19.8 puts 20 such pods, listed in positions 0-19, in the order
+    [1 6 4 19 12 7 9 8 11 15 14 0 2 13 5 3 18 17 16 10]: the 10 taken come from positions {0, 2, 3, 5, 10, 13, 14, 16,
+    17, 18}. The pods are listed node by node; over the 6 node orders those positions reach 3 nodes, except for the
+    order a2, a3, a1 (a3 at positions 6-9): 2. With ``maxNoOfPodsToEvictPerNode: 1``: 2 or 3 evictions, never 1."""
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "s"}},
+    }
+    objects = [node("a1", zone="A"), node("a2", zone="A"), node("a3", zone="A"), node("b1", zone="B")]
+    placed = ["a1"] * 10 + ["a2"] * 6 + ["a3"] * 4
+    objects += [pod(f"s-{i}", on, "s", topologySpreadConstraints=[spread], priority=0) for i, on in enumerate(placed)]
+    the_policy = policy(("balance", "RemovePodsViolatingTopologySpreadConstraint", {}), maxNoOfPodsToEvictPerNode=1)
+    document = forecast(tmp_path, the_policy, objects, "--samples", SAMPLES)
+    assert span(document["forecast"]["evicted"]) == (2, 3)
+
+
 def test_low_node_utilization_evicts_as_many_pods_as_the_order_of_their_sizes_allows(tmp_path: Path) -> None:
     """The source (70% cpu: one 900m pod and five 100m pods on 2000m) drains until it is at its 50% target; pods of
     equal priority and QoS come in listing order. The 900m pod first: 1 eviction; four 100m pods first: 4."""

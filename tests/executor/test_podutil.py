@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 
 from desched.executor import podutil
+from desched.executor.gosort import sort_slice
 from desched.executor.podutil import (
     EVICT_ANNOTATION,
     PREFER_NO_EVICTION,
     ZERO_TIME,
+    created_before,
     creation_time,
     has_local_storage,
     has_pvc,
@@ -36,7 +38,6 @@ from desched.executor.podutil import (
     pod_requests,
     priority,
     qos_class,
-    sort_by_age,
     sort_by_priority_low_to_high,
     start_time,
 )
@@ -555,13 +556,13 @@ def test_sort_pods_based_on_age():
         stamp = now - timedelta(minutes=i)
         pod["metadata"]["creationTimestamp"] = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         pods.append(pod)
-    result = sort_by_age(pods)
+    result = sort_slice(pods, created_before)
     assert names(result) == [f"p{i}" for i in range(8, -1, -1)]
     for older, newer in itertools.pairwise(result):
         assert creation_time(older) <= creation_time(newer)
 
 
-def test_sort_by_age_unset_first_and_stable():
+def test_created_before_puts_unset_first_and_ties_stay_as_gos_sort_leaves_them():
     a = build_pod("a")
     a["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
     b = build_pod("b")
@@ -569,8 +570,8 @@ def test_sort_by_age_unset_first_and_stable():
     c = build_pod("c")  # unset: Go's zero time, the oldest
     d = build_pod("d")
     d["metadata"]["creationTimestamp"] = "2023-12-31T23:00:00-02:00"  # 2024-01-01T01:00Z
-    assert names(sort_by_age([a, b, c, d])) == ["c", "a", "b", "d"]
-    assert names(sort_by_age([b, a, c, d])) == ["c", "b", "a", "d"]
+    assert names(sort_slice([a, b, c, d], created_before)) == ["c", "a", "b", "d"]  # up to 12: insertion sort
+    assert names(sort_slice([b, a, c, d], created_before)) == ["c", "b", "a", "d"]
 
 
 def test_module_exports_exist():

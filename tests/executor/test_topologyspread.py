@@ -824,6 +824,27 @@ def test_sort_domains(domains: dict[str, list[Json]], expected: dict[str, list[s
     assert got == expected
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "less"),
+    [
+        (sort_pod("a", False), sort_pod("b", False), True),  # two non-evictable pods: true both ways
+        (sort_pod("a", False), sort_pod("b", True), True),
+        (sort_pod("a", True), sort_pod("b", False), False),
+        (sort_pod("a", True, nodeSelector={}), sort_pod("b", True), True),
+        (sort_pod("a", True), sort_pod("b", True, nodeSelector={}), False),
+        (sort_pod("a", True, 5), sort_pod("b", True, 5), True),  # equal priorities: true both ways
+        (sort_pod("a", True, 1), sort_pod("b", True, 2), True),
+        (sort_pod("a", True, 2), sort_pod("b", True, 1), False),
+        (sort_pod("a", True), sort_pod("b", True), False),  # both nil
+        (sort_pod("a", True), sort_pod("b", True, 0), True),
+        (sort_pod("a", True, 0), sort_pod("b", True), False),
+    ],
+)
+def test_domain_less_is_upstreams_comparator(first: Json, second: Json, less: bool) -> None:
+    """sortDomains' less(i, j) in topologyspreadconstraint.go, read case by case (evictable: the annotation)."""
+    assert topologyspread.domain_less(evictable_by_annotation)(first, second) is less
+
+
 def test_sort_domain_pods_keeps_listing_order_among_nil_priorities() -> None:
     pods = [sort_pod(f"p{index}", True) for index in range(5)]
     pods.insert(2, sort_pod("selected", True, nodeSelector={}))
