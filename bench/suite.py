@@ -178,6 +178,23 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                     "" if target is None else f"{_limits(target['text'])}: {verdict(target)}",
                 )
             )
+    on = {row["nodes"]: row for row in simulate.get("rows", []) if row["policy"] == "nodefit-on"}
+    rows = {(row["policy"], row["nodes"]): row for row in simulate.get("rows", [])}
+    for (policy, nodes), row in rows.items():
+        single, one_job = on.get(nodes), rows.get((f"{policy}-jobs-1", nodes))
+        if not policy.startswith("samples-") or policy.endswith("-jobs-1") or single is None or one_job is None:
+            continue
+        samples = int(policy.split("-")[1])
+        target = simulate["targets"][f"{policy} {nodes}"]
+        table.append(
+            (
+                f"Executor simulate --samples {samples}, {nodes:,} nodes, nodeFit on (default --jobs; --jobs 1)",
+                f"{row['seconds']:.2f} s; {one_job['seconds']:.2f} s",
+                f"{samples} separate runs {samples * single['seconds']:.2f} s",
+                f"{target['value']:.2f}; {one_job['seconds'] / (samples * single['seconds']):.2f} of the time",
+                f"<= 0.5: {verdict(target)}",
+            )
+        )
     for key, label in (("growth", "nodeFit on"), ("growth nodeFit off", "nodeFit off")):
         if key in simulate.get("targets", {}):
             growth = simulate["targets"][key]
@@ -384,7 +401,9 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "- Migration, workload safety and simulate: whole processes (workload safety in process), one core where "
         "stated; simulate runs every plugin (HighNodeUtilization separately, as the linter forbids it beside "
         "LowNodeUtilization), with DefaultEvictor's `nodeFit` on and off, on a packed generated cluster where one "
-        "application in twenty runs node-sized pods (the hard case for `nodeFit`), PodDisruptionBudgets applied.",
+        "application in twenty runs node-sized pods (the hard case for `nodeFit`), PodDisruptionBudgets applied. "
+        "`--samples 20` (nodeFit on) is one process over 20 listing orders, with the default `--jobs` (the usable "
+        "CPUs) and with `--jobs 1`, against 20 times the median single run of the same size.",
         "- Webhook: `wrk` on the same machine, 50 keep-alive TLS connections, against `desched webhook` and a no-op "
         "`/validate` on the same stack (uvicorn, TLS 1.2+). *Unique* objects differ in a policy value in every "
         "request (a counter as `maxNoOfPodsToEvictPerNode`), so every decision is computed; *repeated* objects are "

@@ -257,3 +257,20 @@ def test_the_text_output_shows_the_range_beside_the_single_run(tmp_path: Path) -
 def test_bad_sample_options_are_usage_errors(tmp_path: Path, options: tuple[str, ...]) -> None:
     code, out, err = simulate(tmp_path, policy(("balance", "RemoveDuplicates", {})), [node("a"), node("b")], *options)
     assert code == 2 and out == "" and "Traceback" not in err and options[-2] in err
+
+
+def test_the_readme_shows_what_the_bundled_example_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's ranged output is the bundled example's (its elided lines aside)."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command = "$ desched simulate --policy examples/forecast/policy.yaml --cluster examples/forecast/cluster.yaml"
+    block = readme[readme.index(command) :].split("```")[0].splitlines()
+    argv = block[0].strip().split()[2:]
+    shown = [line[2:] for line in block[1:] if line.strip() and line.strip() != "..."]
+    out = io.StringIO()
+    monkeypatch.chdir(root)
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--jobs", "1"]) == 0
+    printed = out.getvalue().splitlines()
+    positions = [printed.index(line) for line in shown]
+    assert positions == sorted(positions) and positions[: len(shown) - 1] == list(range(len(shown) - 1))
