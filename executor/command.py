@@ -284,7 +284,8 @@ class SimulateCommand:
             evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets, view=view, grace_period_seconds=grace)
             observe = _progress(_enabled_count(prepared)) if large and not order.shuffles else None
             with cluster.trial():
-                result = run_cycle(prepared, cluster, now, evictor, args.explain, observe, order, evictors)
+                explain = args.explain and not order.shuffles  # verdicts are reported for the first order only
+                result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors)
             return result, evictor
 
         try:
