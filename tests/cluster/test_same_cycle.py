@@ -21,7 +21,7 @@ import yaml
 
 from tests.cluster.test_eviction_corners import _desched, _snapshot
 from tests.cluster.test_run_resilience import RUN_LABEL
-from tests.executor.test_same_cycle import TAINT, TAINTS, policy
+from tests.executor.test_same_cycle import SPREAD, TAINT, TAINTS, policy
 from tests.kcp.api import Api, Json
 from tests.kcp.controlplane import ControlPlane
 from tests.kcp.kubelet import STOP_ANNOTATION
@@ -29,12 +29,6 @@ from tests.kcp.snapshot import LoadReport
 
 pytestmark = pytest.mark.cluster
 Loader = Callable[[list[Json]], tuple[str, LoadReport]]
-SPREAD = {
-    "maxSkew": 1,
-    "topologyKey": "zone",
-    "whenUnsatisfiable": "DoNotSchedule",
-    "labelSelector": {"matchLabels": {"app": "s"}},
-}
 
 
 def _node(name: str, run: str, tainted: bool = False, **labels: str) -> Json:
@@ -48,13 +42,7 @@ def _node(name: str, run: str, tainted: bool = False, **labels: str) -> Json:
 
 def _pod(name: str, node: str, owner: str, **spec: Any) -> Json:
     """A pod of ReplicaSet ``owner`` that takes its 30 s grace period to stop."""
-    reference = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "name": owner,
-        "uid": f"uid-{owner}",
-        "controller": True,
-    }
+    reference = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "uid": f"uid-{owner}"}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -131,38 +119,39 @@ def test_an_owner_at_exactly_min_replicas_loses_every_pod_to_a_real_run(
     assert _terminating(kube, namespace) == ["web-0", "web-1", "web-2"]
 
 
-def test_remove_duplicates_still_counts_an_owner_pod_evicted_earlier_in_the_cycle(
-    control_plane: ControlPlane, kube: Api, load_snapshot: Loader, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("balance", "placement", "spec"),
+    [
+        # dup-0 goes to NodeTaints; the owner keeps 3 pods for minReplicas, so RemoveDuplicates takes a duplicate on a
+        pytest.param("RemoveDuplicates", ("", "", ""), {}, id="duplicates"),
+        # s-0 goes to NodeTaints; zone z1 then holds 2 counted pods against none in z2, and the owner still has 3 for
+        # minReplicas, so one pod moves
+        pytest.param(
+            "RemovePodsViolatingTopologySpreadConstraint",
+            ("z1", "z1", "z2"),
+            {"topologySpreadConstraints": [SPREAD]},
+            id="spread",
+        ),
+    ],
+)
+def test_a_balance_plugin_still_counts_an_owner_pod_evicted_earlier_in_the_cycle(
+    control_plane: ControlPlane,
+    kube: Api,
+    load_snapshot: Loader,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    balance: str,
+    placement: tuple[str, str, str],
+    spec: Json,
 ) -> None:
-    """dup-0 goes to NodeTaints; the owner keeps 3 pods for minReplicas, so RemoveDuplicates takes a duplicate on a."""
-    nodes = [_node("a", ""), _node("b", "", tainted=True), _node("c", "")]
-    pods = [_pod("dup-0", "b", "dup"), _pod("dup-1", "a", "dup"), _pod("dup-2", "a", "dup")]
-    plugins = (TAINTS, ("balance", "RemoveDuplicates", {}))
+    """Nodes a, b (tainted) and c in zones ``placement``; pod 0 of the owner on b, pods 1 and 2 on a."""
+    zones = [{"zone": zone} if zone else {} for zone in placement]
+    nodes = [_node(name, "", tainted=name == "b", **labels) for name, labels in zip("abc", zones, strict=True)]
+    pods = [_pod(f"own-{i}", on, "own", **spec) for i, on in enumerate("baa")]
+    plugins = (TAINTS, ("balance", balance, {}))
     predicted, dry, done, namespace = _three_ways(
         control_plane, kube, load_snapshot, tmp_path, capsys, (nodes, pods), plugins
     )
-    assert done == predicted and [name.split("/")[0] for name in done] == [
-        "RemovePodsViolatingNodeTaints",
-        "RemoveDuplicates",
-    ]
-    assert dry == ["RemovePodsViolatingNodeTaints/dup-0"]
-    assert _terminating(kube, namespace) == sorted(name.split("/")[1] for name in done)
-
-
-def test_topology_spread_moves_a_pod_of_an_owner_that_lost_one_earlier_in_the_cycle(
-    control_plane: ControlPlane, kube: Api, load_snapshot: Loader, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """s-0 goes to NodeTaints; zone z1 then holds 2 counted pods against none in z2, and the owner still has 3 for
-    minReplicas, so one pod moves."""
-    nodes = [_node("a", "", zone="z1"), _node("b", "", tainted=True, zone="z1"), _node("c", "", zone="z2")]
-    pods = [_pod(f"s-{i}", on, "s", topologySpreadConstraints=[SPREAD]) for i, on in enumerate("baa")]
-    plugins = (TAINTS, ("balance", "RemovePodsViolatingTopologySpreadConstraint", {}))
-    predicted, dry, done, namespace = _three_ways(
-        control_plane, kube, load_snapshot, tmp_path, capsys, (nodes, pods), plugins
-    )
-    assert done == predicted and [name.split("/")[0] for name in done] == [
-        "RemovePodsViolatingNodeTaints",
-        "RemovePodsViolatingTopologySpreadConstraint",
-    ]
-    assert dry == ["RemovePodsViolatingNodeTaints/s-0"]
+    assert done == predicted and [name.split("/")[0] for name in done] == ["RemovePodsViolatingNodeTaints", balance]
+    assert dry == ["RemovePodsViolatingNodeTaints/own-0"]
     assert _terminating(kube, namespace) == sorted(name.split("/")[1] for name in done)

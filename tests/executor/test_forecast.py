@@ -29,7 +29,7 @@ from desched.executor.evictions import Limits, PodEvictor, SameCycle
 from desched.executor.framework import ListingOrder, prepare_policy, run_cycle
 from desched.policy.model import decode
 from tests.executor.builders import NOW
-from tests.executor.test_same_cycle import node, pod, policy
+from tests.executor.test_same_cycle import SPREAD, node, pod, policy
 
 Json = dict[str, Any]
 SAMPLES = "200"
@@ -64,6 +64,14 @@ def counts(document: Json) -> dict[str, int]:
     return {entry["pod"]: entry["evictedIn"] for entry in document["forecast"]["pods"]}
 
 
+def _zones(placed: list[str], **spec: Any) -> list[Json]:
+    """Nodes a1, a2, a3 in zone A and b1 in zone B, and pods of owner ``own`` spread by zone on ``placed``."""
+    objects = [node("a1", zone="A"), node("a2", zone="A"), node("a3", zone="A"), node("b1", zone="B")]
+    return objects + [
+        pod(f"s-{i}", on, "own", topologySpreadConstraints=[SPREAD], **spec) for i, on in enumerate(placed)
+    ]
+
+
 def test_topology_spread_with_one_eviction_per_node_evicts_the_distinct_nodes_of_the_picked_pods(
     tmp_path: Path,
 ) -> None:
@@ -73,15 +81,7 @@ def test_topology_spread_with_one_eviction_per_node_evicts_the_distinct_nodes_of
     the 3 taken are the last node's pods and the end of the one before: all 3 on a1 (1 node), or pods of 2 nodes
     (a2 + a3, a1 + a3, a1 + a2), never all 3 nodes. With ``maxNoOfPodsToEvictPerNode: 1`` one pod per node goes:
     1 or 2. Every pod is evicted in some orders and left in others."""
-    spread = {
-        "maxSkew": 1,
-        "topologyKey": "zone",
-        "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchLabels": {"app": "s"}},
-    }
-    objects = [node("a1", zone="A"), node("a2", zone="A"), node("a3", zone="A"), node("b1", zone="B")]
-    placed = ["a1", "a1", "a1", "a2", "a2", "a3"]
-    objects += [pod(f"s-{i}", on, "s", topologySpreadConstraints=[spread]) for i, on in enumerate(placed)]
+    objects = _zones(["a1", "a1", "a1", "a2", "a2", "a3"])
     the_policy = policy(("balance", "RemovePodsViolatingTopologySpreadConstraint", {}), maxNoOfPodsToEvictPerNode=1)
     document = forecast(tmp_path, the_policy, objects, "--samples", SAMPLES)
     assert span(document["forecast"]["evicted"]) == (1, 2)
@@ -95,15 +95,7 @@ def test_topology_spread_takes_pods_where_gos_sort_puts_them(tmp_path: Path) -> 
     [1 6 4 19 12 7 9 8 11 15 14 0 2 13 5 3 18 17 16 10]: the 10 taken come from positions {0, 2, 3, 5, 10, 13, 14, 16,
     17, 18}. The pods are listed node by node; over the 6 node orders those positions reach 3 nodes, except for the
     order a2, a3, a1 (a3 at positions 6-9): 2. With ``maxNoOfPodsToEvictPerNode: 1``: 2 or 3 evictions, never 1."""
-    spread = {
-        "maxSkew": 1,
-        "topologyKey": "zone",
-        "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchLabels": {"app": "s"}},
-    }
-    objects = [node("a1", zone="A"), node("a2", zone="A"), node("a3", zone="A"), node("b1", zone="B")]
-    placed = ["a1"] * 10 + ["a2"] * 6 + ["a3"] * 4
-    objects += [pod(f"s-{i}", on, "s", topologySpreadConstraints=[spread], priority=0) for i, on in enumerate(placed)]
+    objects = _zones(["a1"] * 10 + ["a2"] * 6 + ["a3"] * 4, priority=0)
     the_policy = policy(("balance", "RemovePodsViolatingTopologySpreadConstraint", {}), maxNoOfPodsToEvictPerNode=1)
     document = forecast(tmp_path, the_policy, objects, "--samples", SAMPLES)
     assert span(document["forecast"]["evicted"]) == (2, 3)

@@ -24,6 +24,13 @@ from tests.executor.builders import build_node, build_pod, set_rs_owner
 Json = dict[str, Any]
 TAINT = {"key": "maintenance", "value": "yes", "effect": "NoSchedule"}
 TOLERATION = {"key": "maintenance", "operator": "Exists", "effect": "NoSchedule"}
+#: spreads the pods of owner ``own`` over the ``zone`` label
+SPREAD = {
+    "maxSkew": 1,
+    "topologyKey": "zone",
+    "whenUnsatisfiable": "DoNotSchedule",
+    "labelSelector": {"matchLabels": {"app": "own"}},
+}
 
 
 def node(name: str, tainted: bool = False, **labels: str) -> Json:
@@ -107,14 +114,8 @@ def test_remove_duplicates_after_an_earlier_eviction_of_the_same_owner(tmp_path:
 def test_topology_spread_after_an_earlier_eviction_of_the_same_owner(tmp_path: Path) -> None:
     """s-0 goes to NodeTaints; both views leave the terminating pod out of zone z1's size (2 against 0), and only in
     a real run does minReplicas still let one pod move."""
-    spread = {
-        "maxSkew": 1,
-        "topologyKey": "zone",
-        "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchLabels": {"app": "s"}},
-    }
     objects = [node("a", zone="z1"), node("b", tainted=True, zone="z1"), node("c", zone="z2")]
-    objects += [pod(f"s-{i}", on, "s", topologySpreadConstraints=[spread]) for i, on in enumerate("baa")]
+    objects += [pod(f"s-{i}", on, "own", topologySpreadConstraints=[SPREAD]) for i, on in enumerate("baa")]
     balance = ("balance", "RemovePodsViolatingTopologySpreadConstraint", {})
     the_policy = policy(TAINTS, balance, evictor={"minReplicas": 3})
     first = ("RemovePodsViolatingNodeTaints", "s-0")
