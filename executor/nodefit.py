@@ -3,11 +3,16 @@
 The answer is a yes or a no, so it does not depend on the order in which nodes are tried: :class:`FitIndex` tries
 only the nodes that can pass. Per basic resource (``cpu``, ``memory``, ``pods``) it keeps the nodes sorted by what
 is left (allocatable minus the requests of their non-terminal pods), brought up to date from the cluster's change
-log as pods leave during the cycle. A query takes the pod's most selective resource: the nodes with at least the
-pod's request of it (one slot for ``pods``) are a superset of the nodes it fits, found by bisection. Each of those in
-the asked-for set then goes through the very same per-node check as the straightforward scan
-(:func:`desched.executor.nodeutil.node_fit_failure`'s), taints, selectors and anti-affinity included, until one
-passes. A pod that fits nowhere, the expensive case of a scan, costs a bisection.
+log as pods leave during the cycle. Per scheduling signature (node selector, required node affinity, tolerations:
+:attr:`PodFacts.signature <desched.executor.nodeutil.PodFacts.signature>`) it keeps the nodes that pass the checks no
+cycle changes (cordon, selectors, taints: :func:`~desched.executor.nodeutil.static_fit_failure`), computed once and
+shared by every pod with that signature. A query starts from the smallest of three sets: the asked-for nodes, the
+signature's nodes, and the nodes with at least the pod's request of its most selective resource (one slot for
+``pods``), found by bisection; a node of it that is in the other two and has room for the basic requests then goes
+through the rest of the per-node check of the straightforward scan
+(:func:`~desched.executor.nodeutil.dynamic_fit_failure`: anti-affinity, every requested resource), until one passes.
+The last few nodes where a pod of the same signature fitted are tried first, with the same checks.
+A pod that fits nowhere, the expensive case of a scan, costs a bisection, or a walk of its signature's nodes.
 
 :class:`ScanFit` is that straightforward scan (:func:`~desched.executor.nodeutil.pod_fits_any_node`), kept as the
 oracle: the differential tests run whole cycles with either and compare the decisions byte for byte.
@@ -27,6 +32,11 @@ __all__ = ["FitIndex", "NodeFit", "NodeSet", "ScanFit", "node_set"]
 
 _INDEXED = ("pods", "cpu", "memory")  # every node has an amount of these (0 when allocatable does not say)
 _SCAN_BELOW = 16  # a set this small is cheaper to scan than to look up
+# walk a signature's nodes rather than the resource order when they are this many times fewer: in resource order the
+# first nodes have room, so a walk ends after about (nodes / signature's nodes) steps; in a pool's own order, after
+# as many full nodes as come first
+_FEASIBLE_FIRST = 8
+_WITNESSES = 4
 
 
 class NodeSet(NamedTuple):
@@ -89,9 +99,14 @@ class FitIndex:
         self._seen = len(cluster.changes)
         self._facts: dict[str, nodeutil.PodFacts] = {}  # uid -> the pod parsed once: pods do not change in a cycle
         # Pods only leave a running cycle, which frees room and ends conflicts: a pod that fits somewhere keeps
-        # fitting there. Yes answers are kept until a pod is added.
+        # fitting there. Yes answers are kept until a pod is added; no answers until a node has more room (every
+        # non-terminal pod that leaves frees a pod slot, and only such a pod can end a conflict).
         self._fitting: set[tuple[str, frozenset[str], bool]] = set()
+        self._not_fitting: set[tuple[str, frozenset[str], bool]] = set()
         self._additions = cluster.additions
+        self._static: dict[str, frozenset[int]] = {}  # signature -> the nodes passing static_fit_failure
+        # signature -> the nodes where pods of it fitted last, tried first (checked in full: only a shortcut)
+        self._witnesses: dict[str, list[int]] = {}
 
     def _compute(self, index: int) -> tuple[int, ...]:
         used = self.cluster.requested(self.names[index])
@@ -113,6 +128,8 @@ class FitIndex:
             old, new = self._left[index], self._compute(index)
             if old == new:
                 continue
+            if any(after > before for before, after in zip(old, new, strict=True)):
+                self._not_fitting.clear()
             for slot, resource in enumerate(_INDEXED):
                 ordered = self._sorted[resource]
                 del ordered[bisect_left(ordered, (old[slot], index))]
@@ -124,13 +141,15 @@ class FitIndex:
         if len(among.names) < _SCAN_BELOW:
             return ScanFit(self.cluster).fits_any(pod, among, skip_own=skip_own)
         self._catch_up()
-        facts = self._parsed(pod)
         asked = (str((pod.get("metadata") or {}).get("uid")), among.names, skip_own)
         if asked in self._fitting:
             return True
-        if self._answer(facts, among, skip_own):
+        if asked in self._not_fitting:
+            return False
+        if self._answer(self._parsed(pod), among, skip_own):
             self._fitting.add(asked)
             return True
+        self._not_fitting.add(asked)
         return False
 
     def _answer(self, facts: nodeutil.PodFacts, among: NodeSet, skip_own: bool) -> bool:
@@ -150,13 +169,42 @@ class FitIndex:
                 return False  # no node has enough of it left
             if not ordered or len(sorted_left) - first < len(ordered) - start:
                 ordered, start = sorted_left, first
-        if len(among.names) < len(ordered) - start:  # the set is the narrower way in
-            names: Iterable[str] = among.names
-        else:  # most left first
-            names = (self.names[ordered[position][1]] for position in range(len(ordered) - 1, start - 1, -1))
-        return any(
-            name != own and name in among.names and name in self.nodes and self._passes(facts, name) for name in names
-        )
+        feasible = self._feasible(facts)
+        slots = [(_INDEXED.index(resource), need) for resource, need in needs]
+        position = self._position
+        if len(among.names) < min(len(feasible), len(ordered) - start):  # the asked-for set is the narrowest
+            indices: Iterable[int] = (position[name] for name in among.names if name in position)
+        elif len(feasible) * _FEASIBLE_FIRST < len(ordered) - start:  # a small pool: its nodes, in any order
+            indices = feasible
+        else:  # the nodes with enough of the most selective resource, most left first: room is found at once
+            indices = (ordered[place][1] for place in range(len(ordered) - 1, start - 1, -1))
+        left, names = self._left, self.names
+
+        def fits(index: int) -> bool:
+            name = names[index]
+            if name == own or name not in among.names:
+                return False
+            room = left[index]
+            return all(room[slot] >= need for slot, need in slots) and self._passes_dynamic(facts, name)
+
+        witnesses = self._witnesses.setdefault(facts.signature, [])
+        if any(fits(index) for index in witnesses):
+            return True
+        for index in indices:
+            if index in feasible and fits(index):
+                witnesses.insert(0, index)
+                del witnesses[_WITNESSES:]
+                return True
+        return False
+
+    def _feasible(self, facts: nodeutil.PodFacts) -> frozenset[int]:
+        """The nodes that pass the checks a cycle cannot change, for the pod's signature (computed once)."""
+        found = self._static.get(facts.signature)
+        if found is None:
+            nodes = list(self.nodes.values())
+            found = frozenset(i for i, node in enumerate(nodes) if nodeutil.static_fit_failure(facts, node) is None)
+            self._static[facts.signature] = found
+        return found
 
     def _parsed(self, pod: JsonView) -> nodeutil.PodFacts:
         uid = str((pod.get("metadata") or {}).get("uid"))
@@ -168,6 +216,11 @@ class FitIndex:
     def _passes(self, facts: nodeutil.PodFacts, name: str) -> bool:
         pods = partial(self.cluster.pods_on_node, name)
         return nodeutil.fit_failure(facts, self.nodes[name], pods, partial(self.cluster.requested, name)) is None
+
+    def _passes_dynamic(self, facts: nodeutil.PodFacts, name: str) -> bool:
+        pods = partial(self.cluster.pods_on_node, name)
+        requested = partial(self.cluster.requested, name)
+        return nodeutil.dynamic_fit_failure(facts, self.nodes[name], pods, requested) is None
 
 
 def _allocatable(node: JsonView) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ NodeFit (:func:`node_fit_failure`) runs upstream's checks in upstream's order an
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache, partial
@@ -444,7 +445,17 @@ _AntiTerm = tuple[frozenset[str], Selector, str]
 class PodFacts:
     """What NodeFit needs from one pod, parsed once and reused across candidate nodes."""
 
-    __slots__ = ("_requests", "anti_terms", "name", "node_name", "node_selector", "pod", "required", "tolerations")
+    __slots__ = (
+        "_requests",
+        "_signature",
+        "anti_terms",
+        "name",
+        "node_name",
+        "node_selector",
+        "pod",
+        "required",
+        "tolerations",
+    )
 
     def __init__(self, pod: JsonView, requests: Mapping[str, int] | None = None) -> None:
         metadata = pod.get("metadata") or _EMPTY
@@ -457,6 +468,17 @@ class PodFacts:
         self.tolerations: Sequence[JsonView] = spec.get("tolerations") or ()
         self.anti_terms = _anti_terms(pod)
         self._requests = requests  # pod_requests(pod), when the caller knows them already
+        self._signature: str | None = None
+
+    @property
+    def signature(self) -> str:
+        """What :func:`static_fit_failure` reads of the pod (node selector, required node affinity, tolerations):
+        pods with equal signatures pass it on the same nodes."""
+        if self._signature is None:
+            spec = self.pod.get("spec") or _EMPTY
+            required = _node_affinity(self.pod).get("requiredDuringSchedulingIgnoredDuringExecution")
+            self._signature = json.dumps([spec.get("nodeSelector"), required, spec.get("tolerations")], sort_keys=True)
+        return self._signature
 
     @property
     def requests(self) -> Mapping[str, int]:
@@ -552,6 +574,12 @@ def fit_failure(
     requested: Callable[[], Mapping[str, int]] | None,
 ) -> str | None:
     """:func:`node_fit_failure` for a pod parsed once (``facts``), the node's pods and their requests on demand."""
+    return static_fit_failure(facts, node) or dynamic_fit_failure(facts, node, pods_on_node, requested)
+
+
+def static_fit_failure(facts: PodFacts, node: JsonView) -> str | None:
+    """The checks of :func:`fit_failure` that read only the node and the pod's :attr:`PodFacts.signature`
+    (cordon, node selector and required affinity, taints): nothing a cycle changes."""
     if is_unschedulable(node):
         return "node is not schedulable"
     failure = _selector_failure(facts.node_selector, facts.required, node)
@@ -559,6 +587,17 @@ def fit_failure(
         return failure
     if not tolerations_tolerate_taints(facts.tolerations, _taints(node), _no_schedule_or_execute):
         return "pod does not tolerate taints on the node"
+    return None
+
+
+def dynamic_fit_failure(
+    facts: PodFacts,
+    node: JsonView,
+    pods_on_node: Callable[[], Sequence[JsonView]],
+    requested: Callable[[], Mapping[str, int]] | None,
+) -> str | None:
+    """The checks of :func:`fit_failure` that read the node's pods (anti-affinity, resources), after
+    :func:`static_fit_failure` passed."""
     failure = _anti_affinity_failure(facts, node, pods_on_node)
     if failure is not None:
         return failure

@@ -1,8 +1,9 @@
 """The node-fit index answers exactly as the plain scan does (desched.executor.nodefit).
 
-Two differential tests: whole ``desched simulate`` cycles on generated clusters with each strategy, nodeFit on and off,
-compared byte for byte; and a property test that asks the index and the scan the same questions on random clusters
-while pods leave, as they do during a cycle.
+Two differential tests: whole ``desched simulate`` cycles on generated clusters of both shapes (packed, and nodes in
+pools with selectors, affinity, taints and tolerations) with each strategy, nodeFit on and off, compared byte for
+byte; and a property test that asks the index and the scan the same questions on random clusters with pools, taints,
+selectors and node affinity while pods leave, as they do during a cycle, and come back, as between forecast samples.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def _simulate(policy: Path, snapshot: Path, strategy: str, monkeypatch: pytest.M
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("nodes", [40, 90])
 @pytest.mark.parametrize("policy", [NODE_FIT, TOPOLOGY_FIT, ALL_BUT_HNU], ids=["nodeFit", "topology-nodeFit", "off"])
-def test_whole_cycles_decide_byte_for_byte_as_the_scan(tmp_path, monkeypatch, seed, nodes, policy):
+@pytest.mark.parametrize("pools", [False, True], ids=["packed", "pools"])
+def test_whole_cycles_decide_byte_for_byte_as_the_scan(tmp_path, monkeypatch, seed, nodes, policy, pools):
     snapshot = tmp_path / "cluster.json"
-    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": generate(nodes, 30, seed=seed)}))
+    objects = generate(nodes, 30, seed=seed, pools=pools)
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(policy)
     scanned = _simulate(policy_file, snapshot, "scan", monkeypatch)
@@ -59,6 +62,13 @@ def test_whole_cycles_decide_byte_for_byte_as_the_scan(tmp_path, monkeypatch, se
 # --- random clusters, questions asked of both while pods leave --------------------------------------------------------
 
 ZONES = ("a", "b", "c")
+POOLS = ("general", "gpu", "memory")
+TOLERATIONS = [
+    [{"key": "pool", "operator": "Exists"}],
+    [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    [{"key": "gpu", "operator": "Exists"}, {"key": "pool", "operator": "Equal", "value": "batch"}],
+    [{"operator": "Exists"}],
+]
 CPU = st.sampled_from(["0", "100m", "250m", "1", "2", "4"])
 MEMORY = st.sampled_from(["0", "64Mi", "1Gi", "4Gi"])
 
@@ -72,6 +82,10 @@ def _node(draw: st.DrawFn, index: int) -> dict[str, Any]:
         spec["taints"] = [
             {"key": "pool", "value": "batch", "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))}
         ]
+    if draw(st.integers(0, 5)) == 0:
+        spec.setdefault("taints", []).append(
+            {"key": "gpu", "effect": draw(st.sampled_from(["NoSchedule", "NoExecute"]))}
+        )
     allocatable = {"cpu": draw(st.sampled_from(["1", "2", "4"])), "memory": draw(st.sampled_from(["2Gi", "8Gi"]))}
     if draw(st.booleans()):
         allocatable["pods"] = draw(st.sampled_from(["1", "3", "110"]))
@@ -79,7 +93,11 @@ def _node(draw: st.DrawFn, index: int) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {
             "name": f"n{index}",
-            "labels": {"zone": draw(st.sampled_from(ZONES)), "kubernetes.io/hostname": f"n{index}"},
+            "labels": {
+                "zone": draw(st.sampled_from(ZONES)),
+                "kubernetes.io/hostname": f"n{index}",
+                "node-pool": draw(st.sampled_from(POOLS)),
+            },
         },
         "spec": spec,
         "status": {"allocatable": allocatable},
@@ -93,9 +111,19 @@ def _pod(draw: st.DrawFn, index: int, nodes: int) -> dict[str, Any]:
         "containers": [{"name": "c", "resources": {"requests": {"cpu": draw(CPU), "memory": draw(MEMORY)}}}],
     }
     if draw(st.booleans()):
-        spec["nodeSelector"] = {"zone": draw(st.sampled_from(ZONES))}
+        spec["nodeSelector"] = {draw(st.sampled_from(["zone", "node-pool"])): draw(st.sampled_from(ZONES + POOLS))}
     if draw(st.booleans()):
-        spec["tolerations"] = [{"key": "pool", "operator": "Exists"}]
+        spec["tolerations"] = draw(st.sampled_from(TOLERATIONS))
+    if draw(st.integers(0, 2)) == 0:
+        expression = {
+            "key": draw(st.sampled_from(["node-pool", "zone", "missing"])),
+            "operator": draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"])),
+        }
+        if expression["operator"] in ("In", "NotIn"):
+            expression["values"] = draw(st.lists(st.sampled_from(ZONES + POOLS), min_size=1, max_size=2))
+        terms = [{"matchExpressions": [expression]}, *draw(st.sampled_from([[], [{"matchExpressions": []}]]))]
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": terms}}}  # fmt: skip
     app = f"app{draw(st.integers(0, 3))}"
     if draw(st.integers(0, 3)) == 0:
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -132,9 +160,14 @@ def test_the_index_answers_as_the_scan_while_pods_leave(drawn):
     index, scan = FitIndex(cluster), ScanFit(cluster)
     pods = list(cluster.pods.values())
     every = node_set(cluster.nodes)
-    for step, (pod, mask, skip_own) in enumerate(questions):
+    with cluster.trial():  # pods leave; then they all come back, and the same questions are asked again
+        for step, (pod, mask, skip_own) in enumerate(questions):
+            among = every if mask % 3 == 0 else node_set(n for i, n in enumerate(cluster.nodes) if mask >> i & 1)
+            asked = pods[pod]
+            assert index.fits_any(asked, among, skip_own=skip_own) == scan.fits_any(asked, among, skip_own=skip_own)
+            if step < len(removals):
+                cluster.remove(pods[removals[step]])
+    for pod, mask, skip_own in questions:
         among = every if mask % 3 == 0 else node_set(n for i, n in enumerate(cluster.nodes) if mask >> i & 1)
         asked = pods[pod]
         assert index.fits_any(asked, among, skip_own=skip_own) == scan.fits_any(asked, among, skip_own=skip_own)
-        if step < len(removals):
-            cluster.remove(pods[removals[step]])
