@@ -164,20 +164,8 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
             )
         )
     simulate = results.get("simulate", {})
-    off = {row["nodes"]: row for row in simulate.get("rows", []) if row["policy"] == "nodefit-off"}
-    for row in simulate.get("rows", []):
-        if row["policy"] == "nodefit-on":
-            baseline = off.get(row["nodes"])
-            target = simulate["targets"].get(f"{row['nodes']} nodes")
-            table.append(
-                (
-                    f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods, all plugins, nodeFit on",
-                    f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB",
-                    f"nodeFit off {baseline['seconds']:.2f} s" if baseline else "",
-                    f"{row['seconds'] / baseline['seconds']:.2f}x the time" if baseline else "",
-                    "" if target is None else f"{_limits(target['text'])}: {verdict(target)}",
-                )
-            )
+    for shape, label in (("", "packed"), ("pools-", "in pools")):
+        table += _simulate_rows(simulate, shape, label, verdict)
     on = {row["nodes"]: row for row in simulate.get("rows", []) if row["policy"] == "nodefit-on"}
     rows = {(row["policy"], row["nodes"]): row for row in simulate.get("rows", [])}
     for (policy, nodes), row in rows.items():
@@ -195,10 +183,15 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 f"<= 0.5: {verdict(target)}",
             )
         )
-    for key, label in (("growth", "nodeFit on"), ("growth nodeFit off", "nodeFit off")):
+    for key, label in (
+        ("growth", "packed, nodeFit on"),
+        ("growth nodeFit off", "packed, nodeFit off"),
+        ("pools growth", "in pools, nodeFit on"),
+        ("pools growth nodeFit off", "in pools, nodeFit off"),
+    ):
         if key in simulate.get("targets", {}):
             growth = simulate["targets"][key]
-            limit = f"<= 1.2: {verdict(growth)}" if key == "growth" else ""
+            limit = f"<= 1.2: {verdict(growth)}" if "nodeFit off" not in key else ""
             table.append((f"Executor simulate, growth exponent, {label}", f"{growth['value']:.2f}", "", "", limit))
     webhook = results.get("webhook", {})
     for form in ("unique", "repeated"):
@@ -316,6 +309,30 @@ def _limits(text: str) -> str:
     return ", ".join(part.split(")", 1)[0] for part in text.split("(target ")[1:])
 
 
+def _simulate_rows(
+    simulate: dict[str, Any], shape: str, label: str, verdict: Any
+) -> list[tuple[str, str, str, str, str]]:
+    """The table rows of one shape's nodeFit-on runs, beside its nodeFit-off runs."""
+    rows = simulate.get("rows", [])
+    off = {row["nodes"]: row for row in rows if row["policy"] == f"{shape}nodefit-off"}
+    table = []
+    for row in rows:
+        if row["policy"] != f"{shape}nodefit-on":
+            continue
+        baseline = off.get(row["nodes"])
+        target = simulate["targets"].get(f"{shape.replace('-', ' ')}{row['nodes']} nodes")
+        table.append(
+            (
+                f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods {label}, all plugins, nodeFit on",
+                f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB",
+                f"nodeFit off {baseline['seconds']:.2f} s" if baseline else "",
+                f"{row['seconds'] / baseline['seconds']:.2f}x the time" if baseline else "",
+                "" if target is None else f"{_limits(target['text'])}: {verdict(target)}",
+            )
+        )
+    return table
+
+
 def missed(results: dict[str, Any]) -> list[str]:
     """The text of every target missed, and of every section that could not run."""
     found = [f"{name}: {section['error']}" for name, section in results.items() if "error" in section]
@@ -327,7 +344,8 @@ def missed(results: dict[str, Any]) -> list[str]:
 def plot(results: dict[str, Any], path: Path) -> bool:
     """Simulate time and peak memory against cluster size, as PNG; False when there is nothing to plot."""
     rows = results.get("simulate", {}).get("rows", [])
-    series = {name: [row for row in rows if row["policy"] == name] for name in ("nodefit-on", "nodefit-off")}
+    names = ("nodefit-on", "nodefit-off", "pools-nodefit-on", "pools-nodefit-off")
+    series = {name: [row for row in rows if row["policy"] == name] for name in names}
     if not series["nodefit-on"]:
         return False
     import matplotlib  # type: ignore[import-not-found,unused-ignore]
@@ -338,7 +356,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=110)
     for name, data in series.items():
         nodes = [row["nodes"] for row in data]
-        label = name.replace("nodefit-", "nodeFit ")
+        label = ("in pools, " if name.startswith("pools-") else "packed, ") + "nodeFit " + name.rsplit("-", 1)[1]
         left.plot(nodes, [row["seconds"] for row in data], marker="o", label=label)
         right.plot(nodes, [row["peak_bytes"] / 2**20 for row in data], marker="o", label=label)
     left.set(xlabel="nodes (30 pods each)", ylabel="seconds, whole process", title="desched simulate: time")
