@@ -419,7 +419,10 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "- Migration, workload safety and simulate: whole processes (workload safety in process), one core where "
         "stated; simulate runs every plugin (HighNodeUtilization separately, as the linter forbids it beside "
         "LowNodeUtilization), with DefaultEvictor's `nodeFit` on and off, on a packed generated cluster where one "
-        "application in twenty runs node-sized pods (the hard case for `nodeFit`), PodDisruptionBudgets applied. "
+        "application in twenty runs node-sized pods (the hard case for `nodeFit`), PodDisruptionBudgets applied, "
+        "and from 1,000 nodes on a cluster in node pools (`bench/clusters.py` `pools=True`: pool labels, tainted gpu "
+        "and batch pools, a maintenance taint on every 17th node, applications pinned by nodeSelector or required "
+        "affinity with their tolerations). "
         "`--samples 20` (nodeFit on) is one process over 20 listing orders, with the default `--jobs` (the usable "
         "CPUs) and with `--jobs 1`, against 20 times the median single run of the same size.",
         "- Webhook: `wrk` on the same machine, 50 keep-alive TLS connections, against `desched webhook` and a no-op "

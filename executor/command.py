@@ -302,7 +302,8 @@ class SimulateCommand:
         if ranged is not None:
             document["forecast"] = ranged.document()
         if args.format == "json":
-            sys.stdout.write(jsontext.dumps(document) + "\n")
+            jsontext.write(document, sys.stdout)
+            sys.stdout.write("\n")
         else:
             sys.stdout.write(render_text(document, result.errors, evictor.failures))
         for problem in result.errors:

@@ -369,7 +369,8 @@ def _print_summary(result: CycleResult, evictor: PodEvictor, args: argparse.Name
     document["summary"]["halted"] = halted
     document["summary"]["dryRun"] = bool(args.dry_run)
     if args.format == "json":
-        sys.stdout.write(jsontext.dumps(document) + "\n")
+        jsontext.write(document, sys.stdout)
+        sys.stdout.write("\n")
     else:
         text = render_text(document, result.errors, evictor.failures)
         sys.stdout.write(text + (f"cycle stopped early: {halted}\n" if halted else ""))

@@ -2,21 +2,42 @@
 
 ``json.dumps`` with ``indent`` runs the pure-Python encoder, one generator step per token: for the tens of thousands of
 flat records ``desched simulate`` reports on a large cluster, that is seconds. :func:`dumps` writes the same text
-(the tests hold it byte-identical on arbitrary JSON) by joining strings, with the C string escaper.
+(the tests hold it byte-identical on arbitrary JSON) by joining strings, with the C string escaper. :func:`write`
+writes the same text to a stream one member and one list item at a time, so that a report never exists whole as one
+string (on a large cluster, hundreds of megabytes at the peak).
 """
 
 from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, TextIO
 
-__all__ = ["dumps"]
+__all__ = ["dumps", "write"]
 
 
 def dumps(value: Any) -> str:
     """``json.dumps(value, indent=2)``; raises ``TypeError`` for what JSON cannot hold, as it does."""
     return _dump(value, "\n")
+
+
+def write(value: Any, stream: TextIO) -> None:
+    """:func:`dumps` of ``value`` written to ``stream``, a mapping's members and their lists' items one at a time.
+    On ``TypeError`` part of the text may have been written."""
+    if not isinstance(value, dict) or not value:
+        stream.write(_dump(value, "\n"))
+        return
+    stream.write("{")
+    for position, (key, item) in enumerate(value.items()):
+        stream.write(("," if position else "") + "\n  " + _key(key) + ": ")
+        if isinstance(item, (list, tuple)) and item:
+            stream.write("[")
+            for index, element in enumerate(item):
+                stream.write(("," if index else "") + "\n    " + _dump(element, "\n    "))
+            stream.write("\n  ]")
+        else:
+            stream.write(_dump(item, "\n  "))
+    stream.write("\n}")
 
 
 def _dump(value: Any, newline: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desched.jsontext import dumps
+from desched.jsontext import dumps, write
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
 KEYS = st.text() | st.integers() | st.booleans() | st.none() | st.floats()
@@ -21,6 +22,9 @@ VALUES = st.recursive(
 @given(VALUES)
 def test_the_text_is_json_dumps_indent_2(value):
     assert dumps(value) == json.dumps(value, indent=2)
+    stream = io.StringIO()
+    write(value, stream)
+    assert stream.getvalue() == dumps(value)
 
 
 def test_a_simulate_report_and_what_json_refuses():
