@@ -16,10 +16,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from desched.collector import paused
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
@@ -27,6 +27,8 @@ from desched.executor.nodeutil import node_requested
 from desched.executor.podutil import PriorityKey, is_terminal, pod_requests, priority_key
 from desched.tree import Json as Json
 from desched.workloads.selectors import Selector, compile_selector, label_map
+
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -244,20 +246,12 @@ class Cluster:
 
     def pod_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
         """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod."""
-        uid = str((pod.get("metadata") or {}).get("uid"))
-        found = self._pod_requests.get(uid)
-        if found is None:
-            found = self._pod_requests[uid] = pod_requests(pod)
-        return found
+        return _per_pod(self._pod_requests, pod, pod_requests)
 
     def priority_key(self, pod: Json) -> PriorityKey:
         """:func:`desched.executor.podutil.priority_key` of ``pod``, computed once per pod (its terminating copy
         sorts alike)."""
-        uid = str((pod.get("metadata") or {}).get("uid"))
-        found = self._priority_keys.get(uid)
-        if found is None:
-            found = self._priority_keys[uid] = priority_key(pod)
-        return found
+        return _per_pod(self._priority_keys, pod, priority_key)
 
     def fit(self) -> NodeFit:
         """Answers ``PodFitsAnyNode`` questions on this cluster as it changes (:mod:`desched.executor.nodefit`):
@@ -284,6 +278,15 @@ def server_version(text: Any) -> tuple[int, int, int] | None:
     ``None`` when it names none."""
     found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text) if isinstance(text, str) else None
     return (int(found[1]), int(found[2]), int(found[3] or 0)) if found else None
+
+
+def _per_pod(cache: dict[str, T], pod: Mapping[str, Any], compute: Callable[[Mapping[str, Any]], T]) -> T:
+    """``compute(pod)``, kept in ``cache`` by the pod's uid: what is computed from a pod's spec does not change."""
+    uid = str((pod.get("metadata") or {}).get("uid"))
+    found = cache.get(uid)
+    if found is None:
+        found = cache[uid] = compute(pod)
+    return found
 
 
 def _owner_uids(pod: Json) -> list[str]:

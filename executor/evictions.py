@@ -137,12 +137,12 @@ class PodEvictor:
         view: SameCycle = SameCycle.REAL,
         grace_period_seconds: int | None = None,
     ) -> None:
-        """``grace_period_seconds`` is the policy's (``None``: each pod's own), sent with every eviction."""
+        """``grace_period_seconds`` is the policy's (``None``: each pod's own): with 0 the API deletes an evicted pod
+        at once, so it is gone in a real run too."""
         self.cluster = cluster
         self.limits = limits
         self.backend: Backend = backend or DryRun()
         self.checkpoint = checkpoint
-        self.view = view
         self.deleted_at_once = view is SameCycle.DRY_RUN or grace_period_seconds == 0
         self.listeners: list[Listener] = []
         self.new_cycle()

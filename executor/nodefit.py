@@ -214,8 +214,7 @@ class FitIndex:
         return facts
 
     def _passes(self, facts: nodeutil.PodFacts, name: str) -> bool:
-        pods = partial(self.cluster.pods_on_node, name)
-        return nodeutil.fit_failure(facts, self.nodes[name], pods, partial(self.cluster.requested, name)) is None
+        return nodeutil.static_fit_failure(facts, self.nodes[name]) is None and self._passes_dynamic(facts, name)
 
     def _passes_dynamic(self, facts: nodeutil.PodFacts, name: str) -> bool:
         pods = partial(self.cluster.pods_on_node, name)

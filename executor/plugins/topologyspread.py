@@ -236,8 +236,6 @@ class Implementation:
         self.args_filter = pod_filter(args.namespaces, args.label_selector)
         self.allowed = set(args.constraints)
         self.balance_node_fit = args.topology_balance_node_fit is not False  # nil reads as true upstream
-        # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
-        self.domain_less = domain_less(lambda pod: True)
 
     def _listed(self, pod: Json) -> bool:
         return self.args_filter(pod) and self.handle.filter(pod)
@@ -291,11 +289,15 @@ class Implementation:
         average = sum(counts) / (empty + len(counts))
         at_or_above = {value for value, pods in counted.items() if len(pods) >= average}
         # ties keep node order (upstream: map order); domains that only pods create come last, as they were found
-        tie_order = {value: eligible.rank.get(value, len(eligible.rank) + seen) for seen, value in enumerate(counted)}
         if self.handle.order.shuffles:  # upstream: equal domains in the order of a Go map
             tie_order = {value: rank for rank, value in enumerate(self.handle.order.arrange(list(counted)))}
+        else:
+            tie_order = {
+                value: eligible.rank.get(value, len(eligible.rank) + seen) for seen, value in enumerate(counted)
+            }
         ascending = sorted(counted, key=lambda value: (len(counted[value]), tie_order[value]))
-        filled = [sort_slice(list(counted[value]), self.domain_less) for value in ascending]
+        # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
+        filled = [sort_domain_pods(counted[value], lambda pod: True) for value in ascending]
         size = [0] * empty + [len(pods) for pods in filled]  # all domains in ascending size, as upstream sorts them
         fit_cache: dict[str, bool] = {}
         below: list[NodeSet] = []  # the nodes of the domains that were below average before the loop, once asked
