@@ -22,7 +22,10 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def test_probe(control_plane: ControlPlane) -> None:
     record = {"directory": control_plane.directory, "pids": [process.pid for process in control_plane.processes]}
-    Path(os.environ["DESCHED_PROBE_RECORD"]).write_text(json.dumps(record))
+    target = Path(os.environ["DESCHED_PROBE_RECORD"])
+    partial = target.with_suffix(".partial")
+    partial.write_text(json.dumps(record))
+    partial.replace(target)  # whole or absent: the test reads it as soon as it exists
     if os.environ["DESCHED_PROBE_MODE"] == "fail":
         pytest.fail("failing on purpose")
     time.sleep(300)
