@@ -37,15 +37,17 @@ from desched.wrappers import FluxSource
 from desched.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 
 if TYPE_CHECKING:
-    from desched.linter.rules._repository import Repository
+    from desched.linter.inventory import Repository
     from desched.linter.templates import Neutralized
     from desched.policy.effective import Effective
     from desched.versions import KubernetesVersion
+    from desched.workloads import PDB, Workload
 
 __all__ = [
     "FileResult",
     "Settings",
     "check",
+    "check_inventory",
     "deployment_findings",
     "lint_configmap_key",
     "lint_documents",
@@ -54,7 +56,6 @@ __all__ = [
     "lint_text",
     "read_file",
     "release_for",
-    "repository_findings",
 ]
 
 _SYNTAX = "DS001"
@@ -322,15 +323,15 @@ def _policy_findings(results: list[FileResult], settings: Settings) -> list[Find
     """The repository rules' findings (DS4xx), cluster by cluster."""
     if not any(result.others for result in results):
         return []
-    from desched.linter.rules._repository import Repository
+    from desched.linter.inventory import Repository
 
     found: list[Finding] = []
     for group in _by_cluster(results, settings):
         policies = [run for result in group for run in result.runs()]
         if not policies:
             continue
-        repo = Repository(policies, ((result.file, doc) for result in group for doc in result.others))
-        found.extend(repository_findings(repo, settings))
+        repo = Repository.of(policies, ((result.file, doc) for result in group for doc in result.others))
+        found.extend(check_inventory(repo, settings))
     return found
 
 
@@ -359,19 +360,29 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
         ((doc, effective.tree) for result in results for doc, _, effective in result.runs()),
     )
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
-    found = []
-    for module in modules if runs else ():
-        for hit in module.check(runs):
-            level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
-            found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
-    return found
+    return _hits(modules, runs, settings) if runs else []
 
 
-def repository_findings(repo: Repository, settings: Settings) -> list[Finding]:
-    """What the enabled repository rules find in ``repo``, at their configured severity, before suppression."""
+def check_inventory(
+    repo: Repository, settings: Settings, focus: Collection[Workload | PDB] | None = None
+) -> list[Finding]:
+    """What the enabled repository rules find in ``repo`` (policies meeting an inventory, no file read), at their
+    configured severity, before suppression; with ``focus``, only those about these workloads and PDBs, sorted
+    (:func:`desched.linter.inventory.concerning`)."""
+    found = _hits(settings.enabled_rules(DocumentKind.REPOSITORY), repo, settings)
+    if focus is None:
+        return found
+    from desched.linter.inventory import concerning
+
+    return concerning(found, focus)
+
+
+def _hits(modules: Iterable[ModuleType], subject: Any, settings: Settings) -> list[Finding]:
+    """The :class:`~desched.linter.rules._base.RepoHit` values ``modules`` find in ``subject``, as findings at their
+    configured severity."""
     found = []
-    for module in settings.enabled_rules(DocumentKind.REPOSITORY):
-        for hit in module.check(repo):
+    for module in modules:
+        for hit in module.check(subject):
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             found.append(Finding(module.ID, level, hit.file, hit.line, hit.column, hit.message, hit.object))
     return found

@@ -11,13 +11,13 @@ cluster view or an active policy only the descheduler workload's own checks run.
 The rules are those whose metadata marks them admission-capable (:data:`WORKLOAD_RULES`). The deployment rules among
 them judge the incoming object alone (:func:`~desched.linter.engine.deployment_findings`: its ``desched.io/ignore``
 annotation suppresses as in ``desched lint``), and not an object a controller owns (a CronJob's Jobs, a ReplicaSet's
-Pods: their owner was judged when it was admitted). For the repository rules, a decision is
-what they find in a :class:`~desched.linter.rules._repository.Repository` of the active policy (its effective form,
-computed once when the policy was linted) and every cached object, the incoming object under a source name of its
-own (:data:`INCOMING`); but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's cache)
-is not read whole: a workload request judges the incoming workload alone, a PDB request the workloads its old and new
-selectors pick in their namespace, against the policy's eviction scopes compiled once per policy change. What a
-request costs grows with that object's namespace and selectors, not with the cluster. ``reference=True`` (and an
+Pods: their owner was judged when it was admitted). For the repository rules, a decision is what
+:func:`~desched.linter.engine.check_inventory` finds about the incoming object (its ``focus``) in a
+:class:`~desched.linter.inventory.Repository` of the active policy (its effective form, computed once when the policy
+was linted) and every cached object; but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's
+cache) is not read whole: a workload request judges the incoming workload alone, a PDB request the workloads its old
+and new selectors pick in their namespace, against the policy's eviction scopes compiled once per policy change. What
+a request costs grows with that object's namespace and selectors, not with the cluster. ``reference=True`` (and an
 object whose ``kind`` is not the request's, which the API server never sends, or a view without an index) decides
 over every cached object instead; the tests hold the two to the same decisions.
 """
@@ -26,15 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from desched.deployment import RUNNER_KINDS
-from desched.documents import PolicyDoc
-from desched.linter.engine import FileResult, Settings, deployment_findings, repository_findings
+from desched.linter.engine import FileResult, Settings, check_inventory, deployment_findings
 from desched.linter.finding import Finding
+from desched.linter.inventory import PolicyGroup, Repository, concerning, policy_groups
 from desched.linter.rules import admission_rules
-from desched.linter.rules._repository import Analysis, Repository
-from desched.policy.model import Policy
 from desched.tree import list_or_empty, mapping_or_empty
 from desched.webhook.decision import (
     MAX_MESSAGES,
@@ -47,7 +45,7 @@ from desched.webhook.decision import (
     skip,
     verdict,
 )
-from desched.workloads import PDB, EvictionScope, Inventory, InventoryStore, PDBIndex, collect, signature, summarize
+from desched.workloads import PDB, InventoryStore, PDBIndex, Workload, collect
 from desched.workloads.store import Key
 
 __all__ = [
@@ -68,23 +66,15 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationControl
 #: What :func:`workload_decision` judges: the workloads of the repository rules and every kind that may run the
 #: descheduler (CronJob, Pod).
 ADMITTED_KINDS = (*WORKLOAD_KINDS, *sorted(RUNNER_KINDS - set(WORKLOAD_KINDS)))
-CACHED, INCOMING = "cluster", "incoming"  # the sources findings name (their file): the cached objects, the request's
+#: The sources findings name (their file): the cached objects, the request's. Findings are told apart by their
+#: subject (:func:`~desched.linter.inventory.concerning`), never by these names.
+CACHED, INCOMING = "cluster", "incoming"
 INLINE_WORKLOADS = 32
 
 
 def object_key(obj: Json) -> Key:
     """``(kind, namespace, name)`` of a cached or incoming object (namespace ``default`` when it has none)."""
     return (str(obj.get("kind", "")), *namespaced_name(obj))
-
-
-class _Group(NamedTuple):
-    """Policies that evict alike (one analysis of the repository pass), with their scope compiled. The scope's clock
-    is never read: templates have no start time for ``minPodAge``."""
-
-    policy: Policy
-    target: int
-    docs: list[PolicyDoc]
-    scope: EvictionScope
 
 
 class ClusterIndex:
@@ -94,22 +84,22 @@ class ClusterIndex:
 
     def __init__(self) -> None:
         self.store = InventoryStore(CACHED)
-        self._compiled: tuple[FileResult, int, list[_Group]] | None = None
+        self._compiled: tuple[FileResult, int, list[PolicyGroup]] | None = None
 
-    def groups(self, policy: FileResult) -> list[_Group]:
-        """``policy``'s policies grouped by eviction scope as the repository pass groups them, compiled."""
+    def groups(self, policy: FileResult) -> list[PolicyGroup]:
+        """``policy``'s policies grouped by eviction scope as lint groups them, compiled (the scope's clock is never
+        read: templates have no start time for ``minPodAge``)."""
         compiled = self._compiled
         if compiled is None or compiled[0] is not policy or compiled[1] != self.store.priorities:
-            groups: dict[str, _Group] = {}
-            inventory = self.store.inventory(())
-            for doc, target, effective in policy.runs():
-                key = signature(effective.policy, target)
-                if key not in groups:
-                    scope = EvictionScope(effective.policy, inventory, target)
-                    groups[key] = _Group(effective.policy, target, [], scope)
-                groups[key].docs.append(doc)
-            compiled = self._compiled = (policy, self.store.priorities, list(groups.values()))
+            groups = policy_groups(policy.runs(), self.store.inventory(()))
+            compiled = self._compiled = (policy, self.store.priorities, groups)
         return compiled[2]
+
+    def repository(self, policy: FileResult, workloads: Iterable[Workload], pdbs: PDBIndex | None = None) -> Repository:
+        """The repository of ``policy`` and ``workloads`` (cached or not), with the cached PDBs (``pdbs``: a view of
+        them) and the groups compiled for ``policy``."""
+        inventory = self.store.inventory(workloads)
+        return Repository(policy.runs(), inventory, pdbs or self.store.index, self.groups(policy))
 
 
 @runtime_checkable
@@ -119,25 +109,6 @@ class Indexed(Protocol):
     def indexed(self) -> AbstractContextManager[ClusterIndex]:
         """The index, held still (no watch event applied to it) until the block ends."""
         ...
-
-
-class _Subjects(Repository):
-    """The repository pass over a few workloads (the incoming one, or those a PDB selects), with the PDBs of
-    ``index`` and the compiled scopes of ``groups``: the rules DS401-DS406 run on it unchanged."""
-
-    def __init__(self, groups: list[_Group], inventory: Inventory, index: PDBIndex) -> None:
-        super().__init__((), ())
-        self.inventory = inventory
-        self.index = index
-        self._groups = groups
-
-    def analyses(self) -> list[Analysis]:
-        if self._analyses is None:
-            self._analyses = []
-            for group in self._groups if self.inventory.workloads else ():
-                verdicts = group.scope.evaluate(self.inventory, self.index)
-                self._analyses.append(Analysis(group.docs, group.policy, group.target, verdicts, summarize(verdicts)))
-        return self._analyses
 
 
 _SETTINGS: dict[int, tuple[Options, Settings]] = {}
@@ -154,16 +125,6 @@ def _settings(options: Options) -> Settings:
     return cached[1]
 
 
-def _findings(repo: Repository, options: Options) -> list[Finding]:
-    """What the enabled workload rules find in ``repo``, as ``lint_repository`` reports it (no suppression: the
-    webhook's files have no text)."""
-    return repository_findings(repo, _settings(options))
-
-
-def _incoming(findings: Iterable[Finding]) -> list[Finding]:
-    return sorted({f for f in findings if f.file == INCOMING}, key=Finding.sort_key)
-
-
 def _first_pdb(file: str, obj: Json | None) -> PDB | None:
     pdbs = collect([(file, obj)]).pdbs if obj is not None else []
     return pdbs[0] if pdbs else None
@@ -171,9 +132,8 @@ def _first_pdb(file: str, obj: Json | None) -> PDB | None:
 
 def _indexed_workload(index: ClusterIndex, policy: FileResult, obj: Json, options: Options) -> list[Finding]:
     """The incoming workload's findings, judged alone (no other workload changes them)."""
-    store = index.store
-    subjects = [store.workload(workload) for workload in collect([(INCOMING, obj)]).workloads]
-    return _incoming(_findings(_Subjects(index.groups(policy), store.inventory(subjects), store.index), options))
+    subjects = [index.store.workload(workload) for workload in collect([(INCOMING, obj)]).workloads]
+    return check_inventory(index.repository(policy, subjects), _settings(options), focus=subjects)
 
 
 def _indexed_pdb(
@@ -186,9 +146,10 @@ def _indexed_pdb(
     hidden = store.order(object_key(current or previous or {}))
     new, old = _first_pdb(INCOMING, current), _first_pdb(CACHED, previous)
     affected = {workload.key: workload for workload in store.selected(new) + store.selected(old)}
-    after = store.index.view(hidden, new)
-    found = _findings(_Subjects(index.groups(policy), store.inventory(affected.values()), after), options)
-    return _incoming(found), sorted(_unprotected(found))
+    found = check_inventory(
+        index.repository(policy, affected.values(), store.index.view(hidden, new)), _settings(options)
+    )
+    return _about(found, new), sorted(_unprotected(found))
 
 
 def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKLOADS) -> bool:
@@ -220,8 +181,18 @@ def _cluster_findings(
     sources = [(CACHED, obj) for obj in objects]
     if incoming is not None:
         sources.append((INCOMING, incoming))
-    repo = Repository(policy.runs(), sources)
-    return repo, _findings(repo, options)
+    repo = Repository.of(policy.runs(), sources)
+    return repo, check_inventory(repo, _settings(options))
+
+
+def _about(findings: list[Finding], subject: Json | PDB | None) -> list[Finding]:
+    """The ``findings`` about the request's ``subject`` (a PDB, or the workloads of an object), sorted."""
+    if subject is None:
+        return []
+    subjects: list[Workload | PDB] = (
+        [subject] if isinstance(subject, PDB) else [*collect([(INCOMING, subject)]).workloads]
+    )
+    return concerning(findings, subjects)
 
 
 def _without(objects: list[Json], key: Key) -> list[Json]:
@@ -254,7 +225,7 @@ def workload_decision(
                 mine = _indexed_workload(index, policy, obj, options)
         else:
             _, findings = _cluster_findings(policy, _without(cluster.objects(), object_key(obj)), obj, options)
-            mine = _incoming(findings)
+            mine = _about(findings, obj)
     found = sorted(own + mine, key=Finding.sort_key) if own else mine
     return verdict(uid, kind, found, lambda finding: kind, options, [], deny=lambda f: f.rule in options.deny_rules)
 
@@ -276,7 +247,8 @@ def _controlled(obj: Json) -> bool:
 
 
 def _unprotected(findings: list[Finding]) -> set[str]:
-    return {f.object for f in findings if f.rule == "DS401" and f.file == CACHED}
+    """The workloads DS401 reports (a PDB request brings no workload: each is a cached one)."""
+    return {f.object for f in findings if f.rule == "DS401"}
 
 
 def _lost(repo: Repository, after: list[Finding], previous: Json | None) -> list[str]:
@@ -319,7 +291,7 @@ def pdb_decision(
     else:
         others = _without(cluster.objects(), object_key(current or previous or {}))
         repo, after = _cluster_findings(policy, others, current, options)
-        mine, lost = _incoming(after), _lost(repo, after, previous)
+        mine, lost = _about(after, _first_pdb(INCOMING, current)), _lost(repo, after, previous)
     warnings = [
         f"DS401 {name}: no PodDisruptionBudget covers it any more after this "
         f"{'deletion' if operation == 'DELETE' else 'change'}"

@@ -125,6 +125,11 @@ class PDB(NamedTuple):
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @property
+    def label(self) -> str:
+        """``PodDisruptionBudget namespace/name``: how findings name the budget."""
+        return f"PodDisruptionBudget {self.namespace}/{self.name}"
+
 
 class HPA(NamedTuple):
     """A HorizontalPodAutoscaler's target (same namespace) and ``minReplicas`` (default 1)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
-    from desched.linter.rules._repository import Repository
+    from desched.linter.inventory import Repository
 from desched.linter.rules._workload_examples import POLICY, deployment, pdb
 
 ID = "DS401"

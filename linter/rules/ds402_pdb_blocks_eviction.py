@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
-    from desched.linter.rules._repository import Repository
+    from desched.linter.inventory import Repository
 from desched.linter.rules._workload_examples import POLICY, deployment, pdb
 
 ID = "DS402"
@@ -44,5 +44,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
                 budget.column,
                 f"allows no disruption of {workload.label} "
                 f"({workload.replicas} replicas), which {target.who()} wants to evict: every eviction is refused",
-                f"PodDisruptionBudget {budget.namespace}/{budget.name}",
+                budget.label,
             )

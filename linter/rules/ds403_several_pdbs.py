@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
-    from desched.linter.rules._repository import Repository
+    from desched.linter.inventory import Repository
 from desched.linter.rules._workload_examples import POLICY, deployment, pdb
 
 ID = "DS403"
@@ -43,5 +43,5 @@ def check(repo: Repository) -> Iterator[RepoHit]:
                 budget.column,
                 f"{workload.label} is selected by several PodDisruptionBudgets "
                 f"({names}): the Eviction API refuses to evict its pods, although {target.who()} targets them",
-                f"PodDisruptionBudget {budget.namespace}/{budget.name}",
+                budget.label,
             )

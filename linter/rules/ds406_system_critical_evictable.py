@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from desched.linter.rules._base import DocumentKind, RepoHit
 
 if TYPE_CHECKING:
-    from desched.linter.rules._repository import Repository, Targeted
+    from desched.linter.inventory import Repository, Targeted
 from desched.linter.rules._workload_examples import deployment
 
 ID = "DS406"

@@ -11,7 +11,7 @@ from desched.linter.rules._openshift import example
 from desched.openshift.environment import environment_problems
 
 if TYPE_CHECKING:
-    from desched.linter.rules._repository import Repository
+    from desched.linter.inventory import Repository
 
 ID = "DS505"
 NAME = "openshift-cluster-conflict"

@@ -119,6 +119,13 @@ def test_imports_point_one_way(name: str):
         commands = sorted(target for target in _imports(name, MODULES[name]) if target.startswith(LINTER_COMMANDS))
         assert not commands, f"{name} imports the linter's command modules {commands}"
         assert "desched.cli" not in _imports(name, MODULES[name])
+        private = sorted(target for target in _imports(name, MODULES[name]) if _private_of_another_layer(target, layer))
+        assert not private, f"{name} imports private modules of another layer {private}"
+
+
+def _private_of_another_layer(module: str, layer: str) -> bool:
+    """Whether ``module`` is private (a ``_`` part) and lives in a layer other than ``layer``."""
+    return _layer(module) != layer and any(part.startswith("_") for part in module.split(".")[1:])
 
 
 def test_a_violation_is_detected(tmp_path):
@@ -132,6 +139,9 @@ def test_a_violation_is_detected(tmp_path):
     assert _imports("desched.face", face) == {"desched.linter", "desched.linter.engine"}
     assert _imports("desched.face", face, runtime_only=True) == set()
     assert _layer("desched.linter.engine") not in ALLOWED["kernel"]
+    assert _private_of_another_layer("desched.linter.rules._base", "webhook")
+    assert not _private_of_another_layer("desched.linter.inventory", "webhook")
+    assert not _private_of_another_layer("desched.executor._x", "executor")
 
 
 def test_lint_imports_no_heavy_library():
