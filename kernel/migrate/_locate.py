@@ -24,6 +24,7 @@ from desched.documents import (
     HELM_POLICY_KEY,
     HELM_VERSION_KEY,
     Location,
+    Shape,
     is_misdeclared_v1alpha1,
     locate_policies,
     object_identity,
@@ -57,7 +58,7 @@ _KIND = "DeschedulerPolicy"
 _BLOCK_HEADER = re.compile(r"([|>])([1-9]?)([+-]?)([1-9]?)")
 
 #: The shapes whose candidate is YAML text in ``data[key]``, migrated as a stream of its own.
-TEXT_SHAPES = ("configmap", "values-text")
+TEXT_SHAPES = (Shape.CONFIGMAP, Shape.VALUES_TEXT)
 
 
 class MigrationProblem(NamedTuple):
@@ -83,7 +84,7 @@ class Unsafe(Exception):
 class Candidate(NamedTuple):
     """Something the rewrite changes: a policy, Helm values with one, or a key whose text may hold one."""
 
-    shape: str  # policy, helm, configmap or values-text (the two last: YAML text in data[key], migrated on its own)
+    shape: Shape  # POLICY, HELM, CONFIGMAP or VALUES_TEXT (the two last: YAML text in data[key], migrated alone)
     path: Path  # in the stream: document index, then keys and indexes
     data: Any
     key: str | None = None  # the key holding the text
@@ -140,13 +141,13 @@ def find_candidates(
         node = location.node
         if location.unreached is not None:
             continue  # values the chart never receives: lint says so (DS009); there is nothing to run to migrate
-        if location.shape == "helm" and _migrates(helm_source(node)):
+        if location.shape == Shape.HELM and _migrates(helm_source(node)):
             found.append(_helm_candidate(location, hint, wrapper))
         elif location.shape in TEXT_SHAPES:
             found.extend(_text_candidates(location, deployments))
-        elif location.shape == "policy" and _migrates(node):
+        elif location.shape == Shape.POLICY and _migrates(node):
             reader = release if raw_only else deployments.reader_of_file(name)
-            found.append(Candidate("policy", location.path, node, release=reader))
+            found.append(Candidate(Shape.POLICY, location.path, node, release=reader))
     return found
 
 
@@ -154,19 +155,23 @@ def _helm_candidate(location: Location, hint: str | None, wrapper: str) -> Candi
     """Helm values, with the chart version and the wrapper that pins it: their own wrapper's, else those around the
     text that holds them (``hint`` and ``wrapper``)."""
     hint, wrapper = location.hint or hint, location.wrapper or wrapper
-    return Candidate("helm", location.path, location.node, hint=hint, wrapper=wrapper)
+    return Candidate(Shape.HELM, location.path, location.node, hint=hint, wrapper=wrapper)
 
 
 def _text_candidates(location: Location, deployments: Deployments) -> Iterator[Candidate]:
     """One candidate per key of a ConfigMap meant to hold a policy, or of a mapping holding the chart's values."""
     node = location.node
     for key in location.keys:
-        if location.shape == "configmap":
+        if location.shape == Shape.CONFIGMAP:
             yield Candidate(
-                "configmap", (*location.path, "data", key), node["data"], key, release=_reader(node, key, deployments)
+                Shape.CONFIGMAP,
+                (*location.path, "data", key),
+                node["data"],
+                key,
+                release=_reader(node, key, deployments),
             )
         else:
-            yield Candidate("values-text", (*location.path, key), node, key, location.hint, location.wrapper)
+            yield Candidate(Shape.VALUES_TEXT, (*location.path, key), node, key, location.hint, location.wrapper)
 
 
 def _reader(configmap: Any, key: str, deployments: Deployments) -> Release | None:
@@ -284,7 +289,7 @@ def embedded_problem(text: str, candidate: Candidate, problem: MigrationProblem)
     data: YMap = candidate.data
     line, column = data.value_pos[candidate.key]
     style = data.styles.get(candidate.key, "")
-    what = "ConfigMap key" if candidate.shape == "configmap" else "key"
+    what = "ConfigMap key" if candidate.shape == Shape.CONFIGMAP else "key"
     message = f"{what} {candidate.key}: {problem.message}"
     if style == "|":
         indent = block_indent(Lines(text).lines, line - 1, column - 1)

@@ -23,7 +23,7 @@ import yaml
 
 from desched import versions
 from desched.chartversions import HARD_CODED_API_VERSION, chart_at
-from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, is_misdeclared_v1alpha1
+from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, Shape, is_misdeclared_v1alpha1
 from desched.migrate._emit import (
     Comments,
     Copy,
@@ -131,7 +131,7 @@ def _lookup(data: Any, path: Path) -> tuple[bool, Any]:
 def _stream_path(candidate: Candidate, path: Path) -> Path:
     """Where the source ``path`` of the policy of ``candidate`` is in the stream: in Helm values, ``apiVersion`` is
     the chart's version key and ``kind`` the policy key."""
-    if candidate.shape != "helm":
+    if candidate.shape != Shape.HELM:
         return (*candidate.path, *path)
     if path[:1] == ("apiVersion",):
         return (*candidate.path, HELM_VERSION_KEY)
@@ -157,7 +157,7 @@ class StreamPlan:
         document = self.source.document(candidate.path)
         if candidate.shape in TEXT_SHAPES:
             self._text(candidate, document)
-        elif candidate.shape == "helm":
+        elif candidate.shape == Shape.HELM:
             self._helm(candidate, self.source.node(candidate.path), document)
         else:
             self._policy(candidate, self.source.node(candidate.path), document)
@@ -258,7 +258,7 @@ class StreamPlan:
         if self.options.target is not None:
             return configured(self.options.target, "--target-version")
         found = candidate.release
-        if found is None and candidate.shape == "helm":
+        if found is None and candidate.shape == Shape.HELM:
             image = candidate.data.get("image")
             tag = image.get("tag") if isinstance(image, dict) else None
             found = chart_release(tag, candidate.hint, candidate.wrapper, self.options.chart_version)

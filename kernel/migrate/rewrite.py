@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from desched.documents import Shape
 from desched.migrate._emit import apply
 from desched.migrate._locate import (
     TEXT_SHAPES,
@@ -144,7 +145,7 @@ def _migrate_texts(text: str, candidates: list[Candidate], options: MigrationOpt
         if candidate.shape in TEXT_SHAPES:
             try:
                 texts[candidate.path] = _migrate_stream(
-                    candidate.text, options, candidate.shape == "configmap", candidate
+                    candidate.text, options, candidate.shape == Shape.CONFIGMAP, candidate
                 )
             except Refused as exc:
                 problems.extend(embedded_problem(text, candidate, problem) for problem in exc.problems)
