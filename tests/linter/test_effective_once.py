@@ -1,5 +1,6 @@
-"""The effective policy (converted, rendered or as written) is computed once per policy and handed on: the rules on
-derived policies, the repository pass, ``desched scope`` and the executor all read the engine's."""
+"""The effective policy (converted, rendered by the OpenShift operator or by the chart, or as written) is computed once
+per policy and handed on: the rules on derived policies, the repository pass, ``desched scope`` and the executor all
+read the engine's. Chart values are rendered once too."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from desched import chartrender
 from desched.policy import effective
 from desched.policy.effective import Effective
 
@@ -39,6 +41,19 @@ spec:
   deschedulingIntervalSeconds: 3600
   profiles: [LongLifecycle]
 """
+# chart 0.29.0 renders v1alpha1 by default: the chart renders the values, and the rendering is converted
+HELMRELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: descheduler, namespace: kube-system}
+spec:
+  chart:
+    spec: {chart: descheduler, version: 0.29.0}
+  values:
+    deschedulerPolicy:
+      strategies:
+        RemoveDuplicates: {enabled: true}
+"""
 WORKLOADS = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -68,28 +83,46 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 
 @pytest.fixture
+def renders(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How often the chart rendered a document's values (:func:`desched.chartrender.rendered` made a ``ChartDoc``),
+    by the document's file."""
+    calls: Counter[str] = Counter()
+    real = chartrender.rendered
+
+    def counting(doc, *args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(doc, *args, **kwargs)
+        if isinstance(out, chartrender.ChartDoc) and out is not doc:
+            calls[doc.file] += 1
+        return out
+
+    monkeypatch.setattr(chartrender, "rendered", counting)
+    return calls
+
+
+@pytest.fixture
 def repository(tmp_path: Path) -> Path:
     for name, text in {
         "v1alpha1.yaml": V1ALPHA1,
         "v1alpha2.yaml": V1ALPHA2,
         "kubedescheduler.yaml": KUBEDESCHEDULER,
+        "helmrelease.yaml": HELMRELEASE,
         "workloads.yaml": WORKLOADS,
     }.items():
         (tmp_path / name).write_text(text)
     return tmp_path
 
 
-def test_a_lint_computes_each_policy_once(counted: Counter[str], repository: Path) -> None:
+ONCE_EACH = {"v1alpha1.yaml": 1, "v1alpha2.yaml": 1, "kubedescheduler.yaml": 1, "helmrelease.yaml": 1}
+
+
+def test_a_lint_computes_each_policy_once(counted: Counter[str], renders: Counter[str], repository: Path) -> None:
     from desched.linter.lint import lint_paths
 
     run = lint_paths([str(repository)])
     rules = {finding.rule for finding in run.findings}
     assert "DS401" in rules  # the repository pass ran over every policy
-    assert {Path(file).name: n for file, n in counted.items()} == {
-        "v1alpha1.yaml": 1,
-        "v1alpha2.yaml": 1,
-        "kubedescheduler.yaml": 1,
-    }
+    assert {Path(file).name: n for file, n in counted.items()} == ONCE_EACH
+    assert {Path(file).name: n for file, n in renders.items()} == {"helmrelease.yaml": 1}
 
 
 def test_the_count_catches_a_second_computation(counted: Counter[str], repository: Path) -> None:
@@ -101,12 +134,17 @@ def test_the_count_catches_a_second_computation(counted: Counter[str], repositor
     assert counted[str(repository / "v1alpha1.yaml")] == 2
 
 
-def test_the_executor_runs_the_policy_the_lint_gate_computed(counted: Counter[str], repository: Path) -> None:
+@pytest.mark.parametrize("name", ["v1alpha1.yaml", "helmrelease.yaml"])
+def test_the_executor_runs_the_policy_the_lint_gate_computed(
+    counted: Counter[str], renders: Counter[str], repository: Path, name: str
+) -> None:
     from desched.executor.command import load_policy
 
-    policy = load_policy(str(repository / "v1alpha1.yaml"), "v0.30")
-    assert [ref.name for ref, _ in policy.profiles[0].evicting()] == ["RemoveDuplicates"]
+    policy = load_policy(str(repository / name), "v0.29")
+    evicting = {ref.name for profile in policy.profiles for ref, _ in profile.evicting()}
+    assert "RemoveDuplicates" in evicting  # with the chart's default strategies for the chart values
     assert sum(counted.values()) == 1
+    assert sum(renders.values()) == (name == "helmrelease.yaml")
 
 
 def test_desched_scope_reuses_the_lint_pipelines_effective_policy(
@@ -115,11 +153,7 @@ def test_desched_scope_reuses_the_lint_pipelines_effective_policy(
     from desched.cli import main
 
     assert main(["scope", str(repository), "--format", "json"]) == 0
-    assert {Path(file).name: n for file, n in counted.items()} == {
-        "v1alpha1.yaml": 1,
-        "v1alpha2.yaml": 1,
-        "kubedescheduler.yaml": 1,
-    }
+    assert {Path(file).name: n for file, n in counted.items()} == ONCE_EACH
     assert '"converted": true' in capsys.readouterr().out
 
 
@@ -128,10 +162,11 @@ def test_derivations_say_how_the_policy_was_obtained(repository: Path) -> None:
 
     found = {
         name: lint_file(str(repository / name), Settings()).effective[0].derivation
-        for name in ("v1alpha1.yaml", "v1alpha2.yaml", "kubedescheduler.yaml")
+        for name in ("v1alpha1.yaml", "v1alpha2.yaml", "kubedescheduler.yaml", "helmrelease.yaml")
     }
     assert found == {
         "v1alpha1.yaml": "converted",
         "v1alpha2.yaml": "written",
         "kubedescheduler.yaml": "rendered",
+        "helmrelease.yaml": "converted",  # the chart's rendering, a v1alpha1 policy
     }
