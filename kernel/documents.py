@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.tree import Path, TextEnum
+from desched.tree import Path, TextEnum, mapping_or_empty
 from desched.wrappers import (
     FluxSource,
     Install,
@@ -451,7 +451,7 @@ def _defaults_only(doc: YMap, path: Path, install: Install) -> Location:
 def object_identity(doc: Mapping[str, Any]) -> tuple[str | None, str] | None:
     """A Kubernetes object's (namespace, name); ``None`` without a name."""
     metadata = doc.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
+    metadata = mapping_or_empty(metadata)
     name, namespace = metadata.get("name"), metadata.get("namespace")
     if not isinstance(name, str):
         return None

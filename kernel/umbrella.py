@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 from desched.wrappers import is_descheduler_chart
 from desched.yamlsrc import YamlError, load_all
 
@@ -58,7 +58,7 @@ def _dependency(directory: str, shown: str) -> Dependency | None:
     if not isinstance(entries, list):
         entries = mapping_or_empty(_read(os.path.join(directory, "requirements.yaml"))).get("dependencies")
         declared = os.path.join(shown, "requirements.yaml")
-    for entry in map(mapping_or_empty, entries if isinstance(entries, list) else []):
+    for entry in map(mapping_or_empty, list_or_empty(entries)):
         if not is_descheduler_chart(entry.get("name"), entry.get("repository")):
             continue
         key = _text(entry.get("alias")) or _text(entry.get("name")) or "descheduler"

@@ -288,9 +288,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
         base = ("spec", "template", "spec")
     sources: list[tuple[Path, Any]] = [((*base, "source"), spec.get("source"))]
     listed = spec.get("sources")
-    sources += [
-        ((*base, "sources", index), item) for index, item in enumerate(listed if isinstance(listed, list) else [])
-    ]
+    sources += [((*base, "sources", index), item) for index, item in enumerate(list_or_empty(listed))]
     label = object_label(doc, kind)
     for path, source in sources:
         source = mapping_or_empty(source)

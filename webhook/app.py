@@ -208,7 +208,7 @@ class Reviewer:
             self.metrics.cached.inc()
         obj = request.get("object") or request.get("oldObject")
         metadata = obj.get("metadata") if isinstance(obj, dict) else None
-        metadata = metadata if isinstance(metadata, dict) else {}
+        metadata = mapping_or_empty(metadata)
         LOG.info(
             "admission",
             extra={

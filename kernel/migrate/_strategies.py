@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from desched.plugins import REGISTRY
-from desched.tree import Path
+from desched.tree import Path, mapping_or_empty
 from desched.validation.core import go_key, path_key
 
 __all__ = ["BUILDERS", "EXTENSION_POINT", "USES", "Args", "copy_value", "is_zero"]
@@ -100,7 +100,7 @@ def _copy_present(args: Args, block: dict[str, Any], bp: Path, *keys: str) -> No
 
 def _sub(params: dict[str, Any], pp: Path, key: str) -> tuple[dict[str, Any], Path]:
     block = params.get(key)
-    return (block if isinstance(block, dict) else {}), (*pp, key)
+    return mapping_or_empty(block), (*pp, key)
 
 
 def _node_taints(params: dict[str, Any], pp: Path) -> Args:

@@ -71,7 +71,7 @@ from desched.migrate._decode import POLICY, Decoder, dotted
 from desched.migrate._merge import ConvertedProfile, merge
 from desched.migrate._strategies import BUILDERS, EXTENSION_POINT, USES, Args, copy_value, is_zero
 from desched.plugins import REGISTRY, validate_args
-from desched.tree import Path
+from desched.tree import Path, mapping_or_empty
 from desched.validation import aggregate
 from desched.validation.core import go_key, path_key
 from desched.validation.vocab import LEGACY_FLAG_PROTECTIONS, SYSTEM_CRITICAL_PRIORITY
@@ -195,7 +195,7 @@ class _Run:
             return Conversion(dict(source), [], {})
         self.check_envelope(source)
         decoded = self.decoder.decode(source, POLICY, ())
-        doc: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+        doc: dict[str, Any] = mapping_or_empty(decoded)
         profiles = self.profiles(doc)
         policy, origins = self.settings(source, doc)
         if self.late:
@@ -234,7 +234,7 @@ class _Run:
         flags = [flag for flag in _FLAGS if doc.get(flag) is True]
         profiles: list[ConvertedProfile] = []
         strategies = doc.get("strategies")
-        for key, strategy in (strategies if isinstance(strategies, dict) else {}).items():
+        for key, strategy in mapping_or_empty(strategies).items():
             profile = self.strategy(go_key(key), ("strategies", path_key(key)), strategy, flags)
             if profile is not None:
                 profiles.append(profile)

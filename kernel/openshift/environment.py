@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched.openshift import model
-from desched.tree import Path
+from desched.tree import Path, list_or_empty
 
 KUBEVIRT_LABEL = ("kubevirt.io/schedulable", "true")
 MONITORING_LABEL = ("openshift.io/cluster-monitoring", "true")
@@ -81,7 +81,7 @@ def environment_problems(kd: Mapping[str, Any], objects: Iterable[Mapping[str, A
 
 def _check(spec: Mapping[str, Any], cluster: _Cluster) -> Iterator[ClusterProblem]:
     raw = spec.get("profiles")
-    listed = [(index, name) for index, name in enumerate(raw) if isinstance(name, str)] if isinstance(raw, list) else []
+    listed = [(index, name) for index, name in enumerate(list_or_empty(raw)) if isinstance(name, str)]
     custom = spec.get("profileCustomizations")
     custom = custom if isinstance(custom, Mapping) else {}
     yield from _scheduler(listed, cluster)

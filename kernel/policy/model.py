@@ -20,7 +20,7 @@ from desched.plugins import REGISTRY, Plugin
 from desched.plugins.base import Namespaces, PodScope
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.policy.spec import EXTENSION_POINTS
-from desched.tree import Path, mapping_or_empty
+from desched.tree import Path, list_or_empty, mapping_or_empty
 
 __all__ = [
     "ACTIVE_POINTS",
@@ -172,7 +172,7 @@ def _plugin_set(point: str, value: Any, path: Path, registry: Mapping[str, Plugi
     enabled = mapping_or_empty(value).get("enabled")
     refs = tuple(
         PluginRef(name, point, (*path, "enabled", index), registry.get(name))
-        for index, name in enumerate(enabled if isinstance(enabled, list) else [])
+        for index, name in enumerate(list_or_empty(enabled))
         if isinstance(name, str)
     )
     return PluginSet(point, refs, path)
@@ -189,7 +189,7 @@ def _profile(value: Mapping[str, Any], path: Path, registry: Mapping[str, Plugin
     entries = value.get("pluginConfig")
     configs = tuple(
         _config(entry, (*path, "pluginConfig", index), registry)
-        for index, entry in enumerate(entries if isinstance(entries, list) else [])
+        for index, entry in enumerate(list_or_empty(entries))
         if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
     )
     plugins = mapping_or_empty(value.get("plugins"))
@@ -209,7 +209,7 @@ def decode(tree: Mapping[str, Any], path: Path = (), registry: Mapping[str, Plug
     return Policy(
         tuple(
             _profile(profile, (*path, "profiles", index), registry)
-            for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
+            for index, profile in enumerate(list_or_empty(profiles))
             if isinstance(profile, Mapping)
         ),
         selector if isinstance(selector, str) else None,

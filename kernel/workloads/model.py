@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from desched.tree import Path, at_path, mapping_or_empty
+from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
 from desched.workloads.selectors import label_map
 from desched.yamlsrc import YMap, YSeq, locate
 
@@ -234,7 +234,7 @@ def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: s
     claims: dict[str, str | None] = {}
     if kind == "StatefulSet":
         raw_claims = at_path(doc, ("spec", "volumeClaimTemplates"))
-        for claim in raw_claims if isinstance(raw_claims, list) else []:
+        for claim in list_or_empty(raw_claims):
             claim_name = at_path(claim, ("metadata", "name"))
             if isinstance(claim_name, str):
                 storage_class = at_path(claim, ("spec", "storageClassName"))
@@ -266,7 +266,7 @@ def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: s
 
 def _pod_owner(references: Any) -> tuple[str | None, str | None]:
     """A pod's owner kind and UID: its controller reference, else its first reference; ``(None, None)`` if bare."""
-    listed = [ref for ref in references if isinstance(ref, dict)] if isinstance(references, list) else []
+    listed = [ref for ref in list_or_empty(references) if isinstance(ref, dict)]
     if not listed:
         return None, None
     chosen = next((ref for ref in listed if ref.get("controller") is True), listed[0])

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from desched.plugins.base import PodScope
 from desched.policy.model import Policy
-from desched.tree import mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty
 from desched.versions import NEWEST
 from desched.workloads.eviction import (
     EVICT_ANNOTATION,
@@ -95,7 +95,7 @@ def _priority_of(name: str, inventory: Inventory) -> int | None:
 
 def _volumes(workload: Workload) -> list[dict[str, Any]]:
     volumes = workload.pod_spec.get("volumes")
-    return [volume for volume in volumes if isinstance(volume, dict)] if isinstance(volumes, list) else []
+    return [volume for volume in list_or_empty(volumes) if isinstance(volume, dict)]
 
 
 def _volume_name(volume: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from desched.openshift.validate import Problem, problems
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, UPSTREAM, Plugin
 from desched.policy.structure import StructureProblem, check_structure
 from desched.releases import Release
-from desched.tree import Path
+from desched.tree import Path, list_or_empty
 from desched.wrappers import object_label
 
 if TYPE_CHECKING:
@@ -168,11 +168,7 @@ class Context:
     @cached_property
     def _profiles(self) -> list[tuple[int, dict[str, Any]]]:
         profiles = self.policy.get("profiles")
-        return [
-            (index, profile)
-            for index, profile in enumerate(profiles if isinstance(profiles, list) else [])
-            if isinstance(profile, dict)
-        ]
+        return [(index, profile) for index, profile in enumerate(list_or_empty(profiles)) if isinstance(profile, dict)]
 
     def profiles(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(index, profile)`` of each profile that is a mapping."""

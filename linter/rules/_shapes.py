@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from desched.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, Path
 from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.tree import list_or_empty
 
 if TYPE_CHECKING:
     from desched.chartversions import ChartRelease
@@ -77,7 +78,7 @@ def _enabled(shape: object) -> list[str]:
     names: dict[str, None] = {}
     if isinstance(shape, dict):
         names.update((name, None) for name, item in shape.items() if isinstance(item, dict) and item.get("enabled"))
-    for profile in shape if isinstance(shape, list) else []:
+    for profile in list_or_empty(shape):
         for point in profile.get("plugins", {}).values() if isinstance(profile, dict) else []:
             enabled = point.get("enabled", []) if isinstance(point, dict) else []
             names.update((name, None) for name in enabled if name != "DefaultEvictor")

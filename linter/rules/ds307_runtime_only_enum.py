@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.policy.structure import closest
+from desched.tree import list_or_empty
 from desched.validation import vocab
 
 ID = "DS307"
@@ -51,7 +52,7 @@ def check(ctx: Context) -> Iterator[Hit]:
     if not ctx.is_v1alpha2:
         return
     providers = ctx.policy.get("metricsProviders")
-    for index, provider in enumerate(providers if isinstance(providers, list) else []):
+    for index, provider in enumerate(list_or_empty(providers)):
         if isinstance(provider, dict):
             message = _bad(provider.get("source"), METRICS_SOURCES, "metrics provider source")
             if message:

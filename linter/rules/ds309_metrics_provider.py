@@ -8,6 +8,7 @@ from typing import Any
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._thresholds import reads_metrics_server, utilization_args
 from desched.linter.rules._validation import arg_errors
+from desched.tree import list_or_empty
 
 ID = "DS309"
 NAME = "metrics-provider"
@@ -49,7 +50,7 @@ def _providers(policy: dict[str, Any]) -> tuple[bool, bool]:
     kubernetes = isinstance(collector, dict) and collector.get("enabled") is True
     prometheus = False
     providers = policy.get("metricsProviders")
-    for provider in providers if isinstance(providers, list) else []:
+    for provider in list_or_empty(providers):
         if not isinstance(provider, dict):
             continue
         if provider.get("source") == "KubernetesMetrics":
