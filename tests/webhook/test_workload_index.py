@@ -379,3 +379,24 @@ def test_bounded_requests_are_those_the_index_answers_judging_few_workloads():
     assert checks.bounded(review("PodDisruptionBudget", wide), cache, most=40)
     assert not checks.bounded(review("PodDisruptionBudget", None, "DELETE", wide), cache)
     assert checks.bounded(review("PodDisruptionBudget", wide, "DELETE", budget("one", "w1")), cache)
+
+
+@pytest.mark.parametrize("reference", [False, True], ids=["indexed", "reference"])
+def test_a_pdb_decision_runs_the_repository_rules_once(monkeypatch: pytest.MonkeyPatch, reference: bool) -> None:
+    """What a PDB change leaves unprotected follows from the findings after it: one pass of the rules, not two."""
+    cache = new_cache(EVICTING)
+    feed(cache, [(False, deployment("web")), (False, budget("web", "web"))])
+    passes: list[int] = []
+    real = checks.check_inventory
+
+    def counting(repo, settings, focus=None):  # type: ignore[no-untyped-def]
+        passes.append(len(repo.inventory.workloads))
+        return real(repo, settings, focus)
+
+    monkeypatch.setattr(checks, "check_inventory", counting)
+    old = budget("web", "web")
+    decision = checks.pdb_decision(
+        "u", "PodDisruptionBudget", "DELETE", None, old, Options(), cache, reference=reference
+    )
+    assert passes == [1]
+    assert any("DS401 Deployment a/web: no PodDisruptionBudget covers it" in line for line in decision.warnings)
