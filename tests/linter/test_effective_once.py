@@ -12,6 +12,7 @@ import pytest
 from desched import chartrender
 from desched.policy import effective
 from desched.policy.effective import Effective
+from tests.linter.test_chart_rendering import flux
 
 V1ALPHA1 = """\
 apiVersion: descheduler/v1alpha1
@@ -42,18 +43,7 @@ spec:
   profiles: [LongLifecycle]
 """
 # chart 0.29.0 renders v1alpha1 by default: the chart renders the values, and the rendering is converted
-HELMRELEASE = """\
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: descheduler, namespace: kube-system}
-spec:
-  chart:
-    spec: {chart: descheduler, version: 0.29.0}
-  values:
-    deschedulerPolicy:
-      strategies:
-        RemoveDuplicates: {enabled: true}
-"""
+HELMRELEASE = flux("0.29.0", "strategies")
 WORKLOADS = """\
 apiVersion: apps/v1
 kind: Deployment
