@@ -99,7 +99,7 @@ class ClusterIndex:
         """The repository of ``policy`` and ``workloads`` (cached or not), with the cached PDBs (``pdbs``: a view of
         them) and the groups compiled for ``policy``."""
         inventory = self.store.inventory(workloads)
-        return Repository(policy.runs(), inventory, pdbs or self.store.index, self.groups(policy))
+        return Repository(policy.runs(), inventory, pdbs if pdbs is not None else self.store.index, self.groups(policy))
 
 
 @runtime_checkable
