@@ -238,8 +238,8 @@ def _filled(head: str, line: str, size: int) -> str:
 def hostile(name: str, size: int) -> str:
     """The text of hostile file ``name`` (one of :data:`HOSTILE`); ``size`` bounds the files made of lines (the
     others fill desched's node limits)."""
-    from desched.policylimits import MAX_POLICY_NODES
-    from desched.yamlnodes import MAX_EXPANDED_NODES
+    from desched.gitops.policylimits import MAX_POLICY_NODES
+    from desched.reading.yamlnodes import MAX_EXPANDED_NODES
 
     if name == "empty-profiles":
         return _filled(_HEAD + "profiles:\n", "- name: p{i}\n", size)

@@ -48,7 +48,7 @@ sys.path.insert(0, HERE)
 from corpus import HOSTILE, POLICY, hostile, write_gitops_tree, write_tree  # noqa: E402
 from peers import ENV, checkov_venv, desched_venv, peers_venv, versions  # noqa: E402
 
-from desched.sources import MAX_FILE_BYTES  # noqa: E402
+from desched.reading.sources import MAX_FILE_BYTES  # noqa: E402
 
 # checkov offline and anonymous: no platform API key (BC_*, PRISMA_*) or checkov settings (CKV_*) from the caller's
 # environment; no update check against PyPI.

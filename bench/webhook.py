@@ -55,7 +55,7 @@ NOOP = """
 import json, sys
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from desched.prometheus import Counter
+from desched.runtime.prometheus import Counter
 from desched.webhook.server import Certificate, run
 app, ops = FastAPI(), FastAPI()
 @app.post("/validate")

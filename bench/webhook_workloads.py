@@ -251,8 +251,8 @@ def decision_costs(api: Api, texts: dict[str, list[str]], reference: int) -> dic
     """The decision alone, in this process, on a cluster cache filled from the API server's listings: ms per
     decision of each form's bodies, indexed (each body 5 times) and over every cached object (``reference`` bodies
     once, the decision before the index)."""
-    from desched.kube import KubeClient
     from desched.linter.engine import Settings
+    from desched.runtime.kube import KubeClient
     from desched.webhook import workloads
     from desched.webhook.decision import Options
     from desched.webhook.review import decide, parse_review

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from desched.collector import paused
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
 from desched.executor.nodeutil import node_requested
 from desched.executor.podutil import PriorityKey, is_terminal, pod_requests, priority_key
+from desched.runtime.collector import paused
 from desched.tree import Json as Json
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
@@ -34,7 +34,8 @@ T = TypeVar("T")
 @contextlib.contextmanager
 def bulk_load() -> Iterator[None]:
     """Around reading and indexing a cluster: the cyclic garbage collector is paused while the objects are made
-    (:func:`desched.collector.paused`), and what was made is then left out of later collections (``gc.freeze``)."""
+    (:func:`desched.runtime.collector.paused`), and what was made is then left out of later collections
+    (``gc.freeze``)."""
     with paused():
         try:
             yield

@@ -29,49 +29,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from desched import jsontext
 from desched.errors import UsageError
 from desched.executor.cluster import Json
+from desched.executor.load import load_policy
+from desched.executor.report import render_text, report
 from desched.policy.model import EVICTING_POINTS, Policy
+from desched.runtime import jsontext
 
 EXIT_OK, EXIT_ERROR = 0, 2
-
-
-def load_policy(path: str, target_text: str | None) -> Policy:
-    """The typed v1alpha2 policy ``path`` stands for (its effective form, which the lint gate computed), after the
-    lint gate (see the module docstring)."""
-    from desched import versions
-    from desched.linter.engine import Settings, lint_file
-    from desched.linter.formatters import findings_report, get
-    from desched.plugins import OPENSHIFT
-
-    try:
-        target = versions.parse(target_text) if target_text else None
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    # OpenShift's build registers every upstream plugin and more: prepare_policy names the ones desched cannot run
-    settings = Settings(target=target, distribution=OPENSHIFT)
-    try:
-        result = lint_file(path, settings)
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    errors = [finding for finding in result.findings if finding.severity == "error" and not finding.suppressed]
-    if errors:
-        sys.stderr.write(get("text")(findings_report(errors, 1, {result.file: result.text}, "never")))
-        raise UsageError(f"{path}: the policy has lint errors ({len(errors)}); fix them before running it")
-    for finding in result.findings:  # what upstream runs all the same, but the reader should know
-        if finding.severity == "warning" and not finding.suppressed:
-            where = f"{finding.file}:{finding.line}:{finding.column}"
-            sys.stderr.write(f"desched: warning: {where}: {finding.message} ({finding.rule})\n")
-    if not result.policies:
-        raise UsageError(f"no descheduler policy in {path}")
-    if len(result.policies) > 1:
-        raise UsageError(f"{path} holds {len(result.policies)} policies; give a file with exactly one")
-    return result.effective[0].policy
 
 
 def read_snapshot(path: str) -> list[Json]:
@@ -117,75 +85,6 @@ def parse_now(text: str | None) -> datetime:
     except ValueError:
         raise UsageError(f"--now {text!r} is not an RFC 3339 time (2026-11-22T10:00:00Z)") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
-def report(result: Any, evictions: list[Any], explain: bool) -> Json:
-    """The JSON output contract (module docstring)."""
-    from desched.executor.evictions import summary
-
-    document: Json = {
-        "evictions": [eviction._asdict() for eviction in evictions],
-        "summary": {**summary(evictions), "skippedCycle": result.skipped},
-        "pluginErrors": [error._asdict() for error in result.errors],
-    }
-    if explain:
-        document["pods"] = [
-            {"namespace": v.namespace, "pod": v.pod, "node": v.node, "evictable": v.evictable, "reason": v.reason}
-            for v in result.verdicts
-        ]
-    return document
-
-
-def render_text(document: Json, errors: Sequence[object], failures: list[Any]) -> str:
-    """A readable table of the evictions, the failures and the summary."""
-    rows = [("NAMESPACE", "POD", "NODE", "PROFILE", "PLUGIN")] + [
-        (e["namespace"], e["pod"], e["node"], e["profile"], e["plugin"]) for e in document["evictions"]
-    ]
-    widths = [max(len(row[column]) for row in rows) for column in range(5)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-    summary = document["summary"]
-    if summary["skippedCycle"]:
-        lines = ["cycle skipped: fewer than 2 ready nodes match the policy's nodeSelector"]
-    for failure in failures:
-        lines.append(
-            f"failed: {failure.namespace}/{failure.pod} ({failure.profile}/{failure.plugin}): {failure.message}"
-        )
-    for error in errors:
-        lines.append(f"plugin error: {error}")
-    by_plugin = ", ".join(f"{name} {count}" for name, count in summary["byPlugin"].items())
-    lines.append(
-        f"{summary['evicted']} pod{'s' if summary['evicted'] != 1 else ''} evicted"
-        + (f" ({by_plugin})" if by_plugin else "")
-    )
-    for pod in document.get("pods", []):
-        verdict = "evictable" if pod["evictable"] else f"protected: {pod['reason']}"
-        lines.append(f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {verdict}")
-    if "forecast" in document:
-        lines.extend(_forecast_lines(document["forecast"], summary))
-    return "\n".join(lines) + "\n"
-
-
-def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
-    """The ``--samples`` table: per plugin and in total, this run's count beside the min, median and max, then the
-    pods that only some listing orders evict."""
-    title = f"over {forecast['samples']} listing orders (seed {forecast['seed']})"
-    rows = [(title, "this run", "min", "median", "max")]
-    for name, spread in [("all plugins", forecast["evicted"]), *forecast["byPlugin"].items()]:
-        single = summary["evicted"] if name == "all plugins" else summary["byPlugin"].get(name, 0)
-        rows.append((f"  {name}", str(single), str(spread["min"]), str(spread["median"]), str(spread["max"])))
-    width = max(len(row[0]) for row in rows)
-    lines = [row[0].ljust(width) + "".join(cell.rjust(9) for cell in row[1:]) for row in rows]
-    samples = forecast["samples"]
-    sometimes = [pod for pod in forecast["pods"] if pod["evictedIn"] < samples]
-    if sometimes:
-        lines.append(f"evicted in some listing orders only ({len(sometimes)} pods):")
-        lines += [
-            f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {pod['evictedIn']} of {samples}"
-            for pod in sometimes
-        ]
-    elif forecast["pods"]:
-        lines.append(f"every pod above is evicted in all {samples} listing orders")
-    return lines
 
 
 def _progress(total_plugins: int) -> Any:

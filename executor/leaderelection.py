@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 from desched.errors import KubeError, UsageError
 from desched.executor.resilience import seconds
-from desched.kube import KubeClient
+from desched.runtime.kube import KubeClient
 from desched.tree import Json
 
 JITTER_FACTOR = 1.2  # client-go's leaderelection.JitterFactor

@@ -47,10 +47,8 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any, NamedTuple
 
-from desched import __version__, jsontext
 from desched.errors import KubeError, UsageError
 from desched.executor.cluster import Cluster, Json, bulk_load, key, node_of, server_version
-from desched.executor.command import load_policy, render_text, report
 from desched.executor.defaultevictor import UnrunnablePolicy
 from desched.executor.evictions import (
     BackendError,
@@ -65,7 +63,9 @@ from desched.executor.evictions import (
 from desched.executor.framework import CycleResult, prepare_policy, run_cycle
 from desched.executor.leaderelection import LeaderElector, identity, lease_config
 from desched.executor.leaderelection import add_arguments as add_leader_election_arguments
+from desched.executor.load import load_policy
 from desched.executor.metrics import ExecutorMetrics, add_serving_arguments, start_server
+from desched.executor.report import render_text, report
 from desched.executor.resilience import (
     DEADLINE,
     EXIT_FAILED,
@@ -77,8 +77,10 @@ from desched.executor.resilience import (
     seconds,
     sleep,
 )
-from desched.kube import KubeClient
 from desched.policy.model import Policy
+from desched.runtime import jsontext
+from desched.runtime.kube import KubeClient
+from desched.version import __version__
 
 EXIT_OK, EXIT_ERROR = 0, 2  # and EXIT_FAILED (1): desched.executor.resilience
 REQUESTED_BY = "sigs.k8s.io/descheduler"

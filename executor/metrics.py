@@ -17,7 +17,7 @@ ask for, in daemon threads: ``GET /metrics`` (the exposition), ``GET /healthz`` 
 HTTPS (TLS 1.2 and later) with ``--tls-cert-file``/``--tls-private-key-file``, else with the pair
 ``apiserver.crt``/``apiserver.key`` in ``--cert-dir`` (generated there when missing, as upstream's apiserver options
 do), else with a self-signed certificate made at start; ``--metrics-insecure`` serves plain HTTP instead. A
-self-signed certificate (:func:`desched.tls.generate`) names ``localhost`` and the bind address unless it is
+self-signed certificate (:func:`desched.runtime.tls.generate`) names ``localhost`` and the bind address unless it is
 unspecified (``0.0.0.0``, ``::``). Every flag problem and a certificate that does not load is a
 :class:`~desched.errors.UsageError`.
 """
@@ -35,8 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from desched.errors import UsageError
-from desched.prometheus import Counter, Histogram, labels
-from desched.tls import IPAddress, generate, server_context, write_atomic
+from desched.runtime.prometheus import Counter, Histogram, labels
+from desched.runtime.tls import IPAddress, generate, server_context, write_atomic
 
 # Upstream's literal bucket lists (not component-base's DefBuckets or ExponentialBuckets).
 LOOP_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500)

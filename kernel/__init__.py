@@ -16,13 +16,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from desched.errors import DeschedError
+from desched.version import __version__
 
 if TYPE_CHECKING:
     from desched.linter.engine import FileResult, Settings, lint_text
     from desched.linter.finding import Finding
     from desched.linter.lint import LintRun, lint_paths, load_config, settings_from
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DeschedError",

@@ -25,9 +25,9 @@ from functools import partial
 from importlib import import_module
 from typing import Protocol
 
-from desched import __version__
 from desched.errors import EXIT_ERROR, DeschedError
 from desched.extras import require
+from desched.version import __version__
 
 __all__ = ["BUILT_IN", "EXTENSION_GROUP", "Command", "commands", "main"]
 

@@ -60,7 +60,7 @@ class KubeError(DeschedError):
         self.status = status
         self.sent = sent
         #: A 5xx that is the server's decision, not its failure: the Eviction API's 500 for a pod under several
-        #: PodDisruptionBudgets (nothing was deleted; :func:`desched.kube` tells it apart)
+        #: PodDisruptionBudgets (nothing was deleted; :func:`desched.runtime.kube` tells it apart)
         self.definite = definite
 
 

@@ -17,7 +17,8 @@ from collections.abc import Set as AbstractSet
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.documents import (
+from desched.deployment.releases import Deployments, Release, configured, release_of
+from desched.gitops.documents import (
     HELM_POLICY_KEY,
     DerivedDoc,
     Extraction,
@@ -26,15 +27,14 @@ from desched.documents import (
     extract,
     extract_configmap_key,
 )
+from desched.gitops.policylimits import within_limits
+from desched.gitops.wrappers import FluxSource
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
 from desched.linter.rules._base import Context, DocumentKind
 from desched.linter.suppress import parse as parse_suppressions
-from desched.policylimits import within_limits
-from desched.releases import Deployments, Release, configured, release_of
-from desched.sources import SourceError, is_template, read_text
-from desched.wrappers import FluxSource
-from desched.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
+from desched.reading.sources import SourceError, is_template, read_text
+from desched.reading.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 
 if TYPE_CHECKING:
     from desched.linter.inventory import Repository
@@ -98,8 +98,8 @@ def _enabled_rules(kind: str, disabled: frozenset[str]) -> list[ModuleType]:
 
 class FileResult:
     """The findings of one file, its text, the policies found and the other documents (workloads, ...). For a
-    template (:func:`desched.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says why it
-    was not linted."""
+    template (:func:`desched.reading.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says
+    why it was not linted."""
 
     __slots__ = (
         "effective", "file", "findings", "others", "policies", "releases", "skipped", "template", "text", "wrappers",
@@ -128,7 +128,7 @@ class FileResult:
 
 def release_for(doc: PolicyDoc, settings: Settings, deployments: Deployments | None = None) -> Release:
     """The release ``doc`` is checked against, and why: configured, else what ``deployments`` (default: none) and
-    the chart say (:func:`desched.releases.release_of`)."""
+    the chart say (:func:`desched.deployment.releases.release_of`)."""
     if settings.target is not None:
         return configured(settings.target, settings.target_source)
     return release_of(doc, deployments if deployments is not None else Deployments())
@@ -148,8 +148,9 @@ def lint_configmap_key(file: str, text: str, key: str, owner: str, settings: Set
 
 
 def lint_documents(file: str, documents: list[Any], settings: Settings) -> FileResult:
-    """Lint documents already decoded (an object an admission request carries, as :func:`desched.yamlnodes.from_json`
-    builds it): they have no text, so findings are placed by their JSON pointer (``Finding.path``)."""
+    """Lint documents already decoded (an object an admission request carries, as
+    :func:`desched.reading.yamlnodes.from_json` builds it): they have no text, so findings are placed by their JSON
+    pointer (``Finding.path``)."""
     return check(_extracted(FileResult(file), lambda: extract(file, "", documents), settings), settings)
 
 
@@ -187,7 +188,7 @@ def check(
 
     result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
     if any(doc.shape == Shape.HELM for doc in result.policies):
-        from desched.chartrender import rendered  # only chart values pay for the chart model
+        from desched.deployment.chartrender import rendered  # only chart values pay for the chart model
 
         pairs = zip(result.policies, result.releases, strict=True)
         result.policies = [rendered(doc, deployments, release) for doc, release in pairs]
@@ -282,8 +283,8 @@ IGNORE_ANNOTATION = "desched.io/ignore"
 
 def _ignored_by_annotation(results: list[FileResult]) -> dict[tuple[str, str], frozenset[str]]:
     """Each object of the run that carries :data:`IGNORE_ANNOTATION`, (file, label) to the rule IDs it names."""
+    from desched.gitops.wrappers import object_label
     from desched.workloads.model import objects
-    from desched.wrappers import object_label
 
     ignored: dict[tuple[str, str], frozenset[str]] = {}
     for file, doc in objects((result.file, doc) for result in results for doc in result.others):
@@ -353,7 +354,7 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
     charted = any(doc.shape == Shape.HELM for result in results for doc in result.policies)
     if not runner and not charted:
         return []
-    from desched.deployment import repository_runs  # only runs with workloads or chart values pay for it
+    from desched.deployment.repository import repository_runs  # only runs with workloads or chart values pay for it
 
     runs = repository_runs(
         ((result.file, doc) for result in results for doc in result.others),
@@ -401,10 +402,10 @@ def deployment_findings(file: str, obj: Any, settings: Settings) -> list[Finding
 
 
 def _by_cluster(results: list[FileResult], settings: Settings) -> list[list[FileResult]]:
-    """``results`` split by the cluster each file deploys to (:mod:`desched.clusters`): every cluster's files with
-    the files outside them all; one group when the repository shows no clusters. Clusters whose workloads, PDBs and
+    """``results`` split by the cluster each file deploys to (:mod:`desched.gitops.clusters`): every cluster's files
+    with the files outside them all; one group when the repository shows no clusters. Clusters whose workloads, PDBs and
     other documents are the same files are one group: their policies meet the same objects."""
-    from desched.clusters import clusters
+    from desched.gitops.clusters import clusters
 
     found = clusters({r.file: (r.text, r.others) for r in results}, settings.clusters, settings.clusters_base)
     if not found:
@@ -452,13 +453,13 @@ def read_text_again(result: FileResult, settings: Settings, flux: Collection[Flu
 
 def _parsed(result: FileResult, settings: Settings, flux: Collection[FluxSource] | None = None) -> FileResult:
     """``result`` with what its text holds (read as a template when its file name says it is one), but the policies
-    over a limit of :mod:`desched.policylimits`."""
+    over a limit of :mod:`desched.gitops.policylimits`."""
     if is_template(result.file):
         _read_template(result, settings)
     else:
         umbrella = None
         if HELM_POLICY_KEY in result.text:  # only chart values can be an umbrella chart's
-            from desched.umbrella import dependency_beside
+            from desched.gitops.umbrella import dependency_beside
 
             umbrella = dependency_beside(result.file)
         _extracted(result, lambda: extract(result.file, result.text, flux=flux, umbrella=umbrella), settings)
@@ -466,8 +467,8 @@ def _parsed(result: FileResult, settings: Settings, flux: Collection[FluxSource]
 
 
 def _within_limits(result: FileResult, settings: Settings) -> FileResult:
-    """``result`` without its policies over a limit (:func:`desched.policylimits.within_limits`), reported as DS001
-    where they go past it: no rule reads them, the rules that need every file included."""
+    """``result`` without its policies over a limit (:func:`desched.gitops.policylimits.within_limits`), reported as
+    DS001 where they go past it: no rule reads them, the rules that need every file included."""
     result.policies, refused = within_limits(result.policies)
     for doc, breach in refused:
         line, column = doc.position(breach.path)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from desched.documents import PolicyDoc
+from desched.gitops.documents import PolicyDoc
 from desched.linter.finding import Finding
 from desched.linter.rules._base import RepoHit
 from desched.policy.effective import Effective

@@ -14,12 +14,12 @@ import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from desched.collector import paused
+from desched.deployment.releases import Deployments
 from desched.linter.config import Config, discover, load
 from desched.linter.engine import FileResult, Settings, check, lint_repository, read_file, read_text_again
 from desched.linter.finding import Finding
-from desched.releases import Deployments
-from desched.sources import iter_paths
+from desched.reading.sources import iter_paths
+from desched.runtime.collector import paused
 
 __all__ = ["LintRun", "lint_paths", "load_config", "settings_from"]
 
@@ -73,9 +73,10 @@ def lint_paths(
     stdin_name: str | None = None,
 ) -> LintRun:
     """Lint ``paths`` (files, directories walked for ``*.yaml``/``*.yml`` and the templates of
-    :data:`~desched.sources.TEMPLATE_SUFFIXES`, ``-`` for stdin reported as ``stdin_name``) with ``settings``
+    :data:`~desched.reading.sources.TEMPLATE_SUFFIXES`, ``-`` for stdin reported as ``stdin_name``) with ``settings``
     (default: every rule, target from the chart or the newest release). The cyclic garbage collector is paused
-    meanwhile (:mod:`desched.collector`): the trees of every file are kept until the repository rules have run."""
+    meanwhile (:mod:`desched.runtime.collector`): the trees of every file are kept until the repository rules have
+    run."""
     chosen = settings if settings is not None else Settings()
     paths = list(paths)
     named = set(paths)
@@ -128,7 +129,7 @@ def lint_paths(
 def _named_through_flux(kept: list[FileResult], settings: Settings) -> list[FileResult]:
     """``kept``, with each file read again whose HelmRelease names the descheduler chart only through a Flux source
     (HelmRepository, OCIRepository, HelmChart) another file holds, so that its values are found as chart values."""
-    from desched.wrappers import flux_sources, installs, is_flux_source_kind
+    from desched.gitops.wrappers import flux_sources, installs, is_flux_source_kind
 
     candidates = (doc for result in kept for doc in result.others if isinstance(doc, dict))
     flux = [source for doc in candidates if is_flux_source_kind(doc.get("kind")) for source in flux_sources(doc)]
@@ -152,8 +153,8 @@ def _judged(result: FileResult) -> bool:
         return True
     if not result.others:
         return False
+    from desched.gitops.wrappers import installs
     from desched.workloads.model import collect  # only a named file without a policy pays for it
-    from desched.wrappers import installs
 
     if any(next(installs(doc), None) is not None for doc in result.others if isinstance(doc, dict)):
         return True  # an install of the chart, even with its values all elsewhere (valuesFrom, values files)

@@ -41,12 +41,12 @@ import sys
 from typing import Any
 
 from desched import versions
-from desched.documents import PolicyDoc
+from desched.deployment.releases import Deployments, Release
 from desched.errors import EXIT_ERROR, EXIT_OK, DeschedError, KubeError, UsageError
+from desched.gitops.documents import PolicyDoc
 from desched.linter.engine import FileResult, Settings, check, read_file, release_for
 from desched.policy.effective import Effective, effective_policy
-from desched.releases import Deployments, Release
-from desched.sources import iter_paths
+from desched.reading.sources import iter_paths
 from desched.workloads.model import PDB, Inventory, Workload, collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
 from desched.workloads.scope import Verdict, evaluate, summarize
@@ -99,7 +99,7 @@ def _live(args: argparse.Namespace) -> tuple[str | None, str | None] | None:
 
 def _read_live(kubeconfig: str | None, context: str | None) -> list[tuple[str, Any]]:
     """The live cluster's objects as (pseudo-file, document) pairs; warnings go to stderr."""
-    from desched.kube import KubeClient
+    from desched.runtime.kube import KubeClient
     from desched.workloads.live import read_cluster
 
     try:
@@ -155,7 +155,7 @@ class _Reader:
 
     def check(self, deployments: Deployments) -> None:
         """Run the lint pipeline on every file read, each policy against the release ``deployments`` say, chart
-        values rendered with every values source of their install (:mod:`desched.chartrender`)."""
+        values rendered with every values source of their install (:mod:`desched.deployment.chartrender`)."""
         for result in self.cache.values():
             check(result, self.settings, deployments)
 
@@ -238,11 +238,11 @@ def _analyse(
 
 
 class _Clusters:
-    """The inventory each policy meets: the workloads and PDBs of its own clusters (:mod:`desched.clusters`, the
+    """The inventory each policy meets: the workloads and PDBs of its own clusters (:mod:`desched.gitops.clusters`, the
     configuration's ``clusters:`` first), those outside every cluster and the live cluster's."""
 
     def __init__(self, results: list[FileResult], documents: list[tuple[str, Any]]) -> None:
-        from desched.clusters import clusters
+        from desched.gitops.clusters import clusters
         from desched.linter.lint import load_config
 
         config = load_config()
@@ -255,7 +255,7 @@ class _Clusters:
     def of(self, file: str) -> tuple[list[str], Inventory, PDBIndex]:
         """The names of the clusters of a policy in ``file`` (``[]``: the repository shows none), and the
         inventory and PDB index it meets."""
-        from desched.clusters import member_of
+        from desched.gitops.clusters import member_of
 
         names = member_of(file, self.found) if self.found else []
         if tuple(names) not in self.cache:

@@ -1,10 +1,11 @@
-"""Comparing composed YAML trees (:mod:`desched.yamlsrc`) in every respect: values, types, key order and positions."""
+"""Comparing composed YAML trees (:mod:`desched.reading.yamlsrc`) in every respect: values, types, key order and
+positions."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from desched.yamlsrc import YMap, YSeq
+from desched.reading.yamlsrc import YMap, YSeq
 
 _MAP_FIELDS = ("line", "column", "key_pos", "value_pos", "styles", "duplicates", "nested_duplicates")
 _SEQ_FIELDS = ("line", "column", "item_pos", "styles")

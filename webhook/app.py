@@ -35,7 +35,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from desched.prometheus import Counter, Histogram
+from desched.runtime.prometheus import Counter, Histogram
 from desched.tree import Json, mapping_or_empty
 from desched.webhook.cache import DecisionCache, reads_cluster
 from desched.webhook.decision import ClusterView, Decision, Options, response

@@ -7,7 +7,8 @@ Contract:
   replaced atomically (temporary file beside it, fsync, rename): a reader sees the old file or the new one, never a
   part. Existing files are overwritten (that is how certificates rotate). Modes: ``tls.key`` and ``secret.yaml`` 0600,
   the certificates 0644.
-* The certificates are :func:`desched.tls.generate`'s. Keys are ECDSA P-256, signatures ECDSA with SHA-256. The CA
+* The certificates are :func:`desched.runtime.tls.generate`'s. Keys are ECDSA P-256, signatures ECDSA with SHA-256. The
+CA
   (``basicConstraints`` CA, path length 0, critical; key usage ``keyCertSign``, ``cRLSign``) is valid for
   :data:`CA_DAYS` (10 years); its private key is never written, so it can sign nothing else, and each run makes a new
   CA (``--patch-webhook`` then updates the ``caBundle``). The serving certificate is valid for ``--days`` (1 to
@@ -37,8 +38,8 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from desched.errors import KubeError, UsageError
-from desched.kube import KubeClient
-from desched.tls import BACKDATE, CA_DAYS, DEFAULT_DAYS, Bundle, IPAddress, generate, write_atomic
+from desched.runtime.kube import KubeClient
+from desched.runtime.tls import BACKDATE, CA_DAYS, DEFAULT_DAYS, Bundle, IPAddress, generate, write_atomic
 from desched.tree import Json
 
 __all__ = [
@@ -231,7 +232,7 @@ class CertsCommand:
         cluster = None
         if args.apply or args.patch_webhook is not None:
             from desched.errors import KubeError
-            from desched.kube import KubeClient
+            from desched.runtime.kube import KubeClient
 
             try:
                 cluster = KubeClient.connect(args.kubeconfig, args.context)

@@ -18,7 +18,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from desched.errors import UsageError
-from desched.tls import TLS_VERSIONS
+from desched.runtime.tls import TLS_VERSIONS
 
 if TYPE_CHECKING:
     from desched.linter.engine import Settings
@@ -240,7 +240,7 @@ def _json_logging(formatter: logging.Formatter) -> logging.Logger:
 
 def _cache(args: argparse.Namespace, settings: Settings) -> ClusterCache:
     from desched.errors import KubeError
-    from desched.kube import KubeClient
+    from desched.runtime.kube import KubeClient
     from desched.webhook.state import ClusterCache
 
     namespace, _, name = args.policy_configmap.partition("/")

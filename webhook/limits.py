@@ -1,16 +1,16 @@
 """Limits on the size and complexity of a policy object, checked on its text before anything parses it.
 
 Contract: :meth:`PolicyLimits.exceeded` names the first limit a policy object breaks, or returns None. It reads each
-policy data key of a ConfigMap (:func:`desched.documents.configmap_keys`) as text, and a KubeDescheduler or GitOps
-wrapper as the JSON object received; it never parses YAML. Of a text, bytes are exact (UTF-8), documents are the
+policy data key of a ConfigMap (:func:`desched.gitops.documents.configmap_keys`) as text, and a KubeDescheduler or
+GitOps wrapper as the JSON object received; it never parses YAML. Of a text, bytes are exact (UTF-8), documents are the
 lines that start with ``---`` plus one, profiles the items of a block ``profiles:`` sequence (the longest one
 counts), and YAML nodes an upper estimate for block YAML: two per ``key:``, one per ``-`` item and per comma. Of an
 object, bytes are those of its ``repr``, profiles ``spec.profiles`` and nodes every key and value. Aliases, which
-could expand beyond the text, stay bounded by the loader's own limit (:data:`desched.yamlnodes.MAX_EXPANDED_NODES`)
-and by the time budget of the worker process that decides them. :meth:`PolicyLimits.refuses` applies them to an
-admission request (an object that opts out of validation is not refused); with ``sizes_only``, only the byte size of
-a ConfigMap's policy texts is checked, which needs no scan (what the server's event loop checks of a large object
-before handing it to a worker, which checks the rest).
+could expand beyond the text, stay bounded by the loader's own limit
+(:data:`desched.reading.yamlnodes.MAX_EXPANDED_NODES`) and by the time budget of the worker process that decides them.
+:meth:`PolicyLimits.refuses` applies them to an admission request (an object that opts out of validation is not
+refused); with ``sizes_only``, only the byte size of a ConfigMap's policy texts is checked, which needs no scan (what
+the server's event loop checks of a large object before handing it to a worker, which checks the rest).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import sys
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from desched.documents import configmap_keys
-from desched.policylimits import count_nodes
+from desched.gitops.documents import configmap_keys
+from desched.gitops.policylimits import count_nodes
 from desched.tree import mapping_or_empty
 from desched.webhook.decision import Json, skip
 

@@ -31,7 +31,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any, NamedTuple
 
-from desched.prometheus import Counter
+from desched.runtime.prometheus import Counter
 from desched.webhook.decision import Decision, Options
 from desched.webhook.limits import PolicyLimits
 

@@ -16,7 +16,7 @@ Contract:
   - ``warn`` mode never denies; the annotation ``desched.io/skip-validation: <reason>`` skips validation (with a
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
 * Nothing is made into text that was not text: of a ConfigMap only the data keys that hold a policy are parsed (the
-  policy locator's rule, :func:`desched.documents.configmap_keys`), each on its own, and a location is
+  policy locator's rule, :func:`desched.gitops.documents.configmap_keys`), each on its own, and a location is
   ``data[<key>]:<line>:<column>`` inside that key's text; a KubeDescheduler or a wrapper is linted as the object
   received, and a location is the JSON pointer of the field (``/spec/profiles/1``).
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desched.documents import configmap_keys
+from desched.gitops.documents import configmap_keys
 from desched.linter.engine import (
     FileResult,
     Settings,
@@ -36,6 +36,7 @@ from desched.linter.engine import (
     lint_text,
 )
 from desched.linter.finding import Finding
+from desched.reading.yamlnodes import from_json
 from desched.tree import mapping_or_empty
 from desched.webhook.decision import (
     ClusterView,
@@ -49,7 +50,6 @@ from desched.webhook.decision import (
 )
 from desched.webhook.depth import MAX_DEPTH, too_deep
 from desched.webhook.workloads import ADMITTED_KINDS, pdb_decision, policy_warnings, workload_decision
-from desched.yamlnodes import from_json
 
 __all__ = ["POLICY_KINDS", "BadReview", "configmap_policies", "decide", "parse_review"]
 

@@ -5,8 +5,8 @@ serves admission on the main thread's event loop and operations (probes, metrics
 so that probes are answered while admission is busy, until SIGTERM or SIGINT, and returns 0.
 
 * Certificate reload: the files are polled every ``poll`` seconds. When they change, a NEW context is built from them
-  (:func:`desched.tls.server_context`, which refuses a key that does not match the certificate); only then does it
-  become the one every new handshake uses (the listener's context switches each handshake to it from its SNI
+  (:func:`desched.runtime.tls.server_context`, which refuses a key that does not match the certificate); only then does
+  it become the one every new handshake uses (the listener's context switches each handshake to it from its SNI
   callback). Open connections keep their session. A pair that does not load keeps the old certificate serving; the
   failure is counted (``desched_webhook_certificate_reload_failures_total``), logged once per change of the files,
   and reported by :attr:`Certificate.failure` until a later change loads.
@@ -53,8 +53,8 @@ from h11._readers import ChunkedReader
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from desched.errors import UsageError
-from desched.prometheus import Counter
-from desched.tls import server_context
+from desched.runtime.prometheus import Counter
+from desched.runtime.tls import server_context
 
 LOG = logging.getLogger("desched.webhook")
 HANDSHAKE_TIMEOUT = 5.0

@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from desched.errors import KubeError
-from desched.kube import Json, KubeClient
 from desched.linter.engine import FileResult, Settings
+from desched.runtime.kube import Json, KubeClient
 from desched.tree import mapping_or_empty
 from desched.webhook.review import configmap_policies
 from desched.webhook.workloads import ClusterIndex, object_key

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
-from desched.deployment import RUNNER_KINDS
+from desched.deployment.runs import RUNNER_KINDS
 from desched.linter.engine import FileResult, Settings, check_inventory, deployment_findings
 from desched.linter.finding import Finding
 from desched.linter.inventory import PolicyGroup, Repository, concerning, policy_groups

@@ -2,7 +2,7 @@
 
 Upstream decodes v1alpha1 non-strictly (docs/policy-api.md#6-v1alpha1): unknown or miscased keys are dropped, ``null``
 leaves the zero value (absent), and a value of the wrong JSON type fails the whole decode. :class:`Decoder` walks the
-document along the v1alpha1 type in ``desched.policy.spec`` and returns the same tree with only known, well-typed
+document along the v1alpha1 type in ``desched.api.spec`` and returns the same tree with only known, well-typed
 fields, keeping the original mapping keys (so that paths into the source stay exact). In strict mode a type error raises
 :class:`~desched.migrate.convert.ConversionError`; otherwise the bad value is read as absent and a ``dropped`` note says
 so. Unknown keys are dropped with a note in both modes, as upstream drops them silently.
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
-from desched.policy.types import Field, Kind, Type
+from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.api.types import Field, Kind, Type
 from desched.tree import Path
 from desched.validation.core import path_key
 

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import yaml
 from yaml.resolver import Resolver
 
-from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY
+from desched.gitops.documents import HELM_POLICY_KEY, HELM_VERSION_KEY
 from desched.migrate._locate import Region, Unsafe, block_header, block_indent, child, regions
 from desched.migrate._splice import Lines, Path, Tree, content_end, indentation
 from desched.migrate.convert import V1ALPHA2

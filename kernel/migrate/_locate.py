@@ -1,8 +1,8 @@
 """Finding what to rewrite in a YAML stream, and where it is written.
 
 :func:`find_candidates` lists what the rewrite changes, in stream order, as the policy locator
-(:func:`desched.documents.locate_policies`) finds it: v1alpha1 policies (raw documents, ``kind: List`` items, Helm
-values) and every ConfigMap key or values string whose text may hold one (migrated as a stream of its own).
+(:func:`desched.gitops.documents.locate_policies`) finds it: v1alpha1 policies (raw documents, ``kind: List`` items,
+Helm values) and every ConfigMap key or values string whose text may hold one (migrated as a stream of its own).
 :class:`Source` is the stream's text as lines and composed nodes: it finds a node by path and gives the 1-based
 position of a path for problems. :func:`regions` gives the line ranges of a block mapping's entries, with their
 comments; :func:`note_line` and :func:`helm_note_line` the line a conversion note is reported on;
@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from desched.documents import (
+from desched.deployment.releases import Deployments, Release
+from desched.gitops.documents import (
     HELM_POLICY_KEY,
     HELM_VERSION_KEY,
     Location,
@@ -31,8 +32,7 @@ from desched.documents import (
 )
 from desched.migrate._splice import Lines, Path, Tree, compose_all, content_end, indentation
 from desched.migrate.convert import V1ALPHA1, is_v1alpha1
-from desched.releases import Deployments, Release
-from desched.yamlsrc import YamlError, YMap, load_all
+from desched.reading.yamlsrc import YamlError, YMap, load_all
 
 __all__ = [
     "TEXT_SHAPES",
@@ -133,7 +133,7 @@ def find_candidates(
     hint, wrapper, release = (outer.hint, outer.wrapper, outer.release) if outer else (None, "", None)
     umbrella = None
     if outer is None and not raw_only:
-        from desched.umbrella import dependency_beside  # a values file may be an umbrella chart's
+        from desched.gitops.umbrella import dependency_beside  # a values file may be an umbrella chart's
 
         umbrella = dependency_beside(name)
     found: list[Candidate] = []

@@ -22,8 +22,9 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
-from desched.chartversions import HARD_CODED_API_VERSION, chart_at
-from desched.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, Shape, is_misdeclared_v1alpha1
+from desched.chart.versions import HARD_CODED_API_VERSION, chart_at
+from desched.deployment.releases import Deployments, Release, chart_release, configured
+from desched.gitops.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, Shape, is_misdeclared_v1alpha1
 from desched.migrate._emit import (
     Comments,
     Copy,
@@ -56,7 +57,6 @@ from desched.migrate._locate import (
 from desched.migrate._splice import Comment, Lines, Path, Tree, collect, content_end, indentation
 from desched.migrate._verify import same_data
 from desched.migrate.convert import V1ALPHA1, V1ALPHA2, Conversion, ConversionError, Note, convert
-from desched.releases import Deployments, Release, chart_release, configured
 
 __all__ = ["COMMENT_PREFIX", "PORTABLE", "MigrationOptions", "StreamPlan", "Texts", "plan"]
 
@@ -193,7 +193,7 @@ class StreamPlan:
         defaults = chart.default_policy if chart is not None else {}
         if "strategies" not in defaults or not isinstance(source.get("strategies"), Mapping):
             return source
-        from desched.helmvalues import coalesce  # only values pinned to a v1alpha1 chart pay for it
+        from desched.chart.values import coalesce  # only values pinned to a v1alpha1 chart pay for it
 
         merged = coalesce({"strategies": source["strategies"]}, {"strategies": defaults["strategies"]})
         return {**source, "strategies": merged.values["strategies"]}

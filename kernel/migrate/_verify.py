@@ -2,8 +2,8 @@
 
 :func:`verified` parses the new text and compares its documents with those of the old one: where a substitution is
 planned (a converted policy, a ConfigMap key's new text, the chart's ``deschedulerPolicyAPIVersion``) the new node
-must read as that data, with scalars resolved the way :mod:`desched.yamlsrc` resolves them; everywhere else the new
-node must be the old node (same tags, values and order). :func:`same_data` is the equality of plain YAML data that
+must read as that data, with scalars resolved the way :mod:`desched.reading.yamlsrc` resolves them; everywhere else the
+new node must be the old node (same tags, values and order). :func:`same_data` is the equality of plain YAML data that
 both this check and the plan (which keeps what did not change) use.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from desched.migrate._splice import Path, compose_all
-from desched.yamlsrc import BOOLEANS, GO_FLOAT, key_text, to_float, to_int
+from desched.reading.yamlsrc import BOOLEANS, GO_FLOAT, key_text, to_float, to_int
 
 __all__ = ["same_data", "scalar_value", "verified"]
 
@@ -25,7 +25,7 @@ _STR = _TAG + "str"
 
 
 def scalar_value(node: Any) -> Any:
-    """The value of a composed scalar node, as :func:`desched.yamlsrc.load_all` reads it."""
+    """The value of a composed scalar node, as :func:`desched.reading.yamlsrc.load_all` reads it."""
     tag: str = node.tag or ""
     text: str = node.value
     kind = tag[len(_TAG) :] if tag.startswith(_TAG) else ""

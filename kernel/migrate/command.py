@@ -12,12 +12,12 @@ processed; a refused file is never written). Output contract:
   old or wholly new; SIGTERM, SIGINT and SIGHUP remove the temporary files not yet renamed before the process dies
   of the signal, and the temporary files of a killed (SIGKILL) run are removed by the next run writing in that
   directory. A read-only file (no write permission; for root, no write bit) is refused unless ``force``, and so is
-  a migrated text larger than :data:`~desched.sources.MAX_FILE_BYTES`.
+  a migrated text larger than :data:`~desched.reading.sources.MAX_FILE_BYTES`.
 * ``check``: ``would migrate FILE`` on stdout for each file that would change.
 * ``diff``: a unified diff per changed file (``--- FILE`` / ``+++ FILE``, so ``patch -p0`` applies it).
 * every conversion note on stderr as ``FILE:LINE: note: MESSAGE`` (lines of the input), unless ``quiet``;
   every error as ``desched: FILE:LINE:COL: MESSAGE``.
-* templates (:func:`~desched.sources.is_template`, found in directories or named) are never read nor written, in
+* templates (:func:`~desched.reading.sources.is_template`, found in directories or named) are never read nor written, in
   any mode: ``FILE: note: template not migrated ...`` on stderr, unless ``quiet``; so are special files met in a
   directory (``FILE: note: skipped: not a regular file (a FIFO)``), while a named one is an error.
 """
@@ -39,10 +39,10 @@ from types import FrameType
 from typing import Any, TextIO
 
 from desched import versions
+from desched.deployment.releases import Deployments, chart_yaml_app_version
 from desched.migrate.rewrite import Result, migrate_text
-from desched.releases import Deployments, chart_yaml_app_version
-from desched.sources import MAX_FILE_BYTES, SourceError, is_template, iter_paths, read_text
-from desched.yamlsrc import YamlError, load_all
+from desched.reading.sources import MAX_FILE_BYTES, SourceError, is_template, iter_paths, read_text
+from desched.reading.yamlsrc import YamlError, load_all
 
 __all__ = ["MIGRATE", "MODES", "AtomicWriter", "MigrateCommand", "run", "write_atomic"]
 

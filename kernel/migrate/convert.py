@@ -65,8 +65,8 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from desched import versions
-from desched.documents import origin_of as locate
 from desched.errors import PolicyRefused
+from desched.gitops.documents import origin_of as locate
 from desched.migrate._decode import POLICY, Decoder, dotted
 from desched.migrate._merge import ConvertedProfile, merge
 from desched.migrate._strategies import BUILDERS, EXTENSION_POINT, USES, Args, copy_value, is_zero

@@ -1,7 +1,7 @@
 """Rewrite a file so that every ``descheduler/v1alpha1`` policy in it becomes ``descheduler/v1alpha2``, and nothing else
 changes.
 
-Policies are found by the policy locator (:func:`desched.documents.locate_policies`), as lint finds them: raw
+Policies are found by the policy locator (:func:`desched.gitops.documents.locate_policies`), as lint finds them: raw
 documents (also ``kind: List`` items), any ConfigMap ``data`` key holding a policy, and Helm values
 (``deschedulerPolicy`` + ``deschedulerPolicyAPIVersion``).
 Each is converted by :func:`desched.migrate.convert.convert` (strict: what upstream refuses is an error and the file is
@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from desched.documents import Shape
+from desched.deployment.releases import Deployments
+from desched.gitops.documents import Shape
 from desched.migrate._emit import apply
 from desched.migrate._locate import (
     TEXT_SHAPES,
@@ -48,7 +49,6 @@ from desched.migrate._locate import (
 from desched.migrate._plan import COMMENT_PREFIX, MigrationOptions, Texts, plan
 from desched.migrate._verify import verified
 from desched.migrate.convert import Note
-from desched.releases import Deployments
 
 __all__ = ["COMMENT_PREFIX", "MigrationProblem", "Result", "migrate_text"]
 
@@ -76,8 +76,8 @@ def migrate_text(
     """Migrate every v1alpha1 policy in ``text`` (the contents of file ``name``).
 
     ``target`` is the descheduler release (minor number) the output is for. ``None`` takes, per policy, the release
-    deployed with it (:mod:`desched.releases`: the descheduler in ``text`` or in ``deployments`` that reads it; for
-    Helm values their ``image.tag``, the chart version a GitOps wrapper pins, or ``chart_version``, a
+    deployed with it (:mod:`desched.deployment.releases`: the descheduler in ``text`` or in ``deployments`` that reads
+    it; for Helm values their ``image.tag``, the chart version a GitOps wrapper pins, or ``chart_version``, a
     ``Chart.yaml`` ``appVersion`` the caller found); else output every release from v0.31 to v0.36 accepts
     (:data:`~desched.migrate._plan.PORTABLE`). A note says which release each policy was written for.
     Never raises for bad input: what cannot be migrated comes back in ``errors``, with the text unchanged. Text

@@ -37,9 +37,9 @@ def dump(policy: dict[str, Any]) -> str:
 def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
     """Render every KubeDescheduler in ``path``; raises :class:`~desched.errors.InputError` when the file cannot be
     read or holds none, :class:`~desched.errors.PolicyRefused` when the operator refuses one."""
-    from desched.documents import Shape, extract
-    from desched.sources import SourceError, read_text
-    from desched.yamlsrc import YamlError
+    from desched.gitops.documents import Shape, extract
+    from desched.reading.sources import SourceError, read_text
+    from desched.reading.yamlsrc import YamlError
 
     try:
         text = read_text(path)

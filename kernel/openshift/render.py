@@ -18,7 +18,7 @@ from desched.openshift import model
 from desched.openshift.validate import REFUSED, Problem, problems
 from desched.tree import Path
 
-__all__ = ["Environment", "RenderError", "Rendering", "render"]
+__all__ = ["Environment", "RenderError", "Rendering", "render", "rendered_policy"]
 
 _CUSTOM = ("spec", "profileCustomizations")
 
@@ -52,6 +52,16 @@ def render(kube_descheduler: Mapping[str, Any], target: Environment | None = Non
     if errors:
         raise RenderError(errors[0].message, errors[0].path)
     return _Builder(kube_descheduler, target or Environment()).build()
+
+
+def rendered_policy(kube_descheduler: Mapping[str, Any]) -> tuple[dict[str, Any], dict[Path, Path]] | None:
+    """The policy the operator renders from a KubeDescheduler and its origins; ``None`` when it refuses the CR (the
+    renderer :mod:`desched.policy.effective` names for ``kubedescheduler`` documents)."""
+    try:
+        rendering = render(kube_descheduler)
+    except RenderError:
+        return None
+    return rendering.policy, rendering.origins
 
 
 def _deployment_only(problem: Problem) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from desched.policy.types import Type
+from desched.api.types import Type
 from desched.validation.core import ArgError
 
 __all__ = [

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Plugin, flag, raw, selector, texts, whole
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     DURATION,
     LABEL_SELECTOR,
@@ -25,6 +24,7 @@ from desched.policy.types import (
     list_of,
     struct,
 )
+from desched.plugins.base import Plugin, flag, raw, selector, texts, whole
 from desched.validation.core import ArgError, boolean, integer, items, length, mapping, string, strings
 from desched.validation.gofmt import go_list, go_quote, go_quoted_list
 from desched.validation.labels import label_selector_problem, parse_label_selector_string

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, PodScope, flag, percentages, raw, texts, whole
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     EVICTABLE_NAMESPACES,
     INT,
@@ -24,6 +23,7 @@ from desched.policy.types import (
     field,
     struct,
 )
+from desched.plugins.base import Namespaces, Plugin, PodScope, flag, percentages, raw, texts, whole
 from desched.validation.core import (
     ArgError,
     boolean,

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, PodScope, flag, integers, selector, texts, whole
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     INT32_T,
     LABEL_SELECTOR_FIELD,
@@ -29,6 +28,7 @@ from desched.policy.types import (
     list_of,
     struct,
 )
+from desched.plugins.base import Namespaces, Plugin, PodScope, flag, integers, selector, texts, whole
 from desched.validation.core import ArgError, integer, items, length, mapping, string, strings
 from desched.validation.gofmt import go_list
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, PodScope, texts
-from desched.policy.types import (
+from desched.api.types import (
     NAMESPACES_FIELD,
     STRINGS,
     args_struct,
     field,
 )
+from desched.plugins.base import Namespaces, Plugin, PodScope, texts
 from desched.validation.core import ArgError
 from desched.validation.shared import namespaces_rule
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, PodScope, flag, integers, selector, texts, whole
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     INT32_T,
     LABEL_SELECTOR_FIELD,
@@ -21,6 +20,7 @@ from desched.policy.types import (
     field,
     list_of,
 )
+from desched.plugins.base import Namespaces, Plugin, PodScope, flag, integers, selector, texts, whole
 from desched.validation.core import ArgError
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, namespaced, selector, texts, whole
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     INT32_T,
     LABEL_SELECTOR_FIELD,
@@ -19,6 +18,7 @@ from desched.policy.types import (
     args_struct,
     field,
 )
+from desched.plugins.base import Namespaces, Plugin, flag, namespaced, selector, texts, whole
 from desched.validation.core import ArgError, integer, strings
 from desched.validation.gofmt import go_list
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule

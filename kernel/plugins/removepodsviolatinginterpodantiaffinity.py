@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, namespaced, selector
-from desched.policy.types import (
+from desched.api.types import (
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
     args_struct,
 )
+from desched.plugins.base import Namespaces, Plugin, namespaced, selector
 from desched.validation.core import ArgError
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 

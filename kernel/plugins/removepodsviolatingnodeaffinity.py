@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, namespaced, selector, texts
-from desched.policy.types import (
+from desched.api.types import (
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
     STRINGS,
     args_struct,
     field,
 )
+from desched.plugins.base import Namespaces, Plugin, namespaced, selector, texts
 from desched.validation.core import ArgError, length
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 

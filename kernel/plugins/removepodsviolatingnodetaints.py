@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, flag, namespaced, selector, texts
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
@@ -18,6 +17,7 @@ from desched.policy.types import (
     args_struct,
     field,
 )
+from desched.plugins.base import Namespaces, Plugin, flag, namespaced, selector, texts
 from desched.validation.core import ArgError, length
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 

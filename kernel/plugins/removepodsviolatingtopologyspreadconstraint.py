@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from desched.plugins.base import Namespaces, Plugin, maybe_flag, namespaced, selector, texts
-from desched.policy.types import (
+from desched.api.types import (
     BOOL,
     LABEL_SELECTOR_FIELD,
     NAMESPACES_FIELD,
@@ -19,6 +18,7 @@ from desched.policy.types import (
     args_struct,
     field,
 )
+from desched.plugins.base import Namespaces, Plugin, maybe_flag, namespaced, selector, texts
 from desched.validation.core import ArgError, strings
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 from desched.validation.vocab import TOPOLOGY_CONSTRAINTS

@@ -5,18 +5,19 @@ Everything that reasons about what a policy *does* (the rules on converted and r
 that converts a v1alpha1 policy and the one that decides how upstream-compatible that conversion is. The lint engine
 computes it once per policy (``Context.effective``) and hands it on.
 
-Documents of another shape (OpenShift's ``KubeDescheduler``) are rendered by the feature that knows them: it
-registers a :data:`Renderer` for its shape with :func:`register_renderer` when imported (``desched.openshift``
-does), so this model imports no feature package.
+Documents of another shape (OpenShift's ``KubeDescheduler``) are rendered, and v1alpha1 policies converted, by the
+feature that knows them, named in a table by ``module:function`` and imported on first use, as the CLI resolves its
+commands: this model imports no feature package, and no caller has to import one first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from importlib import import_module
 from typing import Any, Literal, NamedTuple
 
 from desched import versions
-from desched.documents import PolicyDoc, Shape
+from desched.gitops.documents import PolicyDoc, Shape
 from desched.plugins import REGISTRY, Plugin
 from desched.policy.model import Policy, decode
 from desched.tree import Path
@@ -27,7 +28,6 @@ __all__ = [
     "Renderer",
     "derived",
     "effective_policy",
-    "register_renderer",
     "upstream_compatible",
 ]
 
@@ -59,12 +59,16 @@ class Effective(NamedTuple):
 #: ``None`` when the document is refused (nothing runs).
 Renderer = Callable[[Mapping[str, Any]], "tuple[dict[str, Any], dict[Path, Path]] | None"]
 
-_RENDERERS: dict[str, Renderer] = {}
+#: The renderer of each document shape that stands for a policy without being one, as ``module:function``.
+RENDERERS: Mapping[str, str] = {Shape.KUBEDESCHEDULER: "desched.openshift.render:rendered_policy"}
+#: The v1alpha1 -> v1alpha2 conversion, as ``module:function`` (only v1alpha1 documents pay for importing it).
+CONVERTER = "desched.migrate.convert:convert"
 
 
-def register_renderer(shape: str, renderer: Renderer) -> None:
-    """Make ``renderer`` the one that turns documents of ``shape`` into policies (a feature calls this on import)."""
-    _RENDERERS[shape] = renderer
+def _resolved(reference: str) -> Any:
+    """The function ``module:function`` names, its module imported on first use."""
+    module, _, attribute = reference.partition(":")
+    return getattr(import_module(module), attribute)
 
 
 def upstream_compatible(target: int) -> bool:
@@ -75,7 +79,7 @@ def upstream_compatible(target: int) -> bool:
 
 def derived(doc: PolicyDoc) -> bool:
     """True when ``doc`` is not run as written: a v1alpha1 policy, or a shape a renderer turns into a policy."""
-    return doc.shape in _RENDERERS or doc.shape == Shape.KUBEDESCHEDULER or doc.api_version == "descheduler/v1alpha1"
+    return doc.shape in RENDERERS or doc.api_version == "descheduler/v1alpha1"
 
 
 def effective_policy(
@@ -83,22 +87,19 @@ def effective_policy(
 ) -> Effective:
     """The :class:`Effective` policy of ``doc`` run by release ``target`` on a build registering ``registry``;
     ``model`` is the document's own decoding when the caller has it (a written policy is not decoded again).
-
-    Raises ``LookupError`` for a shape that needs a renderer no imported feature registered.
     """
-    if doc.shape in _RENDERERS:
-        rendered = _RENDERERS[doc.shape](doc.root)
+    if doc.shape in RENDERERS:
+        renderer: Renderer = _resolved(RENDERERS[doc.shape])
+        rendered = renderer(doc.root)
         if rendered is None:
             return Effective(Policy(()), {"profiles": []}, {}, "refused")
         tree, origins = rendered
         return Effective(decode(tree, registry=registry), tree, origins, "rendered")
-    if doc.shape == Shape.KUBEDESCHEDULER:  # desched.openshift renders it
-        raise LookupError(f"no renderer registered for {doc.shape} documents (import desched.openshift)")
     if doc.api_version != "descheduler/v1alpha1":
         written = model if model is not None else decode(doc.root, registry=registry)
         return Effective(written, doc.root, {}, "written")
-    from desched.migrate.convert import convert  # only v1alpha1 documents pay for it
-
-    conversion = convert(doc.root, target=target, strict=False, upstream_compatible=upstream_compatible(target))
+    conversion = _resolved(CONVERTER)(
+        doc.root, target=target, strict=False, upstream_compatible=upstream_compatible(target)
+    )
     converted = decode(conversion.policy, registry=registry)
     return Effective(converted, conversion.policy, conversion.origins, "converted")

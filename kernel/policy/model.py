@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from desched.api.spec import EXTENSION_POINTS
 from desched.plugins import REGISTRY, Plugin
 from desched.plugins.base import Namespaces, PodScope
 from desched.plugins.defaultevictor import DefaultEvictorArgs
-from desched.policy.spec import EXTENSION_POINTS
 from desched.tree import Path, list_or_empty, mapping_or_empty
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Structural check of a policy against :mod:`desched.policy.spec`: unknown keys, JSON types, release gating.
+"""Structural check of a policy against :mod:`desched.api.spec`: unknown keys, JSON types, release gating.
 
 :func:`check_structure` returns every :class:`StructureProblem` of a document in source order. Each problem has a
 ``code``: ``unknown-key`` (DS003), ``wrong-type`` (DS004) or ``version`` (DS006). Plugin args are checked against
@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched import versions
+from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.api.types import Kind, Type
 from desched.plugins import REGISTRY, Plugin
-from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
-from desched.policy.types import Kind, Type
 from desched.tree import Path
 
 __all__ = ["StructureProblem", "check_structure", "closest", "describe"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from desched.reading.yamlsrc import key_text
 from desched.tree import Path
-from desched.yamlsrc import key_text
 
 __all__ = [
     "CODES",

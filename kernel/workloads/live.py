@@ -5,7 +5,7 @@ Contract: :func:`read_cluster` lists every kind the scope model uses, each at th
 CronJobs at ``batch/v1`` or ``batch/v1beta1``), and returns the objects as snapshot documents for
 :func:`~desched.workloads.model.collect`, plus one warning per kind it may not list (RBAC) or that the server does not
 serve. Only ``get`` and ``list`` requests are made. Connection and configuration errors raise
-:class:`~desched.kube.KubeError`.
+:class:`~desched.runtime.kube.KubeError`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from desched.errors import KubeError
-from desched.kube import Json, KubeClient
+from desched.runtime.kube import Json, KubeClient
 
 # (kind, apiVersions in order of preference)
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -1,8 +1,9 @@
 """Workload inputs of the eviction scope model: what :func:`collect` reads from plain Kubernetes manifests.
 
-:func:`collect` takes ``(file, document)`` pairs (plain dicts or :class:`~desched.yamlsrc.YMap` documents; ``kind:
-List`` and ``*List`` kinds are unpacked) and returns an :class:`Inventory`. It never raises: a document that is not a
-mapping, has no usable ``kind``/``metadata.name`` or has fields of the wrong type is skipped or read with defaults.
+:func:`collect` takes ``(file, document)`` pairs (plain dicts or :class:`~desched.reading.yamlsrc.YMap` documents;
+``kind: List`` and ``*List`` kinds are unpacked) and returns an :class:`Inventory`. It never raises: a document that is
+not a mapping, has no usable ``kind``/``metadata.name`` or has fields of the wrong type is skipped or read with
+defaults.
 
 Recognised kinds: Deployment, StatefulSet, ReplicaSet, ReplicationController, Job, CronJob, DaemonSet and Pod
 (workloads), PodDisruptionBudget (policy/v1 and policy/v1beta1), HorizontalPodAutoscaler (any autoscaling version),
@@ -14,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from desched.reading.yamlsrc import YMap, YSeq, locate
 from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
 from desched.workloads.selectors import label_map
-from desched.yamlsrc import YMap, YSeq, locate
 
 __all__ = [
     "HPA",

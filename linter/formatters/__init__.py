@@ -83,8 +83,8 @@ def findings_report(
 ) -> Report:
     """A :class:`Report` of ``findings`` with every rule's metadata (``color``: auto, always or never), the
     templates ``skipped`` and the named files ``unchecked``."""
-    from desched import __version__
     from desched.linter import rules
+    from desched.version import __version__
 
     infos = {
         module.ID: RuleInfo(

@@ -12,14 +12,14 @@ from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.documents import PolicyDoc, Shape
+from desched.deployment.releases import Release
+from desched.gitops.documents import PolicyDoc, Shape
+from desched.gitops.wrappers import object_label
 from desched.openshift.model import OPERATOR_NAMESPACE, POLICY_KEY, SINGLETON
 from desched.openshift.validate import Problem, problems
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, UPSTREAM, Plugin
 from desched.policy.structure import StructureProblem, check_structure
-from desched.releases import Release
 from desched.tree import Path, list_or_empty
-from desched.wrappers import object_label
 
 if TYPE_CHECKING:
     from desched.linter.rules._thresholds import UtilizationArgs
@@ -39,7 +39,7 @@ class DocumentKind:
     RENDERED = "rendered"  # the policy the OpenShift operator renders from a KubeDescheduler, placed on the CR's lines
     KUBEDESCHEDULER = "kubedescheduler"  # an OpenShift KubeDescheduler resource itself
     REPOSITORY = "repository"  # every policy of the run with every workload, PDB, HPA and namespace at once
-    DEPLOYMENT = "deployment"  # every container of the run that runs the descheduler (desched.deployment)
+    DEPLOYMENT = "deployment"  # every container of the run that runs the descheduler (desched.deployment.runs)
 
 
 DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())
@@ -180,14 +180,16 @@ class Context:
         (several rules report slices of it)."""
         from desched.linter.rules._validation import located_errors
 
-        return located_errors(self)
+        if not self.is_v1alpha2:
+            return []
+        return located_errors(self.policy, self.model, self.target, self.plugins, self.distribution)
 
     @cached_property
     def utilization_args(self) -> list[UtilizationArgs]:
         """Every Low/HighNodeUtilization pluginConfig entry (enabled or not: upstream validates all)."""
         from desched.linter.rules._thresholds import collect_utilization_args
 
-        return collect_utilization_args(self)
+        return collect_utilization_args(self.model) if self.is_v1alpha2 else []
 
     @cached_property
     def openshift_problems(self) -> list[Problem]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desched.documents import HELM_VERSION_KEY, Shape
+from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+from desched.gitops.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, Path
-from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 from desched.tree import list_or_empty
 
 if TYPE_CHECKING:
-    from desched.chartversions import ChartRelease
+    from desched.chart.versions import ChartRelease
 
 __all__ = ["EVICTOR_FLAGS", "chart_default_runs", "chart_of", "foreign_key", "lost_key"]
 
@@ -34,9 +34,9 @@ def lost_key(ctx: Context, path: Path) -> bool:
 
 
 def chart_default_runs(ctx: Context, key: str) -> str | None:
-    """For the policy a chart renders (:mod:`desched.chartrender`) whose ``key`` (``strategies`` or ``profiles``),
-    written by the values, is the shape its ``apiVersion`` ignores while the other shape came from the chart's
-    defaults (docs/helm-chart.md#4-user-values-over-the-defaults): what the descheduler runs instead, said as a
+    """For the policy a chart renders (:mod:`desched.deployment.chartrender`) whose ``key`` (``strategies`` or
+    ``profiles``), written by the values, is the shape its ``apiVersion`` ignores while the other shape came from the
+    chart's defaults (docs/helm-chart.md#4-user-values-over-the-defaults): what the descheduler runs instead, said as a
     finding's reason. ``None`` otherwise."""
     if key not in ("strategies", "profiles"):
         return None
@@ -55,7 +55,7 @@ def chart_default_runs(ctx: Context, key: str) -> str | None:
         why = f"its {HELM_VERSION_KEY} default"
     runs = ", ".join(_enabled(ctx.policy[other]))
     what = "profile runs" if other == "profiles" else "strategies run"
-    from desched.chartrender import ChartDoc  # loaded: chart_of found one
+    from desched.deployment.chartrender import ChartDoc  # loaded: chart_of found one
 
     assumed = f", {doc.pinned}," if isinstance(doc, ChartDoc) and doc.assumed else ""
     return (
@@ -65,10 +65,13 @@ def chart_default_runs(ctx: Context, key: str) -> str | None:
 
 
 def chart_of(ctx: Context) -> ChartRelease | None:
-    """The chart version whose rendering the policy is (:class:`desched.chartrender.ChartDoc`), if it is one."""
+    """The chart version whose rendering the policy is (:class:`desched.deployment.chartrender.ChartDoc`), if it is
+    one."""
     if ctx.doc.shape != Shape.HELM:
         return None
-    from desched.chartrender import ChartDoc  # chart values only: they are rendered, so this is loaded already
+    from desched.deployment.chartrender import (
+        ChartDoc,  # chart values only: they are rendered, so this is loaded already
+    )
 
     return ctx.doc.chart if isinstance(ctx.doc, ChartDoc) else None
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.linter.rules._base import Context, Path
+from desched.tree import Path
 
-__all__ = ["UtilizationArgs", "collect_utilization_args", "numbers", "reads_metrics_server", "utilization_args"]
+if TYPE_CHECKING:
+    from desched.policy.model import Policy
+
+__all__ = ["UtilizationArgs", "collect_utilization_args", "numbers", "reads_metrics_server"]
 
 UTILIZATION = ("LowNodeUtilization", "HighNodeUtilization")
 
@@ -39,18 +41,12 @@ def numbers(value: Any) -> dict[str, float]:
     return {key: item for key, item in value.items() if isinstance(item, (int, float)) and not isinstance(item, bool)}
 
 
-def utilization_args(ctx: Context) -> Iterator[UtilizationArgs]:
-    """Every Low/HighNodeUtilization pluginConfig entry of the document (computed once per context, as five rules
-    read them)."""
-    return iter(ctx.utilization_args)
-
-
-def collect_utilization_args(ctx: Context) -> list[UtilizationArgs]:
-    """Every Low/HighNodeUtilization pluginConfig entry of the document (enabled or not: upstream validates all)."""
-    found: list[UtilizationArgs] = []
-    if ctx.is_v1alpha2:
-        for profile in ctx.model.profiles:
-            for config in profile.configs:
-                if config.name in UTILIZATION:
-                    found.append(UtilizationArgs(config.name, profile.name, dict(config.raw_args), config.args_path))
-    return found
+def collect_utilization_args(model: Policy) -> list[UtilizationArgs]:
+    """Every Low/HighNodeUtilization pluginConfig entry of a v1alpha2 policy's ``model`` (enabled or not: upstream
+    validates all). Rules read them computed once per document, as ``Context.utilization_args``."""
+    return [
+        UtilizationArgs(config.name, profile.name, dict(config.raw_args), config.args_path)
+        for profile in model.profiles
+        for config in profile.configs
+        if config.name in UTILIZATION
+    ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from desched.gitops.policylimits import MAX_PLUGIN_CONFIGS, MAX_POLICY_NODES, MAX_PROFILES
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.policylimits import MAX_PLUGIN_CONFIGS, MAX_POLICY_NODES, MAX_PROFILES
-from desched.sources import MAX_FILE_BYTES
-from desched.yamlnodes import MAX_DEPTH, MAX_EXPANDED_NODES
+from desched.reading.sources import MAX_FILE_BYTES
+from desched.reading.yamlnodes import MAX_DEPTH, MAX_EXPANDED_NODES
 
 ID = "DS001"
 NAME = "yaml-syntax"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.documents import Shape
+from desched.gitops.documents import Shape
 from desched.linter.rules._base import V1ALPHA1, V1ALPHA2, Context, DocumentKind, Hit
 
 ID = "DS002"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from desched.api.spec import EXTENSION_POINTS
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import DISTRIBUTIONS, elsewhere
-from desched.policy.spec import EXTENSION_POINTS
 from desched.policy.structure import closest
 
 ID = "DS005"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._validation import arg_errors
 
 ID = "DS006"
 NAME = "release-gated"
@@ -49,6 +48,6 @@ def check(ctx: Context) -> Iterator[Hit]:
     for problem in ctx.structure:
         if problem.code == "version":
             yield Hit(problem.message, problem.path, key=True)
-    for error in arg_errors(ctx):
+    for error in ctx.arg_errors:
         if error.code == "version":
             yield Hit(error.message, error.path)

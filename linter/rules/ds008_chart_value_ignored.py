@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 
-from desched.chart import values_keys
-from desched.documents import CHART_VALUES, HELM_POLICY_KEY, Shape
+from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, STRATEGY_PARAMS
+from desched.chart.names import values_keys
+from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.plugins import REGISTRY
-from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, STRATEGY_PARAMS
 
 ID = "DS008"
 NAME = "chart-value-ignored"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.documents import CHART_VALUES, HELM_POLICY_KEY
+from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY
 from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS009"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched import versions
-from desched.documents import HELM_VERSION_KEY, Shape
+from desched.gitops.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.documents import HELM_VERSION_KEY, is_misdeclared_v1alpha1
+from desched.gitops.documents import HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_default_runs, chart_of, foreign_key
 

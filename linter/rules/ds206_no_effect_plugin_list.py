@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from desched.api.spec import EXTENSION_POINTS
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.policy.spec import EXTENSION_POINTS
 
 ID = "DS206"
 NAME = "no-effect-plugin-list"

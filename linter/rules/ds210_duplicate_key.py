@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from desched.linter.rules._base import Context, DocumentKind, Hit, Path
-from desched.yamlsrc import YMap, YSeq
+from desched.reading.yamlsrc import YMap, YSeq
 
 ID = "DS210"
 NAME = "duplicate-key"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._validation import arg_errors
 
 ID = "DS301"
 NAME = "args-validation"
@@ -40,6 +39,6 @@ VALIDATION_CODES = frozenset({"other"})  # every other code is reported by the r
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for error in arg_errors(ctx):
+    for error in ctx.arg_errors:
         if error.code in VALIDATION_CODES:
             yield Hit(error.message, error.path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import numbers, utilization_args
+from desched.linter.rules._thresholds import numbers
 
 ID = "DS302"
 NAME = "threshold-range"
@@ -32,7 +32,7 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for entry in utilization_args(ctx):
+    for entry in ctx.utilization_args:
         maps = ("thresholds", "targetThresholds") if entry.plugin == "LowNodeUtilization" else ("thresholds",)
         for key in maps:
             prefix = f"{key} config is not valid: " if entry.plugin == "LowNodeUtilization" else ""

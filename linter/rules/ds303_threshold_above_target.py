@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import numbers, utilization_args
+from desched.linter.rules._thresholds import numbers
 
 ID = "DS303"
 NAME = "threshold-above-target"
@@ -32,7 +32,7 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for entry in utilization_args(ctx):
+    for entry in ctx.utilization_args:
         if entry.plugin != "LowNodeUtilization" or entry.deviation:
             continue
         targets = numbers(entry.args.get("targetThresholds"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import utilization_args
 
 ID = "DS304"
 NAME = "threshold-resources"
@@ -35,7 +34,7 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for entry in utilization_args(ctx):
+    for entry in ctx.utilization_args:
         low = entry.plugin == "LowNodeUtilization"
         maps = ("thresholds", "targetThresholds") if low else ("thresholds",)
         present = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import numbers, utilization_args
+from desched.linter.rules._thresholds import numbers
 
 ID = "DS305"
 NAME = "narrow-threshold-band"
@@ -38,7 +38,7 @@ EXAMPLES = {
 
 def check(ctx: Context) -> Iterator[Hit]:
     minimum = ctx.options(ID, OPTIONS)["min-band"]
-    for entry in utilization_args(ctx):
+    for entry in ctx.utilization_args:
         if entry.plugin != "LowNodeUtilization":
             continue
         targets = numbers(entry.args.get("targetThresholds"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import numbers, utilization_args
+from desched.linter.rules._thresholds import numbers
 
 ID = "DS306"
 NAME = "thresholds-never-trigger"
@@ -34,7 +34,7 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
-    for entry in utilization_args(ctx):
+    for entry in ctx.utilization_args:
         thresholds = numbers(entry.args.get("thresholds"))
         if not thresholds:
             continue

@@ -6,8 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from desched.linter.rules._base import Context, DocumentKind, Hit
-from desched.linter.rules._thresholds import reads_metrics_server, utilization_args
-from desched.linter.rules._validation import arg_errors
+from desched.linter.rules._thresholds import reads_metrics_server
 from desched.tree import list_or_empty
 
 ID = "DS309"
@@ -63,7 +62,7 @@ def _providers(policy: dict[str, Any]) -> tuple[bool, bool]:
 
 def check(ctx: Context) -> Iterator[Hit]:
     has_kubernetes, has_prometheus = _providers(ctx.policy)
-    for entry in utilization_args(ctx):
+    for entry in ctx.utilization_args:
         metrics = entry.args.get("metricsUtilization")
         if entry.plugin != "LowNodeUtilization" or not isinstance(metrics, dict):
             continue
@@ -86,6 +85,6 @@ def check(ctx: Context) -> Iterator[Hit]:
                 )
         elif source in (None, ""):
             yield Hit('metricsUtilization sets no source: every cycle fails with "metrics source is empty"', where)
-    for error in arg_errors(ctx):
+    for error in ctx.arg_errors:
         if error.code == "metrics":
             yield Hit(error.message, error.path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from desched.documents import Shape
+from desched.gitops.documents import Shape
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._openshift import example
 from desched.openshift.environment import environment_problems

@@ -9,7 +9,7 @@ from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import chart_install, runner
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun
+    from desched.deployment.runs import DeschedulerRun
 
 ID = "DS601"
 NAME = "replicas-without-leader-election"

@@ -10,7 +10,7 @@ from desched.linter.rules._deployment_examples import runner
 from desched.tree import mapping_or_empty
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun
+    from desched.deployment.runs import DeschedulerRun
 
 ID = "DS606"
 NAME = "cronjob-concurrency"

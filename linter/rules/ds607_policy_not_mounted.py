@@ -11,7 +11,8 @@ from desched.linter.rules._deployment_examples import runner
 from desched.tree import list_or_empty, mapping_or_empty
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun, Runs
+    from desched.deployment.repository import Runs
+    from desched.deployment.runs import DeschedulerRun
 
 ID = "DS607"
 NAME = "policy-not-mounted"

@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from desched.gitops.wrappers import object_label
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
+from desched.reading.yamlsrc import YMap, locate
 from desched.tree import list_or_empty, mapping_or_empty
-from desched.wrappers import object_label
-from desched.yamlsrc import YMap, locate
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun, Runs
+    from desched.deployment.repository import Runs
+    from desched.deployment.runs import DeschedulerRun
 
 ID = "DS608"
 NAME = "namespace-mismatch"

@@ -10,8 +10,9 @@ from desched.linter.rules._deployment_examples import CLUSTER_RBAC, runner
 from desched.tree import list_or_empty, mapping_or_empty
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun, Runs
-    from desched.rbac import Permission
+    from desched.deployment.rbac import Permission
+    from desched.deployment.repository import Runs
+    from desched.deployment.runs import DeschedulerRun
 
 ID = "DS609"
 NAME = "rbac-insufficient"
@@ -82,7 +83,7 @@ _GET = ("get", "list")
 def required(run: DeschedulerRun) -> list[Permission]:
     """The permissions the descheduler of ``run`` needs, from its flags, image release and policy
     (docs/deployment-rules.md); for ``desched run``, what it lists before each cycle."""
-    from desched.rbac import Permission  # only runs with a descheduler workload and its RBAC pay for it
+    from desched.deployment.rbac import Permission  # only runs with a descheduler workload and its RBAC pay for it
 
     needed = []
     if not run.enabled("dry-run"):
@@ -111,7 +112,7 @@ def _policy_needs(policy: Mapping[str, Any]) -> list[Permission]:
     ``pkg/descheduler/descheduler.go``): PDB reads for the PodsWithoutPDB protection, ``get`` priorityclasses for a
     ``priorityThreshold.name``, namespace reads for a ``namespaceLabelSelector``, metrics.k8s.io for the metrics
     collector or a KubernetesMetrics provider, and the Prometheus token's Secret in its namespace."""
-    from desched.rbac import Permission
+    from desched.deployment.rbac import Permission
 
     needed: list[Permission] = []
     for args in _evictor_args(policy):

@@ -9,7 +9,8 @@ from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import runner
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun, Runs
+    from desched.deployment.repository import Runs
+    from desched.deployment.runs import DeschedulerRun
     from desched.versions import KubernetesVersion
 
 ID = "DS614"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from desched.documents import CHART_VALUES, Shape
+from desched.gitops.documents import CHART_VALUES, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 
 ID = "DS615"

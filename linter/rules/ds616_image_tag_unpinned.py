@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from desched.deployment.releases import image_tag, release_version
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import IMAGE, runner
-from desched.releases import image_tag, release_version
 
 if TYPE_CHECKING:
-    from desched.deployment import DeschedulerRun
+    from desched.deployment.runs import DeschedulerRun
 
 ID = "DS616"
 NAME = "image-tag-unpinned"

@@ -19,7 +19,7 @@ import yaml
 
 from desched.cli import main
 from desched.executor.leaderelection import LeaderElector, LeaseConfig
-from desched.kube import KubeClient
+from desched.runtime.kube import KubeClient
 from tests.cluster.faultproxy import FaultProxy, ForwardThen, Hang, Reply
 from tests.kcp.api import Api, ApiError, Json
 from tests.kcp.controlplane import ControlPlane

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from desched.errors import UsageError
 from desched.executor.evictions import NAMESPACE_LIMIT_TEXT, NODE_LIMIT_TEXT, TOTAL_LIMIT_TEXT, Outcome
 from desched.executor.metrics import ExecutorMetrics, MetricsServer, add_serving_arguments, start_server
-from desched.tls import generate
+from desched.runtime.tls import generate
 from tests.exposition import parse
 
 EVICTED = "[ALPHA] Number of total evicted pods, by the result, by the strategy, by the namespace, by the node name. "

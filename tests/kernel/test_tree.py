@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from desched.documents import Shape
+from desched.gitops.documents import Shape
 from desched.tree import TextEnum, at_path, list_or_empty, mapping_or_empty, same_namespace, strings
 from desched.workloads.eviction import Check
 

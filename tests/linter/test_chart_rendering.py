@@ -74,7 +74,8 @@ def test_before_chart_0_27_the_apiversion_is_hard_coded(version: str, dropped: b
         assert '"profiles" is a descheduler/v1alpha2 field in a v1alpha1 policy' in found[0]
 
 
-# -- the chart's defaults are merged under the values (desched.chartrender) -------------------------------------------
+# -- the chart's defaults are merged under the values (desched.deployment.chartrender)
+# -------------------------------------------
 
 
 def _values(version: str, body: str) -> str:
@@ -174,8 +175,8 @@ def test_values_from_and_spec_values_merge_and_each_source_reports_what_it_set(t
 
 
 def test_the_source_that_wins_alone_stands_for_the_install_in_the_repository_rules(tmp_path):
+    from desched.deployment.releases import Deployments
     from desched.linter.engine import Settings, check, read_file
-    from desched.releases import Deployments
 
     (tmp_path / "hr.yaml").write_text(FLUX_WITH_VALUES_FROM)
     (tmp_path / "cm.yaml").write_text(VALUES_CONFIGMAP)

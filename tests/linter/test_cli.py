@@ -174,7 +174,7 @@ def test_unreadable_directory_is_exit_2(tree):  # pragma: no cover - CI runs as 
 
 def test_unreadable_directory_as_root_via_fault(tree, monkeypatch, capsys):
     """Root ignores permission bits, so the same path is exercised by making scandir fail."""
-    import desched.sources as sources
+    import desched.reading.sources as sources
 
     (tree / "locked").mkdir()
     real = os.scandir

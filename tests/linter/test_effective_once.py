@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desched import chartrender
+from desched.deployment import chartrender
 from desched.policy import effective
 from desched.policy.effective import Effective
 from tests.linter.test_chart_rendering import flux
@@ -74,8 +74,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 @pytest.fixture
 def renders(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """How often the chart rendered a document's values (:func:`desched.chartrender.rendered` made a ``ChartDoc``),
-    by the document's file."""
+    """How often the chart rendered a document's values (:func:`desched.deployment.chartrender.rendered` made a
+    ``ChartDoc``), by the document's file."""
     calls: Counter[str] = Counter()
     real = chartrender.rendered
 
@@ -128,7 +128,7 @@ def test_the_count_catches_a_second_computation(counted: Counter[str], repositor
 def test_the_executor_runs_the_policy_the_lint_gate_computed(
     counted: Counter[str], renders: Counter[str], repository: Path, name: str
 ) -> None:
-    from desched.executor.command import load_policy
+    from desched.executor.load import load_policy
 
     policy = load_policy(str(repository / name), "v0.29")
     evicting = {ref.name for profile in policy.profiles for ref, _ in profile.evicting()}

@@ -1,10 +1,13 @@
 """The import graph points one way, and the lint path stays light: pre-commit runs it on every commit.
 
-Layers, bottom up: the kernel (``desched`` and its own subpackages, folder ``kernel/``), then ``desched.linter``,
-then ``desched.webhook`` and ``desched.executor``, which never import each other nor a command module of the linter.
-``desched.cli`` is part of the kernel: it reaches commands by name (``module:attribute``), never by import. The
-package root ``desched`` re-exports the library surface of the linter; it names it for type checkers only (under
-``TYPE_CHECKING``) and imports it on first access, so at run time it too imports the kernel alone.
+Every module lives in a room: a subpackage of ``desched`` (``desched.gitops``, ``desched.linter``, ...) or, for the
+few modules of the package root, the module itself. The rooms stand on floors (:data:`FLOORS`, bottom up, as
+docs/architecture.md draws them), and a module imports only its own room and rooms on lower floors, under
+``TYPE_CHECKING`` and inside functions too; no two files import each other, even through others. ``desched.webhook``
+and ``desched.executor`` never import each other nor a command module of the linter. ``desched.cli`` reaches
+commands by name (``module:attribute``), never by import; the package face ``desched`` names the linter's library
+surface for type checkers only and imports it on first access, and ``desched.policy.effective`` reaches the
+OpenShift renderer and the v1alpha1 converter by name the same way.
 """
 
 from __future__ import annotations
@@ -82,39 +85,75 @@ def _imports(name: str, path: Path, runtime_only: bool = False) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES)
+            submodules = {f"{base}.{alias.name}" for alias in node.names} & set(MODULES)
+            found.update(submodules)
+            if len(submodules) < len(node.names):  # a name defined in ``base`` itself
+                found.add(base)
     return {module for module in found if module == "desched" or module.startswith("desched.")}
 
 
+#: The rooms, floor by floor from the ground up; a room on floor N may import the rooms of floors below N only.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("errors", "tree", "version", "goduration"),
+    ("versions", "extras"),
+    ("runtime",),  # the kube client, TLS, metrics, JSON output, the garbage collector
+    ("reading",),  # files, YAML with positions
+    ("chart", "validation", "api"),  # the chart as data; upstream's validators; the policy API's types
+    ("gitops", "plugins"),  # where policies live in a repository; the plugins and their registry
+    ("policy",),  # the typed and effective policy, the structure checker, the schemas
+    ("workloads", "openshift"),  # the eviction scope model; the KubeDescheduler operator
+    ("deployment",),  # what runs the descheduler: workloads, chart renders, releases, RBAC
+    ("migrate",),  # v1alpha1 -> v1alpha2, files rewritten in place
+    ("linter",),
+    ("webhook", "executor"),
+    ("cli", "desched"),  # the command line and the package face
+    ("__main__",),
+)
+FLOOR = {room: floor for floor, rooms in enumerate(FLOORS) for room in rooms}
+
+
+def _room(module: str) -> str:
+    """The room of a module: its subpackage of ``desched``, the module itself at the package root, or ``desched``
+    for the package face."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "desched"
+
+
 def _layer(module: str) -> str:
-    for layer in ("linter", "webhook", "executor"):
-        if module == f"desched.{layer}" or module.startswith(f"desched.{layer}."):
-            return layer
-    return "kernel"
-
-
-ALLOWED = {
-    "kernel": {"kernel"},
-    "linter": {"kernel", "linter"},
-    "webhook": {"kernel", "linter", "webhook"},
-    "executor": {"kernel", "linter", "executor"},
-}
+    room = _room(module)
+    return room if room in ("linter", "webhook", "executor") else "kernel"
 
 
 def test_the_graph_is_read_from_every_module():
     assert len(MODULES) > 100
     edges = {name: _imports(name, path) for name, path in MODULES.items()}
     assert "desched.linter.engine" in edges["desched.webhook.review"]
-    assert "desched.documents" in edges["desched.linter.engine"]
+    assert "desched.gitops.documents" in edges["desched.linter.engine"]
+
+
+def test_every_room_stands_on_a_floor():
+    rooms = {_room(name) for name in MODULES}
+    assert rooms == set(FLOOR), f"rooms without a floor {sorted(rooms - set(FLOOR))}, floors without a room " + str(
+        sorted(set(FLOOR) - rooms)
+    )
+
+
+def test_the_package_root_holds_few_modules():
+    root = [path.name for path in (ROOT / "kernel").glob("*.py")]
+    assert len(root) <= 10, sorted(root)
+
+
+def _downward(name: str, target: str) -> bool:
+    """Whether ``name`` may import ``target``: the same room, or a room on a lower floor."""
+    return _room(name) == _room(target) or FLOOR[_room(target)] < FLOOR[_room(name)]
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_imports_point_one_way(name: str):
+def test_imports_point_down_the_floors(name: str):
     layer = _layer(name)
     imports = _imports(name, MODULES[name], runtime_only=name == "desched")
-    wrong = sorted(target for target in imports if _layer(target) not in ALLOWED[layer])
-    assert not wrong, f"{name} ({layer}) imports {wrong}"
+    wrong = sorted(target for target in imports if not _downward(name, target))
+    assert not wrong, f"{name} (room {_room(name)}, floor {FLOOR[_room(name)]}) imports {wrong}"
     if layer in ("webhook", "executor"):
         commands = sorted(target for target in _imports(name, MODULES[name]) if target.startswith(LINTER_COMMANDS))
         assert not commands, f"{name} imports the linter's command modules {commands}"
@@ -128,17 +167,55 @@ def _private_of_another_layer(module: str, layer: str) -> bool:
     return _layer(module) != layer and any(part.startswith("_") for part in module.split(".")[1:])
 
 
+def _circles() -> list[list[str]]:
+    """The sets of modules that import each other, through any number of others (Tarjan's strongly connected
+    components of more than one module; the package face's ``TYPE_CHECKING`` names left out)."""
+    edges = {name: _imports(name, path, runtime_only=name == "desched") & set(MODULES) for name, path in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for target in edges[name] - {name}:
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            component = [stack.pop()]
+            while component[-1] != name:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for name in sorted(edges):
+        if name not in index:
+            visit(name)
+    return found
+
+
+def test_no_files_import_each_other():
+    assert _circles() == []
+
+
 def test_a_violation_is_detected(tmp_path):
-    """The checker itself: a kernel module importing the linter is reported."""
+    """The checker itself: a module importing a room above it, or the linter from below, is reported."""
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from desched.linter import engine\n    from .sources import read_text\n")
     imports = _imports("desched.bad", bad)
-    assert imports == {"desched.linter", "desched.linter.engine", "desched.sources"}
+    assert imports == {"desched.linter.engine", "desched.sources"}
+    assert not _downward("desched.gitops.documents", "desched.deployment.releases")
+    assert not _downward("desched.policy.effective", "desched.migrate.convert")
+    assert _downward("desched.deployment.releases", "desched.gitops.documents")
+    assert _downward("desched.deployment.releases", "desched.deployment.runs")
     face = tmp_path / "face.py"
     face.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desched.linter import engine\n")
-    assert _imports("desched.face", face) == {"desched.linter", "desched.linter.engine"}
+    assert _imports("desched.face", face) == {"desched.linter.engine"}
     assert _imports("desched.face", face, runtime_only=True) == set()
-    assert _layer("desched.linter.engine") not in ALLOWED["kernel"]
     assert _private_of_another_layer("desched.linter.rules._base", "webhook")
     assert not _private_of_another_layer("desched.linter.inventory", "webhook")
     assert not _private_of_another_layer("desched.executor._x", "executor")

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from desched import policylimits
-from desched.documents import extract
+from desched.gitops import policylimits
+from desched.gitops.documents import extract
+from desched.gitops.policylimits import MAX_PLUGIN_CONFIGS, MAX_POLICY_NODES, MAX_PROFILES, count_nodes
 from desched.linter.finding import Finding
-from desched.policylimits import MAX_PLUGIN_CONFIGS, MAX_POLICY_NODES, MAX_PROFILES, count_nodes
-from desched.sources import MAX_FILE_BYTES
-from desched.yamlsrc import MAX_EXPANDED_NODES, NodeBudget, NodeLimitError, load_all
+from desched.reading.sources import MAX_FILE_BYTES
+from desched.reading.yamlsrc import MAX_EXPANDED_NODES, NodeBudget, NodeLimitError, load_all
 from tests.conftest import lint
-from tests.kernel.test_yamlfast import libyaml
+from tests.kernel.reading.test_yamlfast import libyaml
 
 HEAD = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"
 PROFILE = "- name: p{index}\n  plugins:\n    deschedule:\n      enabled: [PodLifeTime]\n"

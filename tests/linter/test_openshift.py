@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desched.documents import extract
+from desched.gitops.documents import extract
 from desched.linter.rules._workload_examples import deployment
 from tests.conftest import lint
 

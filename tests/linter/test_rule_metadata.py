@@ -10,14 +10,14 @@ import pytest
 
 from desched import versions
 from desched.cli import main
-from desched.deployment import RUNNER_KINDS
+from desched.deployment.runs import RUNNER_KINDS
+from desched.gitops.wrappers import object_label
 from desched.linter import rules
 from desched.linter.docs import _examples
 from desched.linter.engine import Settings, deployment_findings, lint_repository, lint_text
 from desched.linter.rules._base import DOCUMENT_KINDS, DocumentKind
 from desched.openshift.validate import REFUSED, Category
 from desched.validation.core import CODES
-from desched.wrappers import object_label
 
 ALL = [module.ID for module in rules.all_rules()]
 

@@ -20,7 +20,7 @@ from desched.linter.formatters import Report, get
 from desched.linter.lint import lint_paths
 from desched.linter.templates import TemplateError, neutralize
 from desched.migrate.command import run as migrate
-from desched.sources import iter_paths
+from desched.reading.sources import iter_paths
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "templates")

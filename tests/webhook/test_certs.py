@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from desched.errors import UsageError
-from desched.kube import KubeClient
+from desched.runtime.kube import KubeClient
 from desched.webhook.certs import BACKDATE, CA_DAYS, CERTS, generate
 from tests.kcp.api import Api, ApiError
 from tests.kcp.controlplane import ControlPlane

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desched.kube import Served
 from desched.linter.engine import Settings
+from desched.runtime.kube import Served
 from desched.webhook import state
 from desched.webhook import workloads as checks
 from desched.webhook.decision import Decision, Options

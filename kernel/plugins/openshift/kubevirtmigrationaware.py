@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from desched.api.types import DURATION, args_struct, field
 from desched.goduration import format_duration, parse_duration
 from desched.plugins.base import Plugin
-from desched.policy.types import DURATION, args_struct, field
 from desched.validation.core import ArgError
 
 __all__ = ["NAME", "defaults", "validate"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desched.migrate.rewrite import COMMENT_PREFIX, migrate_text
-from desched.yamlsrc import load_all
+from desched.reading.yamlsrc import load_all
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = Path(__file__).parent / "golden"

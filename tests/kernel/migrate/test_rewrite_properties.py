@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desched.migrate.rewrite import migrate_text
-from desched.yamlsrc import load_all
+from desched.reading.yamlsrc import load_all
 
 _PARAMS = {
     "RemoveDuplicates": {"removeDuplicates": {"excludeOwnerKinds": ["Job"]}, "namespaces": {"exclude": ["a", "b"]}},

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from desched import plugins, versions
+from desched.api.spec import EXTENSION_POINTS
 from desched.executor.plugins import implementations
 from desched.plugins import DISTRIBUTIONS, REGISTRY, Plugin, validate_args
 from desched.plugins.base import PodScope, as_written
-from desched.policy.spec import EXTENSION_POINTS
 
 ROOT = Path(__file__).resolve().parents[3]
 # Upstream's registration order (pkg/descheduler/setupplugins.go@v0.36.0); error messages list plugins in it.

@@ -12,7 +12,7 @@ from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.plugins.nodeutilization import LowNodeUtilizationArgs
 from desched.plugins.removepodsviolatingnodetaints import RemovePodsViolatingNodeTaintsArgs
 from desched.policy.model import PluginConfig, Policy, decode
-from desched.yamlsrc import load_all
+from desched.reading.yamlsrc import load_all
 
 POLICY = """\
 apiVersion: descheduler/v1alpha2

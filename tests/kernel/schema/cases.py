@@ -24,14 +24,14 @@ import pytest
 import yaml
 
 from desched import versions
+from desched.policy.schema import policy_schema
 from desched.policy.structure import check_structure
-from desched.schema import policy_schema
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
 SCHEMAS = HERE.parents[2] / "schemas"
 TARGETS = tuple(range(versions.OLDEST, versions.NEWEST + 1))
-REGENERATE = "python -m desched.schema --out schemas"
+REGENERATE = "python -m desched.policy.schema --out schemas"
 
 _EXPECT = re.compile(r"^# expect: (valid|invalid)(?: from v0\.(\d+))?(?: until v0\.(\d+))?\s*$")
 _XFAIL = re.compile(r"^# xfail (expect|agree)(?: v0\.(\d+)(?:-v0\.(\d+))?)?: (.+)$")

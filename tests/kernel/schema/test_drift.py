@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desched import schema, versions
+from desched import versions
+from desched.policy import schema
 
 from .cases import REGENERATE, SCHEMAS
 

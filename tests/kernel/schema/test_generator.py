@@ -10,8 +10,9 @@ import jsonschema
 import pytest
 import yaml
 
-from desched import schema, versions
+from desched import versions
 from desched.plugins import REGISTRY
+from desched.policy import schema
 
 from .cases import CORPUS, SCHEMAS, TARGETS, validator
 
@@ -197,14 +198,14 @@ def test_envelope_is_required() -> None:
 
 
 def test_generator_does_not_import_jsonschema() -> None:
-    code = "import sys, desched.schema; sys.exit('jsonschema' in sys.modules)"
+    code = "import sys, desched.policy.schema; sys.exit('jsonschema' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr or "desched.schema imports jsonschema"
+    assert result.returncode == 0, result.stderr or "desched.policy.schema imports jsonschema"
 
 
 def test_every_semantic_rule_names_a_spec_field() -> None:
-    from desched.policy.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
-    from desched.policy.types import Kind, Type
+    from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
+    from desched.api.types import Kind, Type
 
     fields: set[tuple[str, str]] = set()
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from desched.reading.yamlsrc import load_all
 from desched.workloads.model import collect
-from desched.yamlsrc import load_all
 
 MANIFESTS = textwrap.dedent(
     """\

@@ -7,10 +7,10 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from desched.reading.yamlsrc import load_all
 from desched.workloads.model import collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
 from desched.workloads.scope import evaluate, summarize
-from desched.yamlsrc import load_all
 
 from .test_model import MANIFESTS
 from .test_scope import PVC_CLASSES, model, policy

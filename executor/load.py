@@ -1,0 +1,44 @@
+"""The policy ``desched simulate`` and ``desched run`` execute: a file's effective v1alpha2 policy, let through the
+lint gate only when it has no lint errors (:func:`load_policy`)."""
+
+from __future__ import annotations
+
+import sys
+
+from desched.errors import UsageError
+from desched.policy.model import Policy
+
+__all__ = ["load_policy"]
+
+
+def load_policy(path: str, target_text: str | None) -> Policy:
+    """The typed v1alpha2 policy ``path`` stands for (its effective form, which the lint gate computed), after the
+    lint gate (see the module docstring)."""
+    from desched import versions
+    from desched.linter.engine import Settings, lint_file
+    from desched.linter.formatters import findings_report, get
+    from desched.plugins import OPENSHIFT
+
+    try:
+        target = versions.parse(target_text) if target_text else None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    # OpenShift's build registers every upstream plugin and more: prepare_policy names the ones desched cannot run
+    settings = Settings(target=target, distribution=OPENSHIFT)
+    try:
+        result = lint_file(path, settings)
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    errors = [finding for finding in result.findings if finding.severity == "error" and not finding.suppressed]
+    if errors:
+        sys.stderr.write(get("text")(findings_report(errors, 1, {result.file: result.text}, "never")))
+        raise UsageError(f"{path}: the policy has lint errors ({len(errors)}); fix them before running it")
+    for finding in result.findings:  # what upstream runs all the same, but the reader should know
+        if finding.severity == "warning" and not finding.suppressed:
+            where = f"{finding.file}:{finding.line}:{finding.column}"
+            sys.stderr.write(f"desched: warning: {where}: {finding.message} ({finding.rule})\n")
+    if not result.policies:
+        raise UsageError(f"no descheduler policy in {path}")
+    if len(result.policies) > 1:
+        raise UsageError(f"{path} holds {len(result.policies)} policies; give a file with exactly one")
+    return result.effective[0].policy

@@ -1,0 +1,396 @@
+"""The descheduler release that runs a policy, and why desched believes so (docs/architecture.md, Release inference).
+
+A policy is checked against one release. In order of precedence it is: ``--target-version`` or the configuration;
+the image tag of a Deployment, CronJob or Job whose descheduler container reads the policy's ConfigMap key through
+``--policy-config-file``; for the chart's values, their ``image.tag``, else the chart version a wrapper pins
+(through :data:`desched.chart.names.APP_VERSIONS`), else the ``appVersion`` of a ``Chart.yaml`` beside them; else the
+newest release desched knows. :class:`Release` carries the answer with its reason, which every release-dependent
+finding repeats.
+
+A release outside the supported range keeps its real minor (``minor``): a v0.21 deployment is a v0.21 deployment,
+whatever desched can check. :attr:`Release.target` is the supported release checks run against.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from desched.chart.names import APP_VERSIONS, CHART_NAMES
+from desched.chart.names import chart_version as chart_version_of
+from desched.gitops.documents import PolicyDoc, Shape
+from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
+from desched.tree import list_or_empty, mapping_or_empty, same_namespace
+from desched.versions import NEWEST, OLDEST, render
+
+__all__ = [
+    "Deployments",
+    "Release",
+    "chart_app_version",
+    "chart_release",
+    "chart_yaml_app_version",
+    "configured",
+    "generated_configmap_keys",
+    "image_tag",
+    "mounted_keys",
+    "newest",
+    "release_of",
+    "release_version",
+]
+
+
+_VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+_POLICY_FLAG = "--policy-config-file"
+_WORKLOAD_KINDS = ("Deployment", "CronJob", "Job")
+_WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")  # and kustomizations (kind Kustomization or none)
+
+
+class Release(NamedTuple):
+    """A release as deployed (``minor``, may lie outside the supported range; ``version`` as written) and why."""
+
+    minor: int
+    version: str
+    reason: str
+    guessed: bool = False  # nothing named it: the newest release, assumed
+
+    @property
+    def target(self) -> int:
+        """The supported release checks run against: ``minor`` brought into desched's range."""
+        return min(max(self.minor, OLDEST), NEWEST)
+
+    def note(self) -> str:
+        """``release v0.28.1 assumed: <reason>``, and the release checked when desched does not know this one."""
+        text = f"release {self.version} assumed: {self.reason}"
+        if self.minor != self.target:
+            edge = "oldest" if self.minor < self.target else "newest"
+            text += f"; desched checks it as {render(self.target)}, the {edge} release it knows"
+        return text
+
+
+def release_version(text: Any) -> tuple[int, str] | None:
+    """The minor and ``v0.NN[.P]`` form of a descheduler version string (an image tag, a chart's appVersion, a
+    ``--target-version``); ``None`` for anything else."""
+    if not isinstance(text, str):
+        return None
+    match = _VERSION.match(text.strip())
+    if not match:
+        return None
+    patch = f".{match.group(2)}" if match.group(2) is not None else ""
+    return int(match.group(1)), f"v0.{match.group(1)}{patch}"
+
+
+def newest() -> Release:
+    """The release assumed when nothing says which one runs a policy."""
+    return Release(
+        NEWEST,
+        render(NEWEST),
+        "the newest desched knows, since nothing deployed with this policy names a release; "
+        "set --target-version to choose",
+        guessed=True,
+    )
+
+
+def configured(minor: int, source: str) -> Release:
+    """The release ``--target-version`` or the configuration (``source`` says which) sets."""
+    return Release(minor, render(minor), f"set by {source}")
+
+
+def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
+    """The release a descheduler chart version deploys: from :data:`desched.chart.names.APP_VERSIONS`, else (a chart
+    newer than the table) the chart version itself, which has matched the release since chart 0.24."""
+    if not isinstance(chart_version, str):
+        return None
+    text = chart_version_of(chart_version)
+    return release_version(APP_VERSIONS.get(text, text))
+
+
+def chart_yaml_app_version(file: str) -> str | None:
+    """``appVersion`` of the descheduler chart's ``Chart.yaml`` beside ``file`` (``None`` for stdin, ``-``, and for
+    the ``Chart.yaml`` of another chart or of one with dependencies, an umbrella chart's: its appVersion is not the
+    descheduler's). A ``Chart.yaml`` is read once while unchanged (a lint run asks for it for the release and again
+    for the chart that renders the values)."""
+    if file == "-":
+        return None
+    chart_yaml = os.path.join(os.path.dirname(os.path.abspath(file)), "Chart.yaml")
+    try:
+        status = os.stat(chart_yaml)
+    except OSError:
+        return None
+    return _chart_yaml_app_version(chart_yaml, status.st_mtime_ns, status.st_size)
+
+
+@lru_cache(maxsize=256)
+def _chart_yaml_app_version(chart_yaml: str, _mtime: int, _size: int) -> str | None:
+    """The descheduler chart's appVersion in ``chart_yaml`` as it is at that modification time and size."""
+    found: dict[str, str] = {}
+    try:
+        with open(chart_yaml, encoding="utf-8") as handle:
+            for line in handle:
+                key, colon, value = line.partition(":")
+                if colon and key in ("name", "appVersion", "dependencies"):
+                    found.setdefault(key, value.split("#", 1)[0].strip().strip("\"'"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "dependencies" in found or ("name" in found and found["name"] not in CHART_NAMES):
+        return None  # an umbrella chart (desched.gitops.umbrella), whatever its name, or another chart
+    return found.get("appVersion") or None
+
+
+def chart_release(image_tag: Any, chart_version: Any, wrapper: str, app_version: str | None) -> Release | None:
+    """The release the descheduler chart's values run on: their ``image.tag``, else the chart version ``wrapper``
+    pins, else the ``appVersion`` of the chart beside them; ``None`` when none names a release."""
+    parsed = release_version(image_tag)
+    if parsed is not None:
+        return Release(*parsed, f"image.tag {image_tag} in the chart's values")
+    parsed = chart_app_version(chart_version)
+    if parsed is not None:
+        return Release(*parsed, f"descheduler chart {chart_version_of(chart_version)}, pinned by {wrapper}")
+    parsed = release_version(app_version)
+    if parsed is not None:
+        return Release(*parsed, f"appVersion {app_version} of the Chart.yaml beside the values")
+    return None
+
+
+class _Reader(NamedTuple):
+    """A descheduler container that reads its policy from ConfigMap key ``key`` of ``configmap``."""
+
+    namespace: str | None
+    configmap: str
+    key: str
+    release: Release
+
+
+class Deployments:
+    """The descheduler containers of a set of documents, and the ConfigMaps kustomize generates from policy files:
+    what ties a policy to the release that reads it."""
+
+    def __init__(self, documents: Iterable[tuple[str, Any]] = (), values: Iterable[PolicyDoc] = ()) -> None:
+        self._readers: list[_Reader] = []
+        self._generated: dict[str, tuple[str | None, str, str]] = {}  # policy file -> (namespace, ConfigMap, key)
+        self._installs: list[tuple[str, Install]] = []  # each install of the chart, with the wrapper's file
+        self._flux: list[FluxSource] = []  # the Flux sources of the chart, which HelmReleases may name it by
+        self._values = [doc for doc in values if doc.shape == Shape.HELM and doc.unreached is None]  # sources
+        self._add(documents)
+
+    def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
+        """These deployments and those of ``documents``."""
+        both = Deployments(values=self._values)
+        both._readers, both._generated = list(self._readers), dict(self._generated)
+        both._installs, both._flux = list(self._installs), list(self._flux)
+        both._add(documents)
+        return both
+
+    def _add(self, documents: Iterable[tuple[str, Any]]) -> None:
+        documents = list(documents)
+        if not documents:
+            return
+        from desched.workloads.model import objects  # the workload model only when there are documents to read
+
+        listed = list(objects(documents))
+        self._flux.extend(source for _, doc in listed for source in flux_sources(doc))
+        for file, doc in listed:
+            kind = doc.get("kind")
+            if kind in _WORKLOAD_KINDS:
+                self._readers.extend(_readers(file, doc, kind))
+            elif kind in _WRAPPER_KINDS:
+                self._installs.extend((file, install) for install in installs(doc, file, self._flux))
+            if kind in (None, "Kustomization"):
+                self._generated.update(generated_configmap_keys(file, doc))
+                self._installs.extend((file, install) for install in installs(doc, file))
+
+    def __bool__(self) -> bool:
+        return bool(self._readers)
+
+    def reader_of(self, doc: PolicyDoc) -> Release | None:
+        """The release of the descheduler that reads ``doc`` (a ConfigMap key, or a file kustomize turns into
+        one); ``None`` when no container in these documents does."""
+        identity = doc.extra.get("configmap")
+        if identity is not None:
+            return self.reader(*identity)
+        return self.reader_of_file(doc.file) if doc.shape == Shape.POLICY else None
+
+    def reader_of_file(self, file: str) -> Release | None:
+        """The release of the descheduler that reads the ConfigMap kustomize generates from ``file``."""
+        identity = self._generated.get(os.path.normpath(file))
+        return self.reader(*identity) if identity is not None else None
+
+    def install_of(self, doc: PolicyDoc) -> tuple[str, Install] | None:
+        """The install of the chart whose values ``doc`` is one source of (its wrapper's values in the same file, a
+        ConfigMap key a HelmRelease's ``valuesFrom`` names, or a values file of a kustomize ``helmCharts`` entry),
+        with the file of its wrapper."""
+        for file, install in self._installs:
+            if any(_is_source(doc, source, file, install, self._generated) for source in install.sources):
+                return file, install
+        return None
+
+    def sources(self, install: Install, file: str) -> list[tuple[ValuesSource, PolicyDoc]]:
+        """The sources of ``install`` (whose wrapper is in ``file``) found among these documents' chart values, in
+        order (the first document of each; a source the repository does not hold, or that sets no
+        ``deschedulerPolicy``, is left out)."""
+        found = []
+        for source in install.sources:
+            doc = next((doc for doc in self._values if _is_source(doc, source, file, install, self._generated)), None)
+            if doc is not None:
+                found.append((source, doc))
+        return found
+
+    def reader(self, namespace: str | None, name: str, key: str) -> Release | None:
+        """The release of the descheduler that reads key ``key`` of ConfigMap ``namespace/name``."""
+        for reader in self._readers:
+            if reader.configmap == name and reader.key == key and same_namespace(namespace, reader.namespace):
+                return reader.release
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
+    from desched.workloads.model import TEMPLATE_PATHS
+
+    metadata = mapping_or_empty(doc.get("metadata"))
+    label = object_label(doc, kind)
+    pod: dict[str, Any] = doc
+    for part in (*TEMPLATE_PATHS[kind], "spec"):
+        pod = mapping_or_empty(pod.get(str(part)))
+    volumes = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(pod.get("volumes"))) if v.get("name")}
+    for container in map(mapping_or_empty, list_or_empty(pod.get("containers"))):
+        image = _text(container.get("image"))
+        words = [
+            word
+            for word in list_or_empty(container.get("command")) + list_or_empty(container.get("args"))
+            if _text(word)
+        ]
+        if image is None or not ("descheduler" in image or any("descheduler" in word for word in words)):
+            continue
+        path = _policy_path(words)
+        found = release_version(image_tag(image))
+        if path is None or found is None:
+            continue
+        line = getattr(container, "value_pos", {}).get("image", (0, 0))[0]
+        where = f"{file}:{line}" if line else file
+        release = Release(*found, f"the image {image} of {label} ({where}), which reads this policy")
+        for configmap, key in mounted_keys(path, container, volumes):
+            yield _Reader(_text(metadata.get("namespace")), configmap, key, release)
+
+
+def image_tag(image: str) -> str | None:
+    """The tag of a container image reference (``None`` without one; a digest is not a tag)."""
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return name.split(":", 1)[1] if ":" in name else None
+
+
+def _policy_path(words: list[str]) -> str | None:
+    """The ``--policy-config-file`` a descheduler command line names."""
+    for index, word in enumerate(words):
+        flag, _, value = word.partition("=")
+        if flag.lstrip("-") != _POLICY_FLAG.lstrip("-"):
+            continue
+        if value:
+            return value
+        if index + 1 < len(words):
+            return str(words[index + 1])
+    return None
+
+
+def mounted_keys(
+    path: str, container: Mapping[str, Any], volumes: Mapping[Any, Mapping[str, Any]]
+) -> Iterator[tuple[str, str]]:
+    """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
+    for mount in map(mapping_or_empty, list_or_empty(container.get("volumeMounts"))):
+        mount_path = _text(mount.get("mountPath"))
+        if mount_path is None:
+            continue
+        sub_path = _text(mount.get("subPath"))
+        if sub_path is not None:
+            if os.path.normpath(mount_path) != os.path.normpath(path):
+                continue
+            relative = sub_path
+        else:
+            prefix = mount_path.rstrip("/") + "/"
+            if not path.startswith(prefix):
+                continue
+            relative = path[len(prefix) :]
+        volume = volumes.get(mount.get("name"), {})
+        sources = [mapping_or_empty(volume.get("configMap"))]
+        sources += [
+            mapping_or_empty(mapping_or_empty(source).get("configMap"))
+            for source in list_or_empty(mapping_or_empty(volume.get("projected")).get("sources"))
+        ]
+        for source in sources:
+            name = _text(source.get("name"))
+            if name is None:
+                continue
+            items = [mapping_or_empty(item) for item in list_or_empty(source.get("items"))]
+            keys = [item.get("key") for item in items if item.get("path") == relative] if items else [relative]
+            yield from ((name, key) for key in keys if isinstance(key, str))
+
+
+def generated_configmap_keys(
+    file: str, kustomization: Mapping[str, Any]
+) -> Iterator[tuple[str, tuple[str | None, str, str]]]:
+    """Each file a ``configMapGenerator`` of the kustomization in ``file`` turns into a ConfigMap key: (its path,
+    (namespace, name, key))."""
+    generators = list_or_empty(kustomization.get("configMapGenerator"))
+    if not generators:
+        return
+    base = os.path.dirname(file)
+    namespace = _text(kustomization.get("namespace"))
+    for generator in map(mapping_or_empty, generators):
+        name = _text(generator.get("name"))
+        if name is None:
+            continue
+        for entry in list_or_empty(generator.get("files")):
+            if not isinstance(entry, str):
+                continue
+            key, _, source = entry.partition("=") if "=" in entry else (os.path.basename(entry), "", entry)
+            target = os.path.normpath(os.path.join(base, source))
+            yield target, (_text(generator.get("namespace")) or namespace, name, key)
+
+
+def install_label(install: Install, file: str, doc: PolicyDoc) -> str:
+    """How messages on ``doc`` name ``install``: its wrapper, and the wrapper's file when it is another."""
+    return install.wrapper if file == doc.file else f"{install.wrapper} ({file})"
+
+
+def _is_source(
+    doc: PolicyDoc,
+    source: ValuesSource,
+    file: str,
+    install: Install,
+    generated: Mapping[str, tuple[str | None, str, str]],
+) -> bool:
+    """Whether the chart values ``doc`` are ``source`` of ``install``, whose wrapper is in ``file``; ``generated``
+    maps each file a kustomize ``configMapGenerator`` turns into a ConfigMap key to that key."""
+    if source.kind in ("inline", "text"):
+        return doc.file == file and doc.extra.get("install") == (install.wrapper, source.where)
+    if source.kind == "configmap":
+        namespace, name, key = source.where
+        found = doc.extra.get("values_from")
+        if found is None and not doc.extra.get("wrapper"):  # a values file kustomize makes into the ConfigMap
+            found = generated.get(os.path.normpath(doc.file))
+        return found is not None and found[1:] == (name, key) and same_namespace(found[0], namespace)
+    if doc.extra.get("wrapper") or doc.extra.get("values_from"):
+        return False
+    path, wanted = os.path.normpath(doc.file), str(source.where[0])
+    if source.kind == "repofile":  # a path from the root of a repository whose root desched does not know
+        return path == wanted or path.endswith(os.sep + wanted)
+    return path == wanted
+
+
+def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:
+    """The release that runs ``doc``, when nothing is configured: see the module's docstring for the order."""
+    found = deployments.reader_of(doc)
+    if found is None and doc.shape == Shape.HELM:
+        extra = doc.extra
+        chart_version, wrapper = extra.get("chart_version"), extra.get("wrapper", "")
+        found_install = deployments.install_of(doc) if chart_version is None else None
+        if found_install is not None:
+            file, install = found_install
+            chart_version, wrapper = install.version, install_label(install, file, doc)
+        found = chart_release(extra.get("image_tag"), chart_version, wrapper, chart_yaml_app_version(doc.file))
+    return found if found is not None else newest()

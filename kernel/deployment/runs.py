@@ -1,0 +1,293 @@
+"""The descheduler's own deployment: every workload whose container runs the descheduler, with its command line read
+as the descheduler reads it (docs/deployment-rules.md). The DS6xx rules judge these records.
+
+The descheduler parses its command line with pflag (``cmd/descheduler/app/options`` of kubernetes-sigs/descheduler):
+``--flag value`` and ``--flag=value`` for a flag that takes a value, ``--flag`` alone or ``--flag=false`` for a
+boolean, whose next word is never its value. A container runs the descheduler when its image is the descheduler's
+(a repository path ending in ``descheduler``) or its command names the ``descheduler`` binary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from desched.gitops.wrappers import object_label
+from desched.goduration import parse_duration
+from desched.reading.yamlsrc import YMap, YSeq, locate
+from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["BOOLEAN_FLAGS", "RUNNER_KINDS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
+
+#: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
+#: next word as their value.
+BOOLEAN_FLAGS = frozenset(
+    {
+        "dry-run", "leader-elect", "disable-metrics", "permit-address-sharing", "permit-port-sharing",
+        "logtostderr", "alsologtostderr", "add_dir_header", "skip_headers", "skip_log_headers", "one_output",
+        "enable-contention-profiling", "enable-profiling",
+    }
+)  # fmt: skip
+_TEMPLATES: dict[str, Path] = {
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "Pod": (),
+}
+#: The kinds whose pod (template) may run the descheduler.
+RUNNER_KINDS = frozenset(_TEMPLATES)
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go strconv.ParseBool
+
+
+class Flag(NamedTuple):
+    """One flag of a command line: its name (no dashes), its value as written (``true`` for a bare boolean) and the
+    path of the word that sets it in the workload's document."""
+
+    name: str
+    value: str
+    path: Path
+
+
+def parse_flags(words: Iterable[tuple[str, Path]]) -> dict[str, Flag]:
+    """The flags of a command line given as (word, path) pairs, as pflag reads them; the last of a repeated flag
+    wins, as in pflag."""
+    listed = list(words)
+    flags: dict[str, Flag] = {}
+    index = 0
+    while index < len(listed):
+        word, path = listed[index]
+        index += 1
+        if not word.startswith("-") or word in ("-", "--"):
+            continue
+        name, equals, value = word.lstrip("-").partition("=")
+        if not equals and name not in BOOLEAN_FLAGS:
+            if index < len(listed) and not listed[index][0].startswith("-"):
+                value = listed[index][0]
+                index += 1
+        elif not equals:
+            value = "true"
+        flags[name] = Flag(name, value, path)
+    return flags
+
+
+class DeschedulerRun(NamedTuple):
+    """One container that runs the descheduler, in the workload ``document`` of ``kind`` found in ``file``."""
+
+    file: str
+    document: Any
+    kind: str
+    namespace: str | None
+    name: str
+    container: Path  # the container's path in the document
+    image: str
+    flags: dict[str, Flag]
+    #: Where a path of the document is written, for a workload desched rendered (the chart's, from values); ``None``
+    #: for a workload written in ``file``.
+    locator: Callable[[Path], tuple[str, int, int]] | None = None
+    title: str | None = None  #: how findings name a rendered workload
+    #: The values setting behind a path of a rendered workload (``None``: the values cannot set it)
+    naming: Callable[[Path], str | None] | None = None
+    #: The v1alpha2 policy tree this descheduler runs, when the repository shows it (its mounted ConfigMap's key, the
+    #: chart's rendered policy)
+    policy: Mapping[str, Any] | None = None
+    #: RBAC objects that come with this descheduler alone (the chart's own ClusterRole and binding), as
+    #: ``(file, object)`` pairs: another install's never grant it anything
+    rbac: tuple[tuple[str, Any], ...] = ()
+    program: str = "descheduler"  #: ``descheduler`` (upstream's binary) or ``desched`` (``desched run``)
+
+    @property
+    def label(self) -> str:
+        """``Kind namespace/name``, as findings name the workload."""
+        return self.title or object_label(self.document, self.kind)
+
+    def where(self, path: Path = ()) -> tuple[str, int, int]:
+        """``(file, line, column)`` of ``path`` in the document (its nearest existing ancestor)."""
+        if self.locator is not None:
+            return self.locator(path)
+        position = locate(self.document, path) if isinstance(self.document, (YMap, YSeq)) else None
+        line, column = position if position else (1, 1)
+        return self.file, line, column
+
+    def setting(self, path: Path) -> str | None:
+        """How the user sets the field at ``path``: its dotted path in the workload, or for a rendered workload the
+        values key behind it; ``None`` when the values cannot set it (the chart's template fixes it)."""
+        if self.naming is not None:
+            return self.naming(path)
+        return ".".join(str(part) for part in path)
+
+    def where_field(self, path: Path, *, instead: Path) -> tuple[str, int, int]:
+        """Where the field at ``path`` is written; when it is absent from a written workload, where ``instead`` is
+        (a rendered workload places every field on the values behind it, set or not)."""
+        if self.locator is None and at_path(self.document, path) is None:
+            return self.where(instead)
+        return self.where(path)
+
+    def at_flag(self, name: str) -> tuple[str, int, int]:
+        """Where flag ``name`` is written, else where the container's arguments are."""
+        flag = self.flags.get(name)
+        if flag is not None:
+            return self.where(flag.path)
+        container = at_path(self.document, self.container)
+        for key in ("args", "command", "name"):
+            if isinstance(container, Mapping) and key in container:
+                return self.where((*self.container, key))
+        return self.where(self.container)
+
+    def enabled(self, name: str) -> bool:
+        """Whether boolean flag ``name`` is on (Go's ``strconv.ParseBool``; an unreadable value is off)."""
+        flag = self.flags.get(name)
+        return flag is not None and flag.value in _TRUE
+
+    def duration(self, name: str) -> int | None:
+        """Nanoseconds of duration flag ``name``: 0 when absent (the descheduler's default), ``None`` when its value
+        is not a Go duration."""
+        flag = self.flags.get(name)
+        if flag is None:
+            return 0
+        try:
+            return parse_duration(flag.value)
+        except ValueError:
+            return None
+
+    @property
+    def container_spec(self) -> Mapping[str, Any]:
+        """The container that runs the descheduler, as written."""
+        return mapping_or_empty(at_path(self.document, self.container))
+
+    @property
+    def pod(self) -> Mapping[str, Any]:
+        """The pod spec that holds the container."""
+        return mapping_or_empty(at_path(self.document, self.container[:-2]))
+
+    def port(self, value: Any) -> int | None:
+        """A probe's port: a number, or the ``containerPort`` of the container's port of that name."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        ports = self.container_spec.get("ports")
+        for port in map(mapping_or_empty, list_or_empty(ports)):
+            number = port.get("containerPort")
+            if port.get("name") == value and isinstance(number, int):
+                return number
+        return None
+
+    @property
+    def policy_keys(self) -> list[tuple[str, str]]:
+        """The (ConfigMap, key) pairs ``--policy-config-file`` can be, through the container's volume mounts."""
+        from desched.deployment.releases import mounted_keys
+
+        flag = self.flags.get("policy-config-file")
+        volumes = self.pod.get("volumes")
+        named = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(volumes))}
+        return list(mounted_keys(flag.value, self.container_spec, named)) if flag is not None else []
+
+    @property
+    def release_minor(self) -> int | None:
+        """The descheduler release this container follows: the minor of the image's tag (``v0.36.0`` gives 36), for
+        ``desched run`` that of its ``--target-version``; ``None`` when they name none."""
+        from desched.deployment.releases import (  # the release inference's reading of versions
+            image_tag,
+            release_version,
+        )
+
+        target = self.flags.get("target-version")
+        if self.program == "desched":
+            found = release_version(target.value) if target is not None else None
+        else:
+            found = release_version(image_tag(self.image))
+        return found[0] if found is not None else None
+
+    @property
+    def service_account(self) -> str:
+        """The pod's service account (``default`` when it names none)."""
+        account = self.pod.get("serviceAccountName") or self.pod.get("serviceAccount")
+        return account if isinstance(account, str) and account else "default"
+
+    @property
+    def replicas(self) -> int:
+        """``spec.replicas`` of a Deployment or StatefulSet (1 when absent), 1 for anything else."""
+        if self.kind not in ("Deployment", "StatefulSet"):
+            return 1
+        value = mapping_or_empty(self.document.get("spec")).get("replicas", 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:
+    """Every container that runs the descheduler among ``documents`` (``(file, object)`` pairs, lists flattened)."""
+    for file, doc in documents:
+        kind = doc.get("kind") if isinstance(doc, Mapping) else None
+        if not isinstance(kind, str) or kind not in _TEMPLATES:
+            continue
+        pod_path: Path = (*_TEMPLATES[kind], "spec")
+        pod = mapping_or_empty(at_path(doc, pod_path))
+        metadata = mapping_or_empty(doc.get("metadata"))
+        name = metadata.get("name")
+        namespace = metadata.get("namespace")
+        containers = pod.get("containers")
+        for index, container in enumerate(list_or_empty(containers)):
+            container = mapping_or_empty(container)
+            path: Path = (*pod_path, "containers", index)
+            namespace = namespace if isinstance(namespace, str) else None
+            words = list(_words(container, path, namespace))
+            image = container.get("image")
+            image = image if isinstance(image, str) else ""
+            program = _program(image, [word for word, _ in words])
+            if program is None:
+                continue
+            flags = parse_flags(words) if program == "descheduler" else _desched_run_flags(words, path)
+            yield DeschedulerRun(
+                file, doc, kind, namespace, name if isinstance(name, str) else "", path, image, flags,
+                program=program,
+            )  # fmt: skip
+
+
+def _words(container: Mapping[str, Any], path: Path, namespace: str | None) -> Iterator[tuple[str, Path]]:
+    """The container's command and arguments, with ``$(VAR)`` references to its environment expanded as the kubelet
+    expands them (a literal ``value``, or the pod's namespace through ``fieldRef: metadata.namespace`` when the
+    workload names it; anything else stays as written)."""
+    env: dict[str, str] = {}
+    listed_env = container.get("env")
+    for variable in map(mapping_or_empty, list_or_empty(listed_env)):
+        field = at_path(variable, ("valueFrom", "fieldRef", "fieldPath"))
+        value = variable.get("value") if field is None else namespace if field == "metadata.namespace" else None
+        if isinstance(variable.get("name"), str) and isinstance(value, str):
+            env[variable["name"]] = value
+    for key in ("command", "args"):
+        listed = container.get(key)
+        for index, word in enumerate(list_or_empty(listed)):
+            if isinstance(word, str):
+                yield _REFERENCE.sub(lambda match: env.get(match[1], match[0]), word), (*path, key, index)
+
+
+_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def _program(image: str, words: list[str]) -> str | None:
+    """``descheduler`` for a container that runs upstream's binary, ``desched`` for one that runs ``desched run``."""
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    first = words[0].rsplit("/", 1)[-1] if words else ""
+    if name == "descheduler" or first == "descheduler":
+        return "descheduler"  # registry.k8s.io/descheduler/descheduler:v0.36.0, a mirror of it, a digest
+    subcommand = words[1:2] if first == "desched" else words[:1]
+    return "desched" if (name == "desched" or first == "desched") and subcommand == ["run"] else None
+
+
+#: ``desched run``'s flags under the names of the descheduler's flags they stand for (executor/live.py).
+_DESCHED_ALIASES = {"policy": "policy-config-file", "interval": "descheduling-interval"}
+
+
+def _desched_run_flags(words: list[tuple[str, Path]], container: Path) -> dict[str, Flag]:
+    """The flags of a ``desched run`` command line (argparse reads ``--f v`` and ``--f=v`` as pflag does, and its
+    booleans are the same), under the descheduler's names: ``--policy`` as ``--policy-config-file``, ``--interval``
+    as ``--descheduling-interval``, and the port of ``--metrics-bind-address`` as ``--secure-port`` (``0``, no
+    server, without it: the executor serves /healthz only with its metrics)."""
+    flags = {_DESCHED_ALIASES.get(name, name): flag._replace(name=_DESCHED_ALIASES.get(name, name))
+             for name, flag in parse_flags(words).items()}  # fmt: skip
+    address = flags.get("metrics-bind-address")
+    port = address.value.rpartition(":")[2] if address is not None else "0"
+    flags["secure-port"] = Flag("secure-port", port, address.path if address is not None else container)
+    return flags
