@@ -1,9 +1,10 @@
 """What a rule sees (:class:`Context`, and :class:`CheckedPolicy` in a repository) and yields (:class:`Hit`).
 
 A rule module declares its metadata as module constants (``ID``, ``NAME``, ``SUMMARY``, ``RATIONALE``,
-``REMEDIATION``, ``SEVERITY``, ``SCOPE``, ``EXAMPLES``, optionally ``OPTIONS`` with defaults) and a generator
-``check(ctx)`` that yields bare :class:`Hit` values: a message and a path inside the policy. The engine adds rule
-ID, severity, file, line, column and object, then applies suppression. Rules never print or read files.
+``REMEDIATION``, ``SEVERITY``, ``SCOPE``, ``EXAMPLES``, optionally ``OPTIONS`` with defaults and ``SEVERITY_NOTE``:
+which findings take another severity than ``SEVERITY``, and when) and a generator ``check(ctx)`` that yields bare
+:class:`Hit` values: a message and a path inside the policy. The engine adds rule ID, severity, file, line, column
+and object, then applies suppression. Rules never print or read files.
 """
 
 from __future__ import annotations
