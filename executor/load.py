@@ -37,8 +37,8 @@ def load_policy(path: str, target_text: str | None) -> Policy:
         if finding.severity == "warning" and not finding.suppressed:
             where = f"{finding.file}:{finding.line}:{finding.column}"
             sys.stderr.write(f"desched: warning: {where}: {finding.message} ({finding.rule})\n")
-    if not result.policies:
+    if not result.checked:
         raise UsageError(f"no descheduler policy in {path}")
-    if len(result.policies) > 1:
-        raise UsageError(f"{path} holds {len(result.policies)} policies; give a file with exactly one")
-    return result.effective[0].policy
+    if len(result.checked) > 1:
+        raise UsageError(f"{path} holds {len(result.checked)} policies; give a file with exactly one")
+    return result.checked[0].effective.policy

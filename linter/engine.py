@@ -31,7 +31,7 @@ from desched.gitops.policylimits import within_limits
 from desched.gitops.wrappers import FluxSource
 from desched.linter import rules as rule_registry
 from desched.linter.finding import Finding, pointer
-from desched.linter.rules._base import Context, DocumentKind
+from desched.linter.rules._base import CheckedPolicy, Context, DocumentKind
 from desched.linter.suppress import parse as parse_suppressions
 from desched.reading.sources import SourceError, is_template, read_text
 from desched.reading.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
@@ -39,11 +39,11 @@ from desched.reading.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_
 if TYPE_CHECKING:
     from desched.linter.inventory import Repository
     from desched.linter.templates import Neutralized
-    from desched.policy.effective import Effective
     from desched.versions import KubernetesVersion
     from desched.workloads import PDB, Workload
 
 __all__ = [
+    "CheckedPolicy",
     "FileResult",
     "Settings",
     "check",
@@ -97,33 +97,28 @@ def _enabled_rules(kind: str, disabled: frozenset[str]) -> list[ModuleType]:
 
 
 class FileResult:
-    """The findings of one file, its text, the policies found and the other documents (workloads, ...). For a
-    template (:func:`desched.reading.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says
-    why it was not linted."""
+    """The findings of one file, its text, the policies found (as read) and the other documents (workloads, ...);
+    once :func:`check` ran, ``checked`` holds each policy as checked, in the order of ``policies``. For a template
+    (:func:`desched.reading.sources.is_template`), ``template`` is its neutralised text, or ``skipped`` says why it
+    was not linted."""
 
-    __slots__ = (
-        "effective", "file", "findings", "others", "policies", "releases", "skipped", "template", "text", "wrappers",
-    )  # fmt: skip
+    __slots__ = ("checked", "file", "findings", "others", "policies", "skipped", "template", "text", "wrappers")
 
     def __init__(self, file: str, text: str = "") -> None:
         self.file = file
         self.text = text
         self.findings: list[Finding] = []
         self.policies: list[PolicyDoc] = []
-        self.releases: list[Release] = []  # the release each policy was checked against, once checked
-        self.effective: list[Effective] = []  # the policy each one runs as (converted, rendered), once checked
+        self.checked: list[CheckedPolicy] = []
         self.others: list[Any] = []
         self.wrappers: list[Any] = []  # the documents whose chart values are among the policies (their installs)
         self.template: Neutralized | None = None
         self.skipped: str | None = None
 
-    def runs(self) -> list[tuple[PolicyDoc, int, Effective]]:
-        """Each policy checked, with the release it was checked against and its effective form (once checked)."""
-        return [
-            (doc, release.target, effective)
-            for doc, release, effective in zip(self.policies, self.releases, self.effective, strict=True)
-            if doc.reported_here(()) and doc.unreached is None  # one install's sources run as one policy
-        ]
+    def runs(self) -> list[CheckedPolicy]:
+        """The policies checked that run as such: of the values sources of one chart install, only the one that
+        stands for the install; none the chart never receives."""
+        return [run for run in self.checked if run.doc.reported_here(()) and run.doc.unreached is None]
 
 
 def release_for(doc: PolicyDoc, settings: Settings, deployments: Deployments | None = None) -> Release:
@@ -174,8 +169,8 @@ def check(
     modules: Iterable[ModuleType] | None = None,
 ) -> FileResult:
     """Run the rules on the policies of an extracted ``result``, each against its release (from ``deployments``:
-    by default, those of the file itself), and apply suppression; fills ``result.releases`` and ``result.effective``
-    (each policy's effective form, computed here once for every later reader)."""
+    by default, those of the file itself), and apply suppression; fills ``result.checked`` (each policy's release
+    and effective form, computed here once for every later reader)."""
     if deployments is None:
         documents = ((result.file, doc) for doc in result.others + result.wrappers)
         deployments = Deployments(documents, result.policies) if result.policies else Deployments()
@@ -186,14 +181,10 @@ def check(
             return settings.enabled_rules(kind)
         return [module for module in chosen if kind in module.RUNS_ON]
 
-    result.releases = [release_for(doc, settings, deployments) for doc in result.policies]
-    if any(doc.shape == Shape.HELM for doc in result.policies):
-        from desched.deployment.chartrender import rendered  # only chart values pay for the chart model
-
-        pairs = zip(result.policies, result.releases, strict=True)
-        result.policies = [rendered(doc, deployments, release) for doc, release in pairs]
-    result.effective = []
-    for doc, release in zip(result.policies, result.releases, strict=True):
+    result.checked = []
+    for written in result.policies:
+        release = release_for(written, settings, deployments)
+        doc = _rendered(written, deployments, release)
         ctx = Context(doc, release, settings.options, settings.distribution)
         if doc.unreached is not None:  # values the chart never receives: only what says so runs
             _run(ctx, [m for m in running_on(DocumentKind.POLICY) if getattr(m, "UNREACHED", False)], settings, result)
@@ -204,11 +195,21 @@ def check(
             _run(ctx, running_on(DocumentKind.POLICY), settings, result)
             if ctx.is_v1alpha1:
                 _run_derived(ctx, running_on(DocumentKind.CONVERTED), settings, result)
-        result.effective.append(ctx.effective)
+        result.checked.append(CheckedPolicy(doc, release, ctx.effective))
     if result.findings:
         found = sorted(set(_known(result.findings, result.template)), key=Finding.sort_key)
         result.findings = _suppress(result.text, found)
     return result
+
+
+def _rendered(doc: PolicyDoc, deployments: Deployments, release: Release) -> PolicyDoc:
+    """``doc`` as the chart renders it when it is chart values (:func:`desched.deployment.chartrender.rendered`),
+    else ``doc`` itself."""
+    if doc.shape != Shape.HELM:
+        return doc
+    from desched.deployment.chartrender import rendered  # only chart values pay for the chart model
+
+    return rendered(doc, deployments, release)
 
 
 def _known(findings: list[Finding], template: Neutralized | None) -> list[Finding]:
@@ -358,7 +359,7 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
 
     runs = repository_runs(
         ((result.file, doc) for result in results for doc in result.others),
-        ((doc, effective.tree) for result in results for doc, _, effective in result.runs()),
+        ((run.doc, run.effective.tree) for result in results for run in result.runs()),
     )
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []

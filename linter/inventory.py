@@ -1,7 +1,7 @@
 """The repository rules' view of policies meeting objects (DS401-DS407): the public inventory API.
 
-:class:`Repository` holds the policies of a run (each with its target release and effective form,
-:class:`~desched.policy.effective.Effective`), an :class:`~desched.workloads.Inventory` of workloads, PDBs, HPAs and
+:class:`Repository` holds the policies of a run (each a :class:`CheckedPolicy`: the document, the release it is
+checked against and its effective form), an :class:`~desched.workloads.Inventory` of workloads, PDBs, HPAs and
 PriorityClasses, and its PDB index. Policies that evict alike form one :class:`PolicyGroup`, whose eviction scope is
 compiled once (:func:`policy_groups`) and evaluated once per repository. Lint builds a repository per cluster of files
 (:meth:`Repository.of`); the admission webhook builds one of its cached objects, or of the few a request concerns,
@@ -18,8 +18,7 @@ from typing import Any, NamedTuple
 
 from desched.gitops.documents import PolicyDoc
 from desched.linter.finding import Finding
-from desched.linter.rules._base import RepoHit
-from desched.policy.effective import Effective
+from desched.linter.rules._base import CheckedPolicy, RepoHit
 from desched.policy.model import Policy
 from desched.workloads import (
     PDB,
@@ -35,10 +34,16 @@ from desched.workloads import (
 )
 from desched.workloads.model import objects
 
-__all__ = ["Analysis", "PolicyGroup", "RepoHit", "Repository", "Run", "Targeted", "concerning", "policy_groups"]
-
-#: A policy of a run: the document, the release it is checked against, its effective form.
-Run = tuple[PolicyDoc, int, Effective]
+__all__ = [
+    "Analysis",
+    "CheckedPolicy",
+    "PolicyGroup",
+    "RepoHit",
+    "Repository",
+    "Targeted",
+    "concerning",
+    "policy_groups",
+]
 
 
 class PolicyGroup(NamedTuple):
@@ -52,18 +57,17 @@ class PolicyGroup(NamedTuple):
     scope: EvictionScope
 
 
-def policy_groups(runs: Iterable[Run], inventory: Inventory) -> list[PolicyGroup]:
+def policy_groups(runs: Iterable[CheckedPolicy], inventory: Inventory) -> list[PolicyGroup]:
     """``runs`` grouped by eviction scope, in the order each group's first policy comes, each scope compiled once
     against ``inventory``."""
     groups: dict[str, PolicyGroup] = {}
-    for doc, target, effective in runs:
-        key = signature(effective.policy, target)
+    for run in runs:
+        policy, target = run.effective.policy, run.release.target
+        key = signature(policy, target)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = PolicyGroup(
-                [], effective.policy, target, EvictionScope(effective.policy, inventory, target)
-            )
-        group.docs.append(doc)
+            group = groups[key] = PolicyGroup([], policy, target, EvictionScope(policy, inventory, target))
+        group.docs.append(run.doc)
     return list(groups.values())
 
 
@@ -106,7 +110,7 @@ class Repository:
 
     def __init__(
         self,
-        policies: Iterable[Run],
+        policies: Iterable[CheckedPolicy],
         inventory: Inventory,
         index: PDBIndex | None = None,
         groups: Sequence[PolicyGroup] | None = None,
@@ -121,7 +125,7 @@ class Repository:
         self._targeted: list[Targeted] | None = None
 
     @classmethod
-    def of(cls, policies: Iterable[Run], documents: Iterable[tuple[str, Any]]) -> Repository:
+    def of(cls, policies: Iterable[CheckedPolicy], documents: Iterable[tuple[str, Any]]) -> Repository:
         """The repository of a lint run: ``policies`` and the inventory of every other ``(file, document)`` (lists
         flattened)."""
         flattened = list(objects(documents))

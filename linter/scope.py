@@ -41,11 +41,9 @@ import sys
 from typing import Any
 
 from desched import versions
-from desched.deployment.releases import Deployments, Release
+from desched.deployment.releases import Deployments
 from desched.errors import EXIT_ERROR, EXIT_OK, DeschedError, KubeError, UsageError
-from desched.gitops.documents import PolicyDoc
-from desched.linter.engine import FileResult, Settings, check, read_file, release_for
-from desched.policy.effective import Effective, effective_policy
+from desched.linter.engine import CheckedPolicy, FileResult, Settings, check, read_file
 from desched.reading.sources import iter_paths
 from desched.workloads.model import PDB, Inventory, Workload, collect
 from desched.workloads.pdb import PDBIndex, allowed_disruptions
@@ -144,15 +142,6 @@ class _Reader:
             raise UsageError(problems[0])
         return found
 
-    def effective(self, doc: PolicyDoc, target: int) -> Effective:
-        """``doc``'s effective policy run by ``target``: the one the lint pipeline computed when it judged the
-        document against the same release, else computed now."""
-        for result in self.cache.values():
-            for known, release, effective in zip(result.policies, result.releases, result.effective, strict=True):
-                if known is doc and release.target == target:
-                    return effective
-        return effective_policy(doc, target)
-
     def check(self, deployments: Deployments) -> None:
         """Run the lint pipeline on every file read, each policy against the release ``deployments`` say, chart
         values rendered with every values source of their install (:mod:`desched.deployment.chartrender`)."""
@@ -219,17 +208,15 @@ def _analyse(
     deployments = Deployments(documents + wrappers, values)
     reader.check(deployments)
     # the policies that run: one per chart install, however many values sources it has
-    policies = [doc for result in (policy_results if policy_paths else results) for doc, _, _ in result.runs()]
+    policies = [run for result in (policy_results if policy_paths else results) for run in result.runs()]
     if not policies:
         raise UsageError("no descheduler policy found in the inputs (give PATH with a policy, or --policy FILE)")
     clustered = _Clusters(results, documents)
     evictable: set[int] = set()
     reports = []
-    for doc in policies:
-        names, inventory, index = clustered.of(doc.file)
-        release = release_for(doc, reader.settings, deployments)
-        effective = reader.effective(doc, release.target)
-        report = _policy_report(doc, release, effective, inventory, index, full, evictable)
+    for run in policies:
+        names, inventory, index = clustered.of(run.doc.file)
+        report = _policy_report(run, inventory, index, full, evictable)
         reports.append({**report, "clusters": names})
     reports.sort(key=lambda entry: (entry["file"], entry["line"], entry["object"]))
     workloads = len(collect(documents).workloads)
@@ -267,16 +254,11 @@ class _Clusters:
 
 
 def _policy_report(
-    doc: PolicyDoc,
-    release: Release,
-    effective: Effective,
-    inventory: Inventory,
-    index: PDBIndex,
-    full: bool,
-    evictable: set[int],
+    run: CheckedPolicy, inventory: Inventory, index: PDBIndex, full: bool, evictable: set[int]
 ) -> dict[str, Any]:
-    """The report of one policy run by ``release`` (as ``effective``); adds the ``id`` of each workload it may evict
-    to ``evictable``."""
+    """The report of one policy as the lint pipeline checked it (its release, its effective policy); adds the ``id``
+    of each workload it may evict to ``evictable``."""
+    doc, release, effective = run
     target = release.target
     by_workload: dict[int, list[Verdict]] = {}
     for verdict in evaluate(effective.policy, inventory, target, index):

@@ -127,8 +127,7 @@ def configmap_policies(obj: Json, settings: Settings) -> FileResult | None:
     results += [lint_text(f"data[{key}]", data[key], settings) for key in values]
     for result in results:
         combined.policies.extend(result.policies)
-        combined.releases.extend(result.releases)
-        combined.effective.extend(result.effective)
+        combined.checked.extend(result.checked)
         combined.findings.extend(result.findings)
     return combined if combined.policies or combined.findings else None
 

@@ -1,9 +1,10 @@
-"""What a rule sees (:class:`Context`) and yields (:class:`Hit`).
+"""What a rule sees (:class:`Context`, and :class:`CheckedPolicy` in a repository) and yields (:class:`Hit`).
 
 A rule module declares its metadata as module constants (``ID``, ``NAME``, ``SUMMARY``, ``RATIONALE``,
-``REMEDIATION``, ``SEVERITY``, ``SCOPE``, ``EXAMPLES``, optionally ``OPTIONS`` with defaults) and a generator
-``check(ctx)`` that yields bare :class:`Hit` values: a message and a path inside the policy. The engine adds rule
-ID, severity, file, line, column and object, then applies suppression. Rules never print or read files.
+``REMEDIATION``, ``SEVERITY``, ``SCOPE``, ``EXAMPLES``, optionally ``OPTIONS`` with defaults and ``SEVERITY_NOTE``:
+which findings take another severity than ``SEVERITY``, and when) and a generator ``check(ctx)`` that yields bare
+:class:`Hit` values: a message and a path inside the policy. The engine adds rule ID, severity, file, line, column
+and object, then applies suppression. Rules never print or read files.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from desched.policy.effective import Effective
     from desched.policy.model import Policy
 
-__all__ = ["DOCUMENT_KINDS", "Context", "DocumentKind", "Hit", "Path"]
+__all__ = ["DOCUMENT_KINDS", "CheckedPolicy", "Context", "DocumentKind", "Hit", "Path"]
 
 
 class DocumentKind:
@@ -65,6 +66,15 @@ class RepoHit(NamedTuple):
     message: str
     object: str
     severity: str | None = None
+
+
+class CheckedPolicy(NamedTuple):
+    """One policy as the engine checked it: the document (chart values rendered as the chart renders them), the
+    release it was checked against, and the policy it runs as (converted, rendered; computed once)."""
+
+    doc: PolicyDoc
+    release: Release
+    effective: Effective
 
 
 _OPERATOR_CONFIGMAP = object_label({"metadata": {"namespace": OPERATOR_NAMESPACE, "name": SINGLETON}}, "ConfigMap")

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 ID = "DS603"
 NAME = "leader-election-with-dry-run"
 SEVERITY = "warning"
+SEVERITY_NOTE = "error with several replicas (they all run)"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
@@ -22,10 +23,7 @@ RATIONALE = (
     "In dry-run mode the descheduler skips leader election (upstream PR #853): every replica runs its own cycles "
     "and logs its own would-be evictions, so several replicas report more than one descheduler would do."
 )
-REMEDIATION = (
-    "Run dry-run with a single replica, or turn --dry-run off once the policy is trusted. This is an error with "
-    "several replicas (they all run), a warning with one."
-)
+REMEDIATION = "Run dry-run with a single replica, or turn --dry-run off once the policy is trusted."
 EXAMPLES = {
     "pass": [runner("Deployment", "--descheduling-interval=5m", "--leader-elect", "--dry-run=false", replicas=2)],
     "fail": [

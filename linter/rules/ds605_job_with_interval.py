@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 ID = "DS605"
 NAME = "job-with-interval"
 SEVERITY = "error"
+SEVERITY_NOTE = "warning where runs do not pile up (a Job, or a CronJob whose concurrencyPolicy is Forbid)"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
@@ -24,10 +25,7 @@ RATIONALE = (
     "loop): a Job never completes, and a CronJob whose `concurrencyPolicy` allows it starts another never-ending "
     "descheduler on every tick, which then evict side by side."
 )
-REMEDIATION = (
-    "Drop --descheduling-interval from a CronJob or Job (the schedule is the interval), or use a Deployment. This is "
-    "an error where runs pile up (a CronJob whose concurrencyPolicy is not Forbid), a warning otherwise."
-)
+REMEDIATION = "Drop --descheduling-interval from a CronJob or Job (the schedule is the interval), or use a Deployment."
 EXAMPLES = {
     "pass": [runner("CronJob"), runner("Job", "--descheduling-interval=0")],
     "fail": [

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 ID = "DS606"
 NAME = "cronjob-concurrency"
 SEVERITY = "warning"
+SEVERITY_NOTE = "info for Forbid without activeDeadlineSeconds"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 ID = "DS608"
 NAME = "namespace-mismatch"
 SEVERITY = "error"
+SEVERITY_NOTE = "warning for a RoleBinding of the account without a namespace"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 SUMMARY = "Descheduler workload, ServiceAccount, policy ConfigMap or RoleBinding in different namespaces"

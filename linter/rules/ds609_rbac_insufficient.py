@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 ID = "DS609"
 NAME = "rbac-insufficient"
 SEVERITY = "error"
+SEVERITY_NOTE = "info when the files hold no RBAC for the account (nothing to check)"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 SUMMARY = "Descheduler service account without a permission the descheduler needs"

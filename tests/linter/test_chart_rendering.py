@@ -117,7 +117,7 @@ def test_a_null_deletes_a_default_strategy():
     assert deleted == kept  # both are the default v1alpha1 policy, judged alike
     from desched.linter.engine import Settings, lint_text
 
-    (doc,) = lint_text("x.yaml", texts[0], Settings()).policies
+    ((doc, _, _),) = lint_text("x.yaml", texts[0], Settings()).checked
     assert "LowNodeUtilization" not in doc.root["strategies"]
     assert "RemoveDuplicates" in doc.root["strategies"]
 

@@ -120,7 +120,8 @@ def test_the_count_catches_a_second_computation(counted: Counter[str], repositor
     from desched.linter.engine import Settings, lint_file
 
     result = lint_file(str(repository / "v1alpha1.yaml"), Settings())
-    effective.effective_policy(result.policies[0], result.releases[0].target)
+    (checked,) = result.checked
+    effective.effective_policy(checked.doc, checked.release.target)
     assert counted[str(repository / "v1alpha1.yaml")] == 2
 
 
@@ -151,7 +152,7 @@ def test_derivations_say_how_the_policy_was_obtained(repository: Path) -> None:
     from desched.linter.engine import Settings, lint_file
 
     found = {
-        name: lint_file(str(repository / name), Settings()).effective[0].derivation
+        name: lint_file(str(repository / name), Settings()).checked[0].effective.derivation
         for name in ("v1alpha1.yaml", "v1alpha2.yaml", "kubedescheduler.yaml", "helmrelease.yaml")
     }
     assert found == {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import yaml
 
 from desched.linter.engine import Settings, check_inventory, lint_repository, lint_text
-from desched.linter.inventory import Repository, Run, policy_groups
+from desched.linter.inventory import CheckedPolicy, Repository, policy_groups
 from desched.linter.rules._workload_examples import POLICY, deployment, pdb
 from desched.workloads import collect
 
@@ -17,7 +17,7 @@ OBJECTS = deployment("web", 3) + deployment("api", 2) + pdb("api", "api", "minAv
 SECOND_POLICY = POLICY.replace("name: default", "name: other")
 
 
-def _linted(text: str) -> tuple[Settings, list[Run]]:
+def _linted(text: str) -> tuple[Settings, list[CheckedPolicy]]:
     settings = Settings()
     return settings, lint_text("policy.yaml", text, settings).runs()
 

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 
 from desched import versions
 from desched.linter import rules
-from desched.linter.docs import _examples, render_markdown
+from desched.linter.docs import (
+    CATALOGUE_END,
+    CATALOGUE_START,
+    _examples,
+    main,
+    outputs,
+    render_deployment_catalogue,
+    with_deployment_catalogue,
+)
 from tests.conftest import lint
 
 RULES = rules.all_rules()
@@ -57,6 +66,20 @@ def test_metadata_is_complete(module):
     assert callable(module.check)
 
 
+@pytest.mark.parametrize("module", [m for m in RULES if m.ID.startswith("DS6")], ids=lambda m: m.ID)
+def test_a_ds6xx_rule_whose_examples_take_another_severity_says_when(module):
+    """The DS6xx catalogue of docs/deployment-rules.md gives each rule's severities from its metadata alone."""
+    severities = {
+        finding.severity
+        for items in _examples(module).values()
+        for text, target, kubernetes in items
+        for finding in _lint(text, target, kubernetes)
+        if finding.rule == module.ID
+    }
+    if severities - {module.SEVERITY}:
+        assert getattr(module, "SEVERITY_NOTE", None), f"{module.ID} yields {sorted(severities)}: say when"
+
+
 def test_ids_and_names_are_unique():
     assert len({m.ID for m in RULES}) == len(RULES)
     assert len({m.NAME for m in RULES}) == len(RULES)
@@ -86,8 +109,33 @@ def test_pass_examples_have_no_errors_at_all(module, verdict, text, target, kube
     assert not errors
 
 
-def test_docs_rules_md_is_current():
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "rules.md")
-    with open(path, encoding="utf-8") as handle:
-        committed = handle.read()
-    assert committed == render_markdown(), "docs/rules.md is stale: run `python -m desched.linter.docs > docs/rules.md`"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("name", ["rules.md", "deployment-rules.md"])
+def test_generated_docs_are_current(name):
+    committed = (DOCS / name).read_text(encoding="utf-8")
+    assert committed == outputs(DOCS)[name], f"docs/{name} is stale: run `python -m desched.linter.docs --out docs`"
+
+
+def test_the_deployment_catalogue_is_generated_between_its_markers_only():
+    text = f"prose\n{CATALOGUE_START}\n| DS601 | edited by hand |\n{CATALOGUE_END}\nmore prose\n"
+    expected = f"prose\n{CATALOGUE_START}\n\n{render_deployment_catalogue()}\n{CATALOGUE_END}\nmore prose\n"
+    assert with_deployment_catalogue(text) == expected
+    assert with_deployment_catalogue(expected) == expected
+    with pytest.raises(ValueError, match="markers are missing"):
+        with_deployment_catalogue(f"prose\n{CATALOGUE_START}\n")
+
+
+def test_the_catalogue_lists_the_ds6xx_rules_with_their_severities():
+    rows = render_deployment_catalogue().splitlines()[2:]
+    assert [row.split("]")[0] for row in rows] == [f"| [{m.ID}" for m in RULES if m.ID.startswith("DS6")]
+    (ds603,) = [row for row in rows if row.startswith("| [DS603]")]
+    assert "| warning; error with several replicas (they all run) | yes |" in ds603
+
+
+def test_the_command_writes_both_documents(tmp_path):
+    (tmp_path / "deployment-rules.md").write_text(f"prose\n{CATALOGUE_START}\n{CATALOGUE_END}\n", encoding="utf-8")
+    assert main(["--out", str(tmp_path)]) == 0
+    expected = outputs(tmp_path)
+    assert {name: (tmp_path / name).read_text(encoding="utf-8") for name in expected} == expected

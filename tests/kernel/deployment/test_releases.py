@@ -232,9 +232,9 @@ def test_the_option_and_the_configuration_override_what_is_deployed():
     assert any(f.rule == "DS007" for f in lint_text("x.yaml", text, Settings()).findings)
     chosen = lint_text("x.yaml", text, Settings(target=33))
     assert not any(f.rule == "DS007" for f in chosen.findings)
-    assert chosen.releases[0].reason == "set by --target-version"
+    assert chosen.checked[0].release.reason == "set by --target-version"
     configured = Settings(target=33, target_source="target-version in .desched.yaml")
-    assert lint_text("x.yaml", text, configured).releases[0].reason == "set by target-version in .desched.yaml"
+    assert lint_text("x.yaml", text, configured).checked[0].release.reason == "set by target-version in .desched.yaml"
 
 
 def test_deployments_ignore_documents_that_are_not_workloads():

@@ -86,8 +86,8 @@ def test_golden_output_lints_without_errors(case):
     result = lint_text(source, text, Settings(target=_target(args)))
     errors = [f"{f.line}:{f.column} {f.rule} {f.message}" for f in result.findings if f.severity == "error"]
     assert errors == []
-    assert result.policies, "the output still holds the policy"
-    assert all(doc.api_version == "descheduler/v1alpha2" for doc in result.policies)
+    assert result.checked, "the output still holds the policy"
+    assert all(run.doc.api_version == "descheduler/v1alpha2" for run in result.checked)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
