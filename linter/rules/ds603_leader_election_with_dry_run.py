@@ -23,7 +23,10 @@ RATIONALE = (
     "In dry-run mode the descheduler skips leader election (upstream PR #853): every replica runs its own cycles "
     "and logs its own would-be evictions, so several replicas report more than one descheduler would do."
 )
-REMEDIATION = "Run dry-run with a single replica, or turn --dry-run off once the policy is trusted."
+REMEDIATION = (
+    "Run dry-run with a single replica, or turn --dry-run off once the policy is trusted. This is an error with "
+    "several replicas (they all run), a warning with one."
+)
 EXAMPLES = {
     "pass": [runner("Deployment", "--descheduling-interval=5m", "--leader-elect", "--dry-run=false", replicas=2)],
     "fail": [

@@ -25,7 +25,10 @@ RATIONALE = (
     "loop): a Job never completes, and a CronJob whose `concurrencyPolicy` allows it starts another never-ending "
     "descheduler on every tick, which then evict side by side."
 )
-REMEDIATION = "Drop --descheduling-interval from a CronJob or Job (the schedule is the interval), or use a Deployment."
+REMEDIATION = (
+    "Drop --descheduling-interval from a CronJob or Job (the schedule is the interval), or use a Deployment. This is "
+    "an error where runs pile up (a CronJob whose concurrencyPolicy is not Forbid), a warning otherwise."
+)
 EXAMPLES = {
     "pass": [runner("CronJob"), runner("Job", "--descheduling-interval=0")],
     "fail": [

@@ -24,10 +24,7 @@ SUMMARY = "--policy-config-file missing, or on no mounted volume"
 RATIONALE = (
     "The descheduler reads its policy from `--policy-config-file`. Without the flag it has no policy and fails "
     '("deschedulerPolicy is nil", upstream issues #765, #794); a path under none of the container\'s volume mounts '
-    "is a file that does not exist in the image, and the descheduler fails to read it at start-up. A `subPath` "
-    "mount puts one file at exactly its mount path, and the file of a ConfigMap mount is one of the ConfigMap's "
-    "keys: desched checks the key when the repository holds the ConfigMap (written, or made by a kustomize "
-    "`configMapGenerator` of files or literals)."
+    "is a file that does not exist in the image, and the descheduler fails to read it at start-up."
 )
 REMEDIATION = "Mount the policy ConfigMap and point --policy-config-file at the file inside the mount."
 _VOLUME = "volumes:\n- name: policy\n  configMap: {name: descheduler-policy}\n"

@@ -27,8 +27,7 @@ RATIONALE = (
     "may call APIs the cluster does not serve. From v0.25 it evicts through the policy/v1 Eviction API, which "
     "Kubernetes serves from 1.22: on an older cluster every eviction fails (upstream issue #1140). desched cannot "
     "tell the cluster's version from the files: the rule runs when `kubernetes-version` in `.desched.yaml` or "
-    "`--kubernetes-version` names it (the option wins). desched's own executor (`desched run`) is not judged: it "
-    "names no Eviction version, any server takes it."
+    "`--kubernetes-version` names it."
 )
 REMEDIATION = (
     "Run the descheduler release of the cluster's minor (v0.NN for Kubernetes 1.NN), or one within 3 minors of it."

@@ -22,8 +22,7 @@ SUMMARY = "Descheduler image without a release tag"
 RATIONALE = (
     "The policy's meaning depends on the release that reads it (fields added and removed, v1alpha1's removal in "
     "v0.31). An image without a tag, `latest`, or a tag that names no release leaves desched to assume the newest "
-    "release for every release-dependent rule, and lets the cluster pull a release the policy was not written for. "
-    "An image pinned by a digest alone is not reported: it cannot drift."
+    "release for every release-dependent rule, and lets the cluster pull a release the policy was not written for."
 )
 REMEDIATION = "Pin the image to a release tag (v0.NN.P), optionally with its digest."
 EXAMPLES = {
