@@ -250,12 +250,12 @@ def _text(value: Any) -> str | None:
 
 
 def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
-    from desched.workloads.model import TEMPLATE_PATHS
+    from desched.workloads.model import WORKLOAD_KINDS
 
     metadata = mapping_or_empty(doc.get("metadata"))
     label = object_label(doc, kind)
     pod: dict[str, Any] = doc
-    for part in (*TEMPLATE_PATHS[kind], "spec"):
+    for part in (*WORKLOAD_KINDS[kind].template, "spec"):
         pod = mapping_or_empty(pod.get(str(part)))
     volumes = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(pod.get("volumes"))) if v.get("name")}
     for container in map(mapping_or_empty, list_or_empty(pod.get("containers"))):

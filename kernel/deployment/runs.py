@@ -1,5 +1,6 @@
-"""The descheduler's own deployment: every workload whose container runs the descheduler, with its command line read
-as the descheduler reads it (docs/deployment-rules.md). The DS6xx rules judge these records.
+"""The descheduler's own deployment: every container that runs the descheduler, in a workload of any kind
+(:data:`~desched.workloads.model.WORKLOAD_KINDS`), with its command line read as the descheduler reads it
+(docs/deployment-rules.md). The DS6xx rules judge these records.
 
 The descheduler parses its command line with pflag (``cmd/descheduler/app/options`` of kubernetes-sigs/descheduler):
 ``--flag value`` and ``--flag=value`` for a flag that takes a value, ``--flag`` alone or ``--flag=false`` for a
@@ -11,17 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from desched.gitops.wrappers import object_label
 from desched.goduration import parse_duration
 from desched.reading.yamlsrc import YMap, YSeq, locate
 from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
+from desched.workloads.model import WORKLOAD_KINDS
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["BOOLEAN_FLAGS", "RUNNER_KINDS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
+__all__ = ["BOOLEAN_FLAGS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
 
 #: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
 #: next word as their value.
@@ -32,15 +31,6 @@ BOOLEAN_FLAGS = frozenset(
         "enable-contention-profiling", "enable-profiling",
     }
 )  # fmt: skip
-_TEMPLATES: dict[str, Path] = {
-    "Deployment": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-    "Pod": (),
-}
-#: The kinds whose pod (template) may run the descheduler.
-RUNNER_KINDS = frozenset(_TEMPLATES)
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go strconv.ParseBool
 
 
@@ -209,20 +199,22 @@ class DeschedulerRun(NamedTuple):
 
     @property
     def replicas(self) -> int:
-        """``spec.replicas`` of a Deployment or StatefulSet (1 when absent), 1 for anything else."""
-        if self.kind not in ("Deployment", "StatefulSet"):
+        """``spec.replicas`` of a kind it scales (a Deployment, a StatefulSet, ...; 1 when absent), 1 for anything
+        else."""
+        if not WORKLOAD_KINDS[self.kind].scalable:
             return 1
         value = mapping_or_empty(self.document.get("spec")).get("replicas", 1)
         return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:
-    """Every container that runs the descheduler among ``documents`` (``(file, object)`` pairs, lists flattened)."""
+    """Every container that runs the descheduler or ``desched run`` among ``documents`` (``(file, object)`` pairs,
+    lists flattened), in a workload of any kind."""
     for file, doc in documents:
         kind = doc.get("kind") if isinstance(doc, Mapping) else None
-        if not isinstance(kind, str) or kind not in _TEMPLATES:
+        if not isinstance(kind, str) or kind not in WORKLOAD_KINDS:
             continue
-        pod_path: Path = (*_TEMPLATES[kind], "spec")
+        pod_path: Path = (*WORKLOAD_KINDS[kind].template, "spec")
         pod = mapping_or_empty(at_path(doc, pod_path))
         metadata = mapping_or_empty(doc.get("metadata"))
         name = metadata.get("name")
