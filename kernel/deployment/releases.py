@@ -14,7 +14,6 @@ whatever desched can check. :attr:`Release.target` is the supported release chec
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -24,7 +23,7 @@ from desched.chart.names import chart_version as chart_version_of
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
 from desched.tree import list_or_empty, mapping_or_empty, same_namespace
-from desched.versions import NEWEST, OLDEST, render
+from desched.versions import NEWEST, OLDEST, release_version, render
 
 __all__ = [
     "Deployments",
@@ -38,11 +37,9 @@ __all__ = [
     "mounted_keys",
     "newest",
     "release_of",
-    "release_version",
 ]
 
 
-_VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 _POLICY_FLAG = "--policy-config-file"
 _WORKLOAD_KINDS = ("Deployment", "CronJob", "Job")
 _WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")  # and kustomizations (kind Kustomization or none)
@@ -68,18 +65,6 @@ class Release(NamedTuple):
             edge = "oldest" if self.minor < self.target else "newest"
             text += f"; desched checks it as {render(self.target)}, the {edge} release it knows"
         return text
-
-
-def release_version(text: Any) -> tuple[int, str] | None:
-    """The minor and ``v0.NN[.P]`` form of a descheduler version string (an image tag, a chart's appVersion, a
-    ``--target-version``); ``None`` for anything else."""
-    if not isinstance(text, str):
-        return None
-    match = _VERSION.match(text.strip())
-    if not match:
-        return None
-    patch = f".{match.group(2)}" if match.group(2) is not None else ""
-    return int(match.group(1)), f"v0.{match.group(1)}{patch}"
 
 
 def newest() -> Release:

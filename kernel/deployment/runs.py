@@ -18,6 +18,7 @@ from desched.gitops.wrappers import object_label
 from desched.goduration import parse_duration
 from desched.reading.yamlsrc import YMap, YSeq, locate
 from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
+from desched.versions import release_version
 from desched.workloads.model import WORKLOAD_KINDS
 
 __all__ = ["BOOLEAN_FLAGS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
@@ -179,10 +180,7 @@ class DeschedulerRun(NamedTuple):
     def release_minor(self) -> int | None:
         """The descheduler release this container follows: the minor of the image's tag (``v0.36.0`` gives 36), for
         ``desched run`` that of its ``--target-version``; ``None`` when they name none."""
-        from desched.deployment.releases import (  # the release inference's reading of versions
-            image_tag,
-            release_version,
-        )
+        from desched.deployment.releases import image_tag  # the release inference's reading of images
 
         target = self.flags.get("target-version")
         if self.program == "desched":

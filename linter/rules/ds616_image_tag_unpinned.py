@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from desched.deployment.releases import image_tag, release_version
+from desched.deployment.releases import image_tag
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import IMAGE, runner
+from desched.versions import release_version
 
 if TYPE_CHECKING:
     from desched.deployment.runs import DeschedulerRun
