@@ -22,7 +22,7 @@ from desched.chart.names import APP_VERSIONS, CHART_NAMES
 from desched.chart.names import chart_version as chart_version_of
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
-from desched.tree import list_or_empty, mapping_or_empty, same_namespace
+from desched.tree import list_or_empty, mapping_or_empty, same_namespace, text_or_none
 from desched.versions import NEWEST, OLDEST, release_version, render
 
 __all__ = [
@@ -230,10 +230,6 @@ class Deployments:
         return None
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
     from desched.workloads.model import WORKLOAD_KINDS
 
@@ -244,11 +240,11 @@ def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
         pod = mapping_or_empty(pod.get(str(part)))
     volumes = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(pod.get("volumes"))) if v.get("name")}
     for container in map(mapping_or_empty, list_or_empty(pod.get("containers"))):
-        image = _text(container.get("image"))
+        image = text_or_none(container.get("image"))
         words = [
             word
             for word in list_or_empty(container.get("command")) + list_or_empty(container.get("args"))
-            if _text(word)
+            if text_or_none(word)
         ]
         if image is None or not ("descheduler" in image or any("descheduler" in word for word in words)):
             continue
@@ -260,7 +256,7 @@ def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
         where = f"{file}:{line}" if line else file
         release = Release(*found, f"the image {image} of {label} ({where}), which reads this policy")
         for configmap, key in mounted_keys(path, container, volumes):
-            yield _Reader(_text(metadata.get("namespace")), configmap, key, release)
+            yield _Reader(text_or_none(metadata.get("namespace")), configmap, key, release)
 
 
 def image_tag(image: str) -> str | None:
@@ -287,10 +283,10 @@ def mounted_keys(
 ) -> Iterator[tuple[str, str]]:
     """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
     for mount in map(mapping_or_empty, list_or_empty(container.get("volumeMounts"))):
-        mount_path = _text(mount.get("mountPath"))
+        mount_path = text_or_none(mount.get("mountPath"))
         if mount_path is None:
             continue
-        sub_path = _text(mount.get("subPath"))
+        sub_path = text_or_none(mount.get("subPath"))
         if sub_path is not None:
             if os.path.normpath(mount_path) != os.path.normpath(path):
                 continue
@@ -307,7 +303,7 @@ def mounted_keys(
             for source in list_or_empty(mapping_or_empty(volume.get("projected")).get("sources"))
         ]
         for source in sources:
-            name = _text(source.get("name"))
+            name = text_or_none(source.get("name"))
             if name is None:
                 continue
             items = [mapping_or_empty(item) for item in list_or_empty(source.get("items"))]
@@ -324,9 +320,9 @@ def generated_configmap_keys(
     if not generators:
         return
     base = os.path.dirname(file)
-    namespace = _text(kustomization.get("namespace"))
+    namespace = text_or_none(kustomization.get("namespace"))
     for generator in map(mapping_or_empty, generators):
-        name = _text(generator.get("name"))
+        name = text_or_none(generator.get("name"))
         if name is None:
             continue
         for entry in list_or_empty(generator.get("files")):
@@ -334,7 +330,7 @@ def generated_configmap_keys(
                 continue
             key, _, source = entry.partition("=") if "=" in entry else (os.path.basename(entry), "", entry)
             target = os.path.normpath(os.path.join(base, source))
-            yield target, (_text(generator.get("namespace")) or namespace, name, key)
+            yield target, (text_or_none(generator.get("namespace")) or namespace, name, key)
 
 
 def install_label(install: Install, file: str, doc: PolicyDoc) -> str:
