@@ -3,8 +3,8 @@
 * :data:`Path`: where a value sits in a tree (mapping keys and list indexes), as findings and origins carry it.
 * :data:`Json`: a decoded object (a mapping from field names to values) that code may build or change;
   :data:`JsonView` the same read-only.
-* :func:`mapping_or_empty` and :func:`strings`: the lenient readers every model uses, where a value of the wrong type
-  reads as absent (the structural rules report it).
+* :func:`mapping_or_empty`, :func:`list_or_empty`, :func:`text_or_none` and :func:`strings`: the lenient readers every
+  model uses, where a value of the wrong type reads as absent (the structural rules report it).
 * :class:`TextEnum`: an enum whose members are their text, for vocabularies that reach outputs (document shapes,
   evictor checks): they compare, format and serialise as the plain string on every supported Python.
 """
@@ -25,6 +25,7 @@ __all__ = [
     "mapping_or_empty",
     "same_namespace",
     "strings",
+    "text_or_none",
 ]
 
 Path = tuple[str | int, ...]
@@ -40,6 +41,11 @@ def mapping_or_empty(value: Any) -> dict[str, Any]:
 def list_or_empty(value: Any) -> list[Any]:
     """``value`` when it is a list, else an empty list (never ``None``)."""
     return value if isinstance(value, list) else []
+
+
+def text_or_none(value: Any) -> str | None:
+    """``value`` when it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value else None
 
 
 def same_namespace(left: str | None, right: str | None) -> bool:

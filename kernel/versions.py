@@ -11,13 +11,13 @@ The cluster's Kubernetes version (``kubernetes-version`` in ``.desched.yaml``, `
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from desched.errors import UsageError
 
 __all__ = [
     "DEFAULT", "NEWEST", "OLDEST", "V1ALPHA1_REMOVED", "KubernetesVersion", "from_option", "kubernetes_from_option",
-    "parse", "parse_kubernetes", "render", "supported",
+    "parse", "parse_kubernetes", "release_version", "render", "supported",
 ]  # fmt: skip
 
 OLDEST = 27
@@ -25,7 +25,7 @@ NEWEST = 36
 DEFAULT = NEWEST
 V1ALPHA1_REMOVED = 31
 
-_VERSION = re.compile(r"^v?0\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+_VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
 def parse(text: str) -> int:
@@ -39,6 +39,18 @@ def parse(text: str) -> int:
             f"unsupported descheduler version {text!r}: supported releases are {render(OLDEST)} to {render(NEWEST)}"
         )
     return minor
+
+
+def release_version(text: Any) -> tuple[int, str] | None:
+    """The minor and ``v0.NN[.P]`` form of a descheduler version as deployments write it (an image tag, a chart's
+    appVersion, a ``--target-version``), supported or not; ``None`` for anything else."""
+    if not isinstance(text, str):
+        return None
+    match = _VERSION.match(text.strip())
+    if not match:
+        return None
+    patch = f".{match.group(2)}" if match.group(2) is not None else ""
+    return int(match.group(1)), f"v0.{match.group(1)}{patch}"
 
 
 def from_option(text: str | None) -> int | None:

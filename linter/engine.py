@@ -337,23 +337,14 @@ def _policy_findings(results: list[FileResult], settings: Settings) -> list[Find
     return found
 
 
-#: The kinds of workload that can run the descheduler (a cheap test before the deployment model loads).
-_RUNNER_KINDS = frozenset({"Deployment", "StatefulSet", "CronJob", "Job", "Pod", "List"})
-
-
 def _deployment_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
     """The deployment rules' findings (DS6xx) on every descheduler of the run: the workloads that run it and what
     the chart renders for each install of it."""
     modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
     if not modules:
         return []
-    runner = any(
-        isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] in _RUNNER_KINDS
-        for result in results
-        for doc in result.others
-    )
     charted = any(doc.shape == Shape.HELM for result in results for doc in result.policies)
-    if not runner and not charted:
+    if not charted and not _workload_among(results):
         return []
     from desched.deployment.repository import repository_runs  # only runs with workloads or chart values pay for it
 
@@ -363,6 +354,17 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
     )
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []
+
+
+def _workload_among(results: list[FileResult]) -> bool:
+    """Whether the run holds a workload of any kind (``kind: List`` items too): a cheap test before the deployment
+    model loads, read only when the run holds documents that are no policy."""
+    if not any(result.others for result in results):
+        return False
+    from desched.workloads.model import WORKLOAD_KINDS, objects
+
+    documents = objects((result.file, doc) for result in results for doc in result.others)
+    return any(isinstance(doc.get("kind"), str) and doc["kind"] in WORKLOAD_KINDS for _, doc in documents)
 
 
 def check_inventory(

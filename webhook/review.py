@@ -11,8 +11,8 @@ Contract:
     of other charts are allowed at once;
   - Deployments, StatefulSets, ReplicaSets, ReplicationControllers, Jobs and PDBs: the workload checks
     (:mod:`desched.webhook.workloads`) against the active policy and the cached cluster objects; an update of the
-    active policy ConfigMap is checked against the cached workloads too (warnings only); a Deployment, StatefulSet,
-    CronJob, Job or Pod that runs the descheduler also gets the deployment rules (DS6xx) that need only the object;
+    active policy ConfigMap is checked against the cached workloads too (warnings only); a workload of any kind that
+    runs the descheduler also gets the deployment rules (DS6xx) that need only the object;
   - ``warn`` mode never denies; the annotation ``desched.io/skip-validation: <reason>`` skips validation (with a
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
 * Nothing is made into text that was not text: of a ConfigMap only the data keys that hold a policy are parsed (the

@@ -1,6 +1,7 @@
 """The workload checks of the webhook: DS401-DS406 for Deployments, StatefulSets, ReplicaSets, ReplicationControllers,
 Jobs and PodDisruptionBudgets against the active policy and the cached cluster objects, and the deployment rules
-(DS6xx) that need nothing but the object for a Deployment, StatefulSet, CronJob, Job or Pod that runs the descheduler.
+(DS6xx) that need nothing but the object for a workload of any kind that runs the descheduler (the deployment model,
+:mod:`desched.deployment.runs`, reads the one table of workload kinds, as these checks do).
 
 Contract: :func:`workload_decision` reports what the active policy may evict of the incoming workload unprotected, and
 what is wrong with the incoming descheduler workload itself (as warnings, or denials for the rules in
@@ -28,7 +29,6 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
-from desched.deployment.runs import RUNNER_KINDS
 from desched.linter.engine import FileResult, Settings, check_inventory, deployment_findings
 from desched.linter.finding import Finding
 from desched.linter.inventory import PolicyGroup, Repository, concerning, policy_groups
@@ -46,11 +46,12 @@ from desched.webhook.decision import (
     verdict,
 )
 from desched.workloads import PDB, InventoryStore, PDBIndex, Workload, collect
+from desched.workloads.model import WORKLOAD_KINDS
 from desched.workloads.store import Key
 
 __all__ = [
     "ADMITTED_KINDS",
-    "WORKLOAD_KINDS",
+    "REPOSITORY_KINDS",
     "WORKLOAD_RULES",
     "ClusterIndex",
     "Indexed",
@@ -62,10 +63,12 @@ __all__ = [
 ]
 
 WORKLOAD_RULES = tuple(module.ID for module in admission_rules())
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job")
-#: What :func:`workload_decision` judges: the workloads of the repository rules and every kind that may run the
-#: descheduler (CronJob, Pod).
-ADMITTED_KINDS = (*WORKLOAD_KINDS, *sorted(RUNNER_KINDS - set(WORKLOAD_KINDS)))
+#: The workload kinds the repository rules judge at admission: every one the webhook is sent (deploy/webhook) but a
+#: CronJob, sent for the deployment rules alone (the Jobs it creates are judged); not a DaemonSet nor a Pod.
+REPOSITORY_KINDS = tuple(kind for kind in WORKLOAD_KINDS if kind not in ("CronJob", "DaemonSet", "Pod"))
+#: What :func:`workload_decision` judges: every workload kind (the descheduler may run in any of them), the
+#: repository rules' first.
+ADMITTED_KINDS = (*REPOSITORY_KINDS, *(kind for kind in WORKLOAD_KINDS if kind not in REPOSITORY_KINDS))
 #: The sources findings name (their file): the cached objects, the request's. Findings are told apart by their
 #: subject (:func:`~desched.linter.inventory.concerning`), never by these names.
 CACHED, INCOMING = "cluster", "incoming"
@@ -160,7 +163,7 @@ def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKL
     kind = str(mapping_or_empty(request.get("kind")).get("kind", ""))
     indexed = _indexed(cluster) if cluster is not None else None
     current, previous = request.get("object"), request.get("oldObject")
-    if indexed is None or kind not in (*WORKLOAD_KINDS, "PodDisruptionBudget"):
+    if indexed is None or kind not in (*REPOSITORY_KINDS, "PodDisruptionBudget"):
         return False
     if kind != "PodDisruptionBudget":
         return _plain(current, kind)
@@ -218,7 +221,7 @@ def workload_decision(
     own = _deployment(kind, obj, options)
     policy = cluster.policy() if cluster is not None else None
     mine: list[Finding] = []
-    if cluster is not None and policy is not None and kind in WORKLOAD_KINDS:
+    if cluster is not None and policy is not None and kind in REPOSITORY_KINDS:
         indexed = None if reference or not _plain(obj, kind) else _indexed(cluster)
         if indexed is not None:
             with indexed() as index:
@@ -233,7 +236,7 @@ def workload_decision(
 def _deployment(kind: str, obj: Json, options: Options) -> list[Finding]:
     """What the admission-capable deployment rules (DS6xx) find in the incoming ``obj`` alone, but what its
     ``desched.io/ignore`` annotation suppresses: nothing unless it may run the descheduler and no controller owns it."""
-    if kind not in RUNNER_KINDS or _controlled(obj):
+    if kind not in WORKLOAD_KINDS or _controlled(obj):
         return []
     subject = obj if "kind" in obj else {**obj, "kind": kind}  # the API server sends it; a bare object is the request's
     return [f for f in deployment_findings(INCOMING, subject, _settings(options)) if f.suppressed is None]

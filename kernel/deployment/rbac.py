@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from desched.tree import list_or_empty, mapping_or_empty, same_namespace
+from desched.tree import list_or_empty, mapping_or_empty, same_namespace, text_or_none
 
 __all__ = ["Grants", "Permission"]
 
@@ -76,7 +76,7 @@ class Grants:
         name = metadata.get("name")
         if not isinstance(name, str):
             return
-        namespace = _text(metadata.get("namespace")) if kind == "Role" else None
+        namespace = text_or_none(metadata.get("namespace")) if kind == "Role" else None
         rules = doc.get("rules")
         self._roles[(kind, namespace, name)] = [
             _Rule(_set(rule.get("apiGroups")), _set(rule.get("resources")), _set(rule.get("verbs")),
@@ -86,7 +86,7 @@ class Grants:
 
     def _add_binding(self, doc: Mapping[str, Any], kind: str) -> None:
         metadata = mapping_or_empty(doc.get("metadata"))
-        namespace = _text(metadata.get("namespace")) if kind == "RoleBinding" else None
+        namespace = text_or_none(metadata.get("namespace")) if kind == "RoleBinding" else None
         ref = mapping_or_empty(doc.get("roleRef"))
         role_kind, role_name = ref.get("kind"), ref.get("name")
         if role_kind not in _ROLE_KINDS or not isinstance(role_name, str):
@@ -96,7 +96,7 @@ class Grants:
         for subject in map(mapping_or_empty, list_or_empty(subjects)):
             if subject.get("kind") != "ServiceAccount" or not isinstance(subject.get("name"), str):
                 continue
-            account = (_text(subject.get("namespace")) or namespace, subject["name"])
+            account = (text_or_none(subject.get("namespace")) or namespace, subject["name"])
             self._bindings.setdefault(account, []).append(_Binding(namespace, role))
 
     def extended(self, documents: Iterable[tuple[str, Any]]) -> Grants:
@@ -132,7 +132,3 @@ class Grants:
 
 def _set(value: Any) -> frozenset[str]:
     return frozenset(item for item in value if isinstance(item, str)) if isinstance(value, list) else frozenset()
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None

@@ -1,11 +1,12 @@
 """The descheduler release that runs a policy, and why desched believes so (docs/architecture.md, Release inference).
 
 A policy is checked against one release. In order of precedence it is: ``--target-version`` or the configuration;
-the image tag of a Deployment, CronJob or Job whose descheduler container reads the policy's ConfigMap key through
-``--policy-config-file``; for the chart's values, their ``image.tag``, else the chart version a wrapper pins
-(through :data:`desched.chart.names.APP_VERSIONS`), else the ``appVersion`` of a ``Chart.yaml`` beside them; else the
-newest release desched knows. :class:`Release` carries the answer with its reason, which every release-dependent
-finding repeats.
+the release of the descheduler that reads the policy's ConfigMap key through ``--policy-config-file`` (a container of
+any workload kind, as the deployment model :mod:`desched.deployment.runs` reads it: its image tag, or the
+``--target-version`` of a ``desched run`` container); for the chart's values, their ``image.tag``, else the chart
+version a wrapper pins (through :data:`desched.chart.names.APP_VERSIONS`), else the ``appVersion`` of a ``Chart.yaml``
+beside them; else the newest release desched knows. :class:`Release` carries the answer with its reason, which every
+release-dependent finding repeats.
 
 A release outside the supported range keeps its real minor (``minor``): a v0.21 deployment is a v0.21 deployment,
 whatever desched can check. :attr:`Release.target` is the supported release checks run against.
@@ -14,17 +15,19 @@ whatever desched can check. :attr:`Release.target` is the supported release chec
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.chart.names import APP_VERSIONS, CHART_NAMES
 from desched.chart.names import chart_version as chart_version_of
 from desched.gitops.documents import PolicyDoc, Shape
-from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
-from desched.tree import list_or_empty, mapping_or_empty, same_namespace
-from desched.versions import NEWEST, OLDEST, render
+from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs
+from desched.tree import list_or_empty, mapping_or_empty, same_namespace, text_or_none
+from desched.versions import NEWEST, OLDEST, release_version, render
+
+if TYPE_CHECKING:
+    from desched.deployment.runs import DeschedulerRun
 
 __all__ = [
     "Deployments",
@@ -34,17 +37,11 @@ __all__ = [
     "chart_yaml_app_version",
     "configured",
     "generated_configmap_keys",
-    "image_tag",
-    "mounted_keys",
     "newest",
     "release_of",
-    "release_version",
 ]
 
 
-_VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
-_POLICY_FLAG = "--policy-config-file"
-_WORKLOAD_KINDS = ("Deployment", "CronJob", "Job")
 _WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")  # and kustomizations (kind Kustomization or none)
 
 
@@ -68,18 +65,6 @@ class Release(NamedTuple):
             edge = "oldest" if self.minor < self.target else "newest"
             text += f"; desched checks it as {render(self.target)}, the {edge} release it knows"
         return text
-
-
-def release_version(text: Any) -> tuple[int, str] | None:
-    """The minor and ``v0.NN[.P]`` form of a descheduler version string (an image tag, a chart's appVersion, a
-    ``--target-version``); ``None`` for anything else."""
-    if not isinstance(text, str):
-        return None
-    match = _VERSION.match(text.strip())
-    if not match:
-        return None
-    patch = f".{match.group(2)}" if match.group(2) is not None else ""
-    return int(match.group(1)), f"v0.{match.group(1)}{patch}"
 
 
 def newest() -> Release:
@@ -187,15 +172,16 @@ class Deployments:
         documents = list(documents)
         if not documents:
             return
-        from desched.workloads.model import objects  # the workload model only when there are documents to read
+        # the deployment and workload models only when there are documents to read
+        from desched.deployment.runs import descheduler_runs
+        from desched.workloads.model import objects
 
         listed = list(objects(documents))
         self._flux.extend(source for _, doc in listed for source in flux_sources(doc))
+        self._readers.extend(_readers(descheduler_runs(listed)))
         for file, doc in listed:
             kind = doc.get("kind")
-            if kind in _WORKLOAD_KINDS:
-                self._readers.extend(_readers(file, doc, kind))
-            elif kind in _WRAPPER_KINDS:
+            if kind in _WRAPPER_KINDS:
                 self._installs.extend((file, install) for install in installs(doc, file, self._flux))
             if kind in (None, "Kustomization"):
                 self._generated.update(generated_configmap_keys(file, doc))
@@ -245,89 +231,16 @@ class Deployments:
         return None
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _readers(file: str, doc: dict[str, Any], kind: str) -> Iterator[_Reader]:
-    from desched.workloads.model import TEMPLATE_PATHS
-
-    metadata = mapping_or_empty(doc.get("metadata"))
-    label = object_label(doc, kind)
-    pod: dict[str, Any] = doc
-    for part in (*TEMPLATE_PATHS[kind], "spec"):
-        pod = mapping_or_empty(pod.get(str(part)))
-    volumes = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(pod.get("volumes"))) if v.get("name")}
-    for container in map(mapping_or_empty, list_or_empty(pod.get("containers"))):
-        image = _text(container.get("image"))
-        words = [
-            word
-            for word in list_or_empty(container.get("command")) + list_or_empty(container.get("args"))
-            if _text(word)
-        ]
-        if image is None or not ("descheduler" in image or any("descheduler" in word for word in words)):
+def _readers(runs: Iterable[DeschedulerRun]) -> Iterator[_Reader]:
+    """A reader for each ConfigMap key that a descheduler container whose release is named reads its policy from."""
+    for run in runs:
+        named = run.release
+        if named is None:
             continue
-        path = _policy_path(words)
-        found = release_version(image_tag(image))
-        if path is None or found is None:
-            continue
-        line = getattr(container, "value_pos", {}).get("image", (0, 0))[0]
-        where = f"{file}:{line}" if line else file
-        release = Release(*found, f"the image {image} of {label} ({where}), which reads this policy")
-        for configmap, key in mounted_keys(path, container, volumes):
-            yield _Reader(_text(metadata.get("namespace")), configmap, key, release)
-
-
-def image_tag(image: str) -> str | None:
-    """The tag of a container image reference (``None`` without one; a digest is not a tag)."""
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    return name.split(":", 1)[1] if ":" in name else None
-
-
-def _policy_path(words: list[str]) -> str | None:
-    """The ``--policy-config-file`` a descheduler command line names."""
-    for index, word in enumerate(words):
-        flag, _, value = word.partition("=")
-        if flag.lstrip("-") != _POLICY_FLAG.lstrip("-"):
-            continue
-        if value:
-            return value
-        if index + 1 < len(words):
-            return str(words[index + 1])
-    return None
-
-
-def mounted_keys(
-    path: str, container: Mapping[str, Any], volumes: Mapping[Any, Mapping[str, Any]]
-) -> Iterator[tuple[str, str]]:
-    """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
-    for mount in map(mapping_or_empty, list_or_empty(container.get("volumeMounts"))):
-        mount_path = _text(mount.get("mountPath"))
-        if mount_path is None:
-            continue
-        sub_path = _text(mount.get("subPath"))
-        if sub_path is not None:
-            if os.path.normpath(mount_path) != os.path.normpath(path):
-                continue
-            relative = sub_path
-        else:
-            prefix = mount_path.rstrip("/") + "/"
-            if not path.startswith(prefix):
-                continue
-            relative = path[len(prefix) :]
-        volume = volumes.get(mount.get("name"), {})
-        sources = [mapping_or_empty(volume.get("configMap"))]
-        sources += [
-            mapping_or_empty(mapping_or_empty(source).get("configMap"))
-            for source in list_or_empty(mapping_or_empty(volume.get("projected")).get("sources"))
-        ]
-        for source in sources:
-            name = _text(source.get("name"))
-            if name is None:
-                continue
-            items = [mapping_or_empty(item) for item in list_or_empty(source.get("items"))]
-            keys = [item.get("key") for item in items if item.get("path") == relative] if items else [relative]
-            yield from ((name, key) for key in keys if isinstance(key, str))
+        file, line, _ = run.where(named.path)
+        reason = f"{named.source} of {run.label} ({file}:{line}), which reads this policy"
+        for configmap, key in run.policy_keys:
+            yield _Reader(run.namespace, configmap, key, Release(named.minor, named.version, reason))
 
 
 def generated_configmap_keys(
@@ -339,9 +252,9 @@ def generated_configmap_keys(
     if not generators:
         return
     base = os.path.dirname(file)
-    namespace = _text(kustomization.get("namespace"))
+    namespace = text_or_none(kustomization.get("namespace"))
     for generator in map(mapping_or_empty, generators):
-        name = _text(generator.get("name"))
+        name = text_or_none(generator.get("name"))
         if name is None:
             continue
         for entry in list_or_empty(generator.get("files")):
@@ -349,7 +262,7 @@ def generated_configmap_keys(
                 continue
             key, _, source = entry.partition("=") if "=" in entry else (os.path.basename(entry), "", entry)
             target = os.path.normpath(os.path.join(base, source))
-            yield target, (_text(generator.get("namespace")) or namespace, name, key)
+            yield target, (text_or_none(generator.get("namespace")) or namespace, name, key)
 
 
 def install_label(install: Install, file: str, doc: PolicyDoc) -> str:

@@ -1,27 +1,31 @@
-"""The descheduler's own deployment: every workload whose container runs the descheduler, with its command line read
-as the descheduler reads it (docs/deployment-rules.md). The DS6xx rules judge these records.
+"""The descheduler's own deployment, the one model of it: every container that runs the descheduler or ``desched
+run``, in a workload of any kind (:data:`~desched.workloads.model.WORKLOAD_KINDS`), with its command line read as the
+descheduler reads it and the release it follows (docs/deployment-rules.md). The DS6xx rules judge these records, the
+webhook judges an admitted workload's, and the release inference (:mod:`desched.deployment.releases`) asks them which
+release reads a policy.
 
 The descheduler parses its command line with pflag (``cmd/descheduler/app/options`` of kubernetes-sigs/descheduler):
 ``--flag value`` and ``--flag=value`` for a flag that takes a value, ``--flag`` alone or ``--flag=false`` for a
 boolean, whose next word is never its value. A container runs the descheduler when its image is the descheduler's
-(a repository path ending in ``descheduler``) or its command names the ``descheduler`` binary.
+(a repository path ending in ``descheduler``) or its command names the ``descheduler`` binary; it runs ``desched run``
+when its image or its command is ``desched`` and the subcommand ``run``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from desched.gitops.wrappers import object_label
 from desched.goduration import parse_duration
 from desched.reading.yamlsrc import YMap, YSeq, locate
-from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
+from desched.tree import Path, at_path, list_or_empty, mapping_or_empty, text_or_none
+from desched.versions import release_version
+from desched.workloads.model import WORKLOAD_KINDS
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["BOOLEAN_FLAGS", "RUNNER_KINDS", "DeschedulerRun", "Flag", "descheduler_runs", "parse_flags"]
+__all__ = ["BOOLEAN_FLAGS", "DeschedulerRun", "Flag", "NamedRelease", "descheduler_runs", "parse_flags"]
 
 #: The descheduler's boolean flags (its own, component-base's leader election and klog's): pflag never reads the
 #: next word as their value.
@@ -32,15 +36,6 @@ BOOLEAN_FLAGS = frozenset(
         "enable-contention-profiling", "enable-profiling",
     }
 )  # fmt: skip
-_TEMPLATES: dict[str, Path] = {
-    "Deployment": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-    "Pod": (),
-}
-#: The kinds whose pod (template) may run the descheduler.
-RUNNER_KINDS = frozenset(_TEMPLATES)
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # Go strconv.ParseBool
 
 
@@ -75,8 +70,19 @@ def parse_flags(words: Iterable[tuple[str, Path]]) -> dict[str, Flag]:
     return flags
 
 
+class NamedRelease(NamedTuple):
+    """The descheduler release a container follows (``minor``, ``version`` as ``v0.NN[.P]``), what names it
+    (``source``: ``the image <image>``, or ``--target-version <value>``) and where that is written (``path``)."""
+
+    minor: int
+    version: str
+    source: str
+    path: Path
+
+
 class DeschedulerRun(NamedTuple):
-    """One container that runs the descheduler, in the workload ``document`` of ``kind`` found in ``file``."""
+    """One container that runs the descheduler or ``desched run`` (:attr:`program`), in the workload ``document`` of
+    ``kind`` found in ``file``."""
 
     file: str
     document: Any
@@ -178,28 +184,37 @@ class DeschedulerRun(NamedTuple):
     @property
     def policy_keys(self) -> list[tuple[str, str]]:
         """The (ConfigMap, key) pairs ``--policy-config-file`` can be, through the container's volume mounts."""
-        from desched.deployment.releases import mounted_keys
-
         flag = self.flags.get("policy-config-file")
         volumes = self.pod.get("volumes")
         named = {v.get("name"): v for v in map(mapping_or_empty, list_or_empty(volumes))}
-        return list(mounted_keys(flag.value, self.container_spec, named)) if flag is not None else []
+        return list(_mounted_keys(flag.value, self.container_spec, named)) if flag is not None else []
+
+    @property
+    def image_tag(self) -> str | None:
+        """The tag of the container's image (``None`` without one; a digest is not a tag)."""
+        name = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
+        return name.split(":", 1)[1] if ":" in name else None
+
+    @property
+    def release(self) -> NamedRelease | None:
+        """The descheduler release this container follows: the image's tag (``v0.36.0``), for ``desched run`` its
+        ``--target-version``; ``None`` when they name none."""
+        if self.program == "desched":
+            target = self.flags.get("target-version")
+            if target is None:
+                return None
+            found = release_version(target.value)
+            source, path = f"--target-version {target.value}", target.path
+        else:
+            found = release_version(self.image_tag)
+            source, path = f"the image {self.image}", (*self.container, "image")
+        return NamedRelease(*found, source, path) if found is not None else None
 
     @property
     def release_minor(self) -> int | None:
-        """The descheduler release this container follows: the minor of the image's tag (``v0.36.0`` gives 36), for
-        ``desched run`` that of its ``--target-version``; ``None`` when they name none."""
-        from desched.deployment.releases import (  # the release inference's reading of versions
-            image_tag,
-            release_version,
-        )
-
-        target = self.flags.get("target-version")
-        if self.program == "desched":
-            found = release_version(target.value) if target is not None else None
-        else:
-            found = release_version(image_tag(self.image))
-        return found[0] if found is not None else None
+        """The minor of :attr:`release` (``v0.36.0`` gives 36)."""
+        release = self.release
+        return release.minor if release is not None else None
 
     @property
     def service_account(self) -> str:
@@ -209,29 +224,30 @@ class DeschedulerRun(NamedTuple):
 
     @property
     def replicas(self) -> int:
-        """``spec.replicas`` of a Deployment or StatefulSet (1 when absent), 1 for anything else."""
-        if self.kind not in ("Deployment", "StatefulSet"):
+        """``spec.replicas`` of a kind it scales (a Deployment, a StatefulSet, ...; 1 when absent), 1 for anything
+        else."""
+        if not WORKLOAD_KINDS[self.kind].scalable:
             return 1
         value = mapping_or_empty(self.document.get("spec")).get("replicas", 1)
         return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:
-    """Every container that runs the descheduler among ``documents`` (``(file, object)`` pairs, lists flattened)."""
+    """Every container that runs the descheduler or ``desched run`` among ``documents`` (``(file, object)`` pairs,
+    lists flattened), in a workload of any kind."""
     for file, doc in documents:
         kind = doc.get("kind") if isinstance(doc, Mapping) else None
-        if not isinstance(kind, str) or kind not in _TEMPLATES:
+        if not isinstance(kind, str) or kind not in WORKLOAD_KINDS:
             continue
-        pod_path: Path = (*_TEMPLATES[kind], "spec")
+        pod_path: Path = (*WORKLOAD_KINDS[kind].template, "spec")
         pod = mapping_or_empty(at_path(doc, pod_path))
         metadata = mapping_or_empty(doc.get("metadata"))
         name = metadata.get("name")
-        namespace = metadata.get("namespace")
+        namespace = text_or_none(metadata.get("namespace"))
         containers = pod.get("containers")
         for index, container in enumerate(list_or_empty(containers)):
             container = mapping_or_empty(container)
             path: Path = (*pod_path, "containers", index)
-            namespace = namespace if isinstance(namespace, str) else None
             words = list(_words(container, path, namespace))
             image = container.get("image")
             image = image if isinstance(image, str) else ""
@@ -243,6 +259,39 @@ def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[Deschedul
                 file, doc, kind, namespace, name if isinstance(name, str) else "", path, image, flags,
                 program=program,
             )  # fmt: skip
+
+
+def _mounted_keys(
+    path: str, container: Mapping[str, Any], volumes: Mapping[Any, Mapping[str, Any]]
+) -> Iterator[tuple[str, str]]:
+    """The (ConfigMap, key) pairs the file ``path`` of ``container`` can be, through its volume mounts."""
+    for mount in map(mapping_or_empty, list_or_empty(container.get("volumeMounts"))):
+        mount_path = text_or_none(mount.get("mountPath"))
+        if mount_path is None:
+            continue
+        sub_path = text_or_none(mount.get("subPath"))
+        if sub_path is not None:
+            if os.path.normpath(mount_path) != os.path.normpath(path):
+                continue
+            relative = sub_path
+        else:
+            prefix = mount_path.rstrip("/") + "/"
+            if not path.startswith(prefix):
+                continue
+            relative = path[len(prefix) :]
+        volume = volumes.get(mount.get("name"), {})
+        sources = [mapping_or_empty(volume.get("configMap"))]
+        sources += [
+            mapping_or_empty(mapping_or_empty(source).get("configMap"))
+            for source in list_or_empty(mapping_or_empty(volume.get("projected")).get("sources"))
+        ]
+        for source in sources:
+            name = text_or_none(source.get("name"))
+            if name is None:
+                continue
+            items = [mapping_or_empty(item) for item in list_or_empty(source.get("items"))]
+            keys = [item.get("key") for item in items if item.get("path") == relative] if items else [relative]
+            yield from ((name, key) for key in keys if isinstance(key, str))
 
 
 def _words(container: Mapping[str, Any], path: Path, namespace: str | None) -> Iterator[tuple[str, Path]]:

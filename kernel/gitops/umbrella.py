@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from desched.gitops.wrappers import is_descheduler_chart
 from desched.reading.yamlsrc import YamlError, load_all
-from desched.tree import list_or_empty, mapping_or_empty
+from desched.tree import list_or_empty, mapping_or_empty, text_or_none
 
 __all__ = ["Dependency", "dependency_beside", "enabled"]
 
@@ -61,8 +61,10 @@ def _dependency(directory: str, shown: str) -> Dependency | None:
     for entry in map(mapping_or_empty, list_or_empty(entries)):
         if not is_descheduler_chart(entry.get("name"), entry.get("repository")):
             continue
-        key = _text(entry.get("alias")) or _text(entry.get("name")) or "descheduler"
-        return Dependency(parent, key, _text(entry.get("version")), _text(entry.get("condition")), declared)
+        key = text_or_none(entry.get("alias")) or text_or_none(entry.get("name")) or "descheduler"
+        return Dependency(
+            parent, key, text_or_none(entry.get("version")), text_or_none(entry.get("condition")), declared
+        )
     return None
 
 
@@ -76,10 +78,6 @@ def _read(path: str) -> dict[str, Any] | None:
         return None
     first = documents[0] if documents else None
     return first if isinstance(first, dict) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def enabled(dependency: Dependency, values: Mapping[str, Any]) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
 from desched.chart.names import CHART_NAMES
-from desched.tree import Path, list_or_empty, mapping_or_empty
+from desched.tree import Path, list_or_empty, mapping_or_empty, text_or_none
 
 __all__ = [
     "CHART_NAME",
@@ -102,10 +102,6 @@ def is_values_text(value: Any) -> bool:
     return isinstance(value, str) and "deschedulerPolicy" in value and _VALUES_TEXT.search(value) is not None
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def object_label(doc: dict[str, Any], kind: str) -> str:
     """How messages name a Kubernetes object: ``<kind> <namespace>/<name>``, ``<kind> <name>``, or the kind alone."""
     metadata = mapping_or_empty(doc.get("metadata"))
@@ -145,16 +141,16 @@ def flux_sources(doc: Any) -> Iterator[FluxSource]:
         return
     kind, spec = doc["kind"], mapping_or_empty(doc.get("spec"))
     metadata = mapping_or_empty(doc.get("metadata"))
-    name, namespace = _text(metadata.get("name")), _text(metadata.get("namespace"))
+    name, namespace = text_or_none(metadata.get("name")), text_or_none(metadata.get("namespace"))
     if name is None:
         return
-    url = _text(spec.get("url"))
+    url = text_or_none(spec.get("url"))
     if kind == "HelmRepository" and url is not None and _CHART_URL.search(url):
         yield FluxSource(kind, namespace, name)
     elif kind == "OCIRepository" and url is not None and _last_segment(url) in CHART_NAMES:
-        yield FluxSource(kind, namespace, name, _text(mapping_or_empty(spec.get("ref")).get("tag")))
+        yield FluxSource(kind, namespace, name, text_or_none(mapping_or_empty(spec.get("ref")).get("tag")))
     elif kind == "HelmChart" and is_descheduler_chart(spec.get("chart")):
-        yield FluxSource(kind, namespace, name, _text(spec.get("version")))
+        yield FluxSource(kind, namespace, name, text_or_none(spec.get("version")))
 
 
 def _flux_source(reference: dict[str, Any], namespace: str | None, known: Collection[FluxSource]) -> FluxSource | None:
@@ -162,7 +158,7 @@ def _flux_source(reference: dict[str, Any], namespace: str | None, known: Collec
     one in that very namespace first, else one without a namespace. Sources of the same name that pin different
     versions (one per cluster, say) leave the version unknown rather than picked at random."""
     kind, name = reference.get("kind"), reference.get("name")
-    wanted = _text(reference.get("namespace")) or namespace
+    wanted = text_or_none(reference.get("namespace")) or namespace
     named = [source for source in known if source.kind == kind and source.name == name]
     found = [source for source in named if wanted is not None and source.namespace == wanted]
     found = found or [source for source in named if wanted is None or source.namespace is None]
@@ -251,7 +247,7 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
     spec = mapping_or_empty(doc.get("spec"))
     chart = mapping_or_empty(mapping_or_empty(spec.get("chart")).get("spec"))
     reference = mapping_or_empty(spec.get("chartRef"))
-    namespace = _text(mapping_or_empty(doc.get("metadata")).get("namespace"))
+    namespace = text_or_none(mapping_or_empty(doc.get("metadata")).get("namespace"))
     served = _flux_source(reference, namespace, flux) or _flux_source(
         mapping_or_empty(chart.get("sourceRef")), namespace, flux
     )
@@ -260,10 +256,10 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
     sources: list[ValuesSource] = []
     ignored: list[tuple[ValuesSource, str]] = []
     for entry in map(mapping_or_empty, list_or_empty(spec.get("valuesFrom"))):
-        name = _text(entry.get("name"))
+        name = text_or_none(entry.get("name"))
         if name is None:
             continue
-        source = ValuesSource("configmap", (namespace, name, _text(entry.get("valuesKey")) or "values.yaml"))
+        source = ValuesSource("configmap", (namespace, name, text_or_none(entry.get("valuesKey")) or "values.yaml"))
         if entry.get("kind") != "ConfigMap":
             ignored.append((source, f"{entry.get('kind')} {name} is not in the repository as text desched reads"))
         elif entry.get("targetPath"):
@@ -272,7 +268,7 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
             sources.append(source)
     if isinstance(spec.get("values"), dict):
         sources.append(ValuesSource("inline", ("spec", "values")))
-    version = _text(chart.get("version"))
+    version = text_or_none(chart.get("version"))
     pin: Path | None = ("spec", "chart", "spec", "version") if version else None
     if version is None and served is not None:
         version = served.version  # the chart version the OCIRepository or HelmChart pins
@@ -296,7 +292,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
         if not is_descheduler_chart(source.get("chart"), source.get("repoURL")):
             continue
         helm = mapping_or_empty(source.get("helm"))
-        version = _text(source.get("targetRevision"))
+        version = text_or_none(source.get("targetRevision"))
         pin: Path | None = (*path, "targetRevision") if version else None
         text = ValuesSource("text", ((*path, "helm"), "values"))
         found = [ValuesSource("repofile", (ref,)) for ref in _ref_files(helm.get("valueFiles"))]
@@ -329,7 +325,7 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
         if not is_descheduler_chart(chart.get("name"), chart.get("repo")):
             continue
         sources: list[ValuesSource] = []
-        values_file = _text(chart.get("valuesFile"))
+        values_file = text_or_none(chart.get("valuesFile"))
         if values_file is not None:
             sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, values_file)),)))
         if isinstance(chart.get("valuesInline"), dict):
@@ -338,6 +334,6 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
         for extra in list_or_empty(chart.get("additionalValuesFiles")):
             if isinstance(extra, str) and extra:
                 sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, extra)),)))
-        version = _text(chart.get("version"))
+        version = text_or_none(chart.get("version"))
         pin: Path | None = ("helmCharts", index, "version") if version else None
         yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources))

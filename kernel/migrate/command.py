@@ -285,14 +285,15 @@ def _create_beside(path: str) -> tuple[int, str]:
 
 def _deployments(files: list[str]) -> Deployments:
     """The descheduler workloads and ConfigMap generators among ``files``: what names the release each policy runs
-    on. Only files that mention a policy file or a generator are parsed; unreadable ones are left to the run."""
+    on. Only files that mention a policy flag (``--policy-config-file``, ``desched run``'s ``--policy``) or a generator
+    are parsed; unreadable ones are left to the run."""
     documents: list[tuple[str, Any]] = []
     for path in files:
         if path == "-" or is_template(path):
             continue
         try:
             text = read_text(path)
-            if "policy-config-file" in text or "configMapGenerator" in text:
+            if "-policy" in text or "configMapGenerator" in text:
                 documents.extend((path, doc) for doc in load_all(text))
         except (OSError, SourceError, YamlError):
             continue

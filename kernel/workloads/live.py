@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from desched.errors import KubeError
 from desched.runtime.kube import Json, KubeClient
+from desched.workloads.model import WORKLOAD_KINDS
 
 # (kind, apiVersions in order of preference)
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -21,14 +22,7 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("PriorityClass", ("scheduling.k8s.io/v1",)),
     ("StorageClass", ("storage.k8s.io/v1",)),
     ("PersistentVolumeClaim", ("v1",)),
-    ("Deployment", ("apps/v1",)),
-    ("StatefulSet", ("apps/v1",)),
-    ("ReplicaSet", ("apps/v1",)),
-    ("DaemonSet", ("apps/v1",)),
-    ("ReplicationController", ("v1",)),
-    ("Job", ("batch/v1",)),
-    ("CronJob", ("batch/v1", "batch/v1beta1")),
-    ("Pod", ("v1",)),
+    *((kind, workload.api_versions) for kind, workload in WORKLOAD_KINDS.items()),
     ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")),
     ("HorizontalPodAutoscaler", ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1")),
 )

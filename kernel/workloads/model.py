@@ -21,12 +21,12 @@ from desched.workloads.selectors import label_map
 
 __all__ = [
     "HPA",
-    "OWNER_KINDS",
     "PDB",
     "SYSTEM_PRIORITY_CLASSES",
-    "TEMPLATE_PATHS",
+    "WORKLOAD_KINDS",
     "Inventory",
     "Workload",
+    "WorkloadKind",
     "at_hpa_minimum",
     "collect",
     "hpa_target",
@@ -34,30 +34,29 @@ __all__ = [
 ]
 
 
-#: The ownerReference kind the descheduler sees on a workload's pods (``None``: a bare pod has no owner).
-OWNER_KINDS: dict[str, str | None] = {
-    "Deployment": "ReplicaSet",
-    "StatefulSet": "StatefulSet",
-    "ReplicaSet": "ReplicaSet",
-    "ReplicationController": "ReplicationController",
-    "Job": "Job",
-    "CronJob": "Job",
-    "DaemonSet": "DaemonSet",
-    "Pod": None,
-}
+class WorkloadKind(NamedTuple):
+    """What desched knows of one workload kind (a kind whose objects run pods)."""
 
-#: Where each workload kind keeps its pod template (the ``metadata``/``spec`` pair).
-TEMPLATE_PATHS: dict[str, Path] = {
-    "Deployment": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "ReplicationController": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "Pod": (),
+    template: Path  #: where its pod template (the ``metadata``/``spec`` pair) sits; ``()``: the object is the pod
+    owner: str | None  #: the ownerReference kind the descheduler sees on its pods (``None``: a bare pod has none)
+    scalable: bool  #: whether ``spec.replicas`` counts its pods
+    api_versions: tuple[str, ...]  #: the apiVersions that serve it, newest first
+
+
+_TEMPLATE: Path = ("spec", "template")
+#: Every workload kind, the one table of them: the scope model reads these, the descheduler's deployment model
+#: (:mod:`desched.deployment.runs`) finds the descheduler in any of them, a live cluster is listed in this order
+#: (:mod:`desched.workloads.live`) and the webhook admits them (:mod:`desched.webhook.workloads`).
+WORKLOAD_KINDS: dict[str, WorkloadKind] = {
+    "Deployment": WorkloadKind(_TEMPLATE, "ReplicaSet", True, ("apps/v1",)),
+    "StatefulSet": WorkloadKind(_TEMPLATE, "StatefulSet", True, ("apps/v1",)),
+    "ReplicaSet": WorkloadKind(_TEMPLATE, "ReplicaSet", True, ("apps/v1",)),
+    "DaemonSet": WorkloadKind(_TEMPLATE, "DaemonSet", False, ("apps/v1",)),
+    "ReplicationController": WorkloadKind(_TEMPLATE, "ReplicationController", True, ("v1",)),
+    "Job": WorkloadKind(_TEMPLATE, "Job", False, ("batch/v1",)),
+    "CronJob": WorkloadKind(("spec", "jobTemplate", *_TEMPLATE), "Job", False, ("batch/v1", "batch/v1beta1")),
+    "Pod": WorkloadKind((), None, False, ("v1",)),
 }
-_SCALABLE = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 
 #: The two built-in PriorityClasses every cluster has.
 SYSTEM_PRIORITY_CLASSES: dict[str, int] = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
@@ -223,12 +222,12 @@ def objects(documents: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, dict[st
 
 
 def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: str) -> Workload:
-    template_path = TEMPLATE_PATHS[kind]
+    template_path = WORKLOAD_KINDS[kind].template
     template = mapping_or_empty(at_path(doc, template_path)) if template_path else doc
     meta = mapping_or_empty(template.get("metadata"))
     spec = mapping_or_empty(template.get("spec"))
     replicas: int | None = None
-    if kind in _SCALABLE:
+    if WORKLOAD_KINDS[kind].scalable:
         replicas = max(_int(at_path(doc, ("spec", "replicas")), 1), 0)
     elif kind == "Pod":
         replicas = 1
@@ -242,7 +241,7 @@ def _workload(file: str, doc: dict[str, Any], kind: str, namespace: str, name: s
                 claims[claim_name] = storage_class if isinstance(storage_class, str) else None
     priority_class = spec.get("priorityClassName")
     line, column = _position(doc)
-    owner_kind, owner_uid = OWNER_KINDS[kind], None
+    owner_kind, owner_uid = WORKLOAD_KINDS[kind].owner, None
     if kind == "Pod":
         owner_kind, owner_uid = _pod_owner(meta.get("ownerReferences"))
     return Workload(
@@ -300,7 +299,7 @@ def _read(file: str, doc: dict[str, Any], inventory: Inventory) -> None:
     namespace = raw_namespace if isinstance(raw_namespace, str) and raw_namespace else "default"
     line, column = _position(doc)
     spec = mapping_or_empty(doc.get("spec"))
-    if kind in OWNER_KINDS:
+    if kind in WORKLOAD_KINDS:
         inventory.workloads.append(_workload(file, doc, kind, namespace, name))
     elif kind == "PodDisruptionBudget":
         api_version = doc.get("apiVersion")
@@ -358,7 +357,7 @@ def hpa_target(workload: Workload) -> tuple[str, str, str]:
 
 def at_hpa_minimum(workload: Workload, minimum: int | None) -> Workload:
     """``workload`` judged at an HPA's ``minReplicas`` (the smallest of those targeting it; ``None``: no HPA does)."""
-    if minimum is not None and workload.kind in _SCALABLE and workload.replicas is not None:
+    if minimum is not None and WORKLOAD_KINDS[workload.kind].scalable and workload.replicas is not None:
         return workload._replace(replicas=minimum)
     return workload
 

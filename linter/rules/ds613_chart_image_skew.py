@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.deployment.releases import release_version
 from desched.gitops.documents import CHART_VALUES
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_of
+from desched.versions import release_version
 
 ID = "DS613"
 NAME = "chart-image-skew"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from desched.deployment.releases import image_tag, release_version
 from desched.linter.rules._base import DocumentKind, RepoHit
 from desched.linter.rules._deployment_examples import IMAGE, runner
 
@@ -35,9 +34,9 @@ def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
     for run in runs:
         if run.program != "descheduler":
             continue  # desched's image carries desched's version: the release it follows is --target-version
-        tag = image_tag(run.image)
-        if release_version(tag) is not None:
+        if run.release is not None:
             continue
+        tag = run.image_tag
         if tag is None and "@" in run.image:
             continue  # a digest pins one build; its release is unknown here, but it cannot drift
         shown = f"tag {tag}" if tag else "no tag"

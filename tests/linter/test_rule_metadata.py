@@ -10,7 +10,6 @@ import pytest
 
 from desched import versions
 from desched.cli import main
-from desched.deployment.runs import RUNNER_KINDS
 from desched.gitops.wrappers import object_label
 from desched.linter import rules
 from desched.linter.docs import _examples
@@ -18,6 +17,7 @@ from desched.linter.engine import Settings, deployment_findings, lint_repository
 from desched.linter.rules._base import DOCUMENT_KINDS, DocumentKind
 from desched.openshift.validate import REFUSED, Category
 from desched.validation.core import CODES
+from desched.workloads.model import WORKLOAD_KINDS
 
 ALL = [module.ID for module in rules.all_rules()]
 
@@ -89,7 +89,7 @@ def test_an_admission_deployment_rule_judges_each_workload_alone_as_in_its_whole
         kubernetes=versions.parse_kubernetes(kubernetes) if kubernetes else None,
     )
     result = lint_text("example.yaml", text, chosen)
-    workloads = [json.loads(json.dumps(doc)) for doc in result.others if doc.get("kind") in RUNNER_KINDS]
+    workloads = [json.loads(json.dumps(doc)) for doc in result.others if doc.get("kind") in WORKLOAD_KINDS]
     labels = {object_label(doc, doc["kind"]) for doc in workloads}
 
     def seen(findings: list) -> set[tuple[str, str, str]]:

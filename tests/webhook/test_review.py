@@ -320,3 +320,10 @@ def test_cronjobs_jobs_statefulsets_and_pods_that_run_the_descheduler_are_judged
     pod_spec = descheduler("Job", "--dry-run")["spec"]["template"]["spec"]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d", "namespace": "x"}, "spec": pod_spec}
     assert rules_of(decide(request(pod, kind="Pod"), Options())) == ["DS611"]
+
+
+def test_a_replicaset_or_daemonset_of_its_own_that_runs_the_descheduler_is_judged_as_any_workload_kind():
+    replicaset = {**descheduler(replicas=2), "kind": "ReplicaSet"}
+    assert rules_of(decide(request(replicaset, kind="ReplicaSet"), Options(), Cache(GOOD, []))) == ["DS601"]
+    daemonset = {**descheduler("Deployment", "--descheduling-interval=5m", "--dry-run"), "kind": "DaemonSet"}
+    assert rules_of(decide(request(daemonset, kind="DaemonSet"), Options())) == ["DS611"]

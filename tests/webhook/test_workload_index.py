@@ -17,7 +17,7 @@ from desched.webhook import workloads as checks
 from desched.webhook.decision import Decision, Options
 from desched.webhook.review import decide
 from desched.webhook.state import ClusterCache
-from desched.webhook.workloads import WORKLOAD_KINDS, WORKLOAD_RULES, Indexed
+from desched.webhook.workloads import REPOSITORY_KINDS, WORKLOAD_RULES, Indexed
 from desched.workloads import EvictionScope
 
 from ..kernel.workloads.generated import events, pdbs, workloads
@@ -146,7 +146,7 @@ def clusters(draw: st.DrawFn) -> list[tuple[bool, Json]]:
     clusters(),
     st.lists(st.sampled_from(POLICY_TEXTS), min_size=1, max_size=2),
     options,
-    st.lists(st.one_of(workloads(WORKLOAD_KINDS[:5]), pdb_changes()), min_size=1, max_size=3),
+    st.lists(st.one_of(workloads(REPOSITORY_KINDS), pdb_changes()), min_size=1, max_size=3),
 )
 def test_indexed_decisions_equal_the_reference_over_every_cached_object(steps, texts, chosen, requests):
     cache = new_cache(*texts)

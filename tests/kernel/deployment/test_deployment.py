@@ -13,7 +13,7 @@ from desched.deployment.runs import descheduler_runs, parse_flags
 from desched.linter.lint import lint_paths
 from desched.linter.rules._deployment_examples import CLUSTER_RBAC, IMAGE, runner
 from desched.reading.yamlsrc import load_all
-from desched.workloads.model import objects
+from desched.workloads.model import WORKLOAD_KINDS, objects
 
 
 def _flags(*words: str) -> dict[str, str]:
@@ -221,6 +221,22 @@ def _container(image: str, command: list[str] | None, args: list[str]) -> dict[s
     pod = {"containers": [spec]}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ops"},
             "spec": {"template": {"spec": pod}}}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(WORKLOAD_KINDS))
+def test_a_workload_of_any_kind_may_run_the_descheduler(kind: str):
+    """Every kind of the one table of workload kinds, its pod template where the table says, ``spec.replicas`` read
+    for the kinds it counts pods of."""
+    doc: dict[str, Any] = {
+        "spec": {"containers": [{"name": "c", "image": IMAGE, "args": ["--descheduling-interval=5m"]}]}
+    }
+    for part in reversed(WORKLOAD_KINDS[kind].template):
+        doc = {str(part): doc}
+    doc["spec"]["replicas"] = 3
+    (run,) = descheduler_runs([("w.yaml", {**doc, "kind": kind, "metadata": {"name": "d"}})])
+    assert (run.kind, run.replicas, run.duration("descheduling-interval")) == (
+        kind, 3 if WORKLOAD_KINDS[kind].scalable else 1, 5 * 60 * 10**9,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -305,3 +305,76 @@ def test_a_kustomize_values_file_takes_the_chart_version_of_its_helmcharts_entry
     (message,) = _messages(lint_paths([str(tmp_path)]), "DS006")
     assert message.startswith("descheduler.yaml:2:3 ")
     assert "release v0.32.2 assumed: descheduler chart 0.32.2, pinned by kustomization helmCharts[0]" in message
+
+
+GRACE_POLICY = CONFIGMAP.replace("    profiles: []", "    gracePeriodSeconds: 30\n    profiles: []")  # v0.33 on
+STATEFULSET = """\
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: descheduler, namespace: kube-system}
+spec:
+  serviceName: descheduler
+  template:
+    spec:
+      containers:
+      - name: descheduler
+        image: registry.k8s.io/descheduler/descheduler:v0.28.0
+        args: [--policy-config-file, /policy-dir/policy.yaml, --descheduling-interval, 5m]
+        volumeMounts: [{name: v, mountPath: /policy-dir}]
+      volumes: [{name: v, configMap: {name: policy}}]
+"""
+DESCHED_RUN = """\
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: desched, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers:
+      - name: desched
+        image: ghcr.io/desched/desched:0.1.0
+        command: [desched, run, --policy, /policy/policy.yaml, --interval, 5m, %s]
+        volumeMounts: [{name: policy, mountPath: /policy}]
+      volumes: [{name: policy, configMap: {name: policy}}]
+"""
+
+
+# The release inference reads the deployment model (desched.deployment.runs) that the DS6xx rules and the webhook
+# read: a descheduler of any workload kind, a ``desched run`` container, flags as pflag reads them (issue 36).
+
+
+def _linted_as(text: str) -> tuple[str, str, list[str]]:
+    """The release the policy of ``text`` is linted as, its reason, and the DS006 messages on the policy."""
+    result = lint_text("x.yaml", text, Settings())
+    (checked,) = result.checked
+    release = checked.release
+    return release.version, release.reason, [f.message for f in result.findings if f.rule == "DS006"]
+
+
+def test_a_statefulset_running_the_descheduler_sets_the_release_of_the_policy_it_mounts():
+    version, reason, gated = _linted_as(GRACE_POLICY + STATEFULSET)
+    assert version == "v0.28.0"
+    assert reason == (
+        "the image registry.k8s.io/descheduler/descheduler:v0.28.0 of StatefulSet kube-system/descheduler (x.yaml:22), "
+        "which reads this policy"
+    )
+    (message,) = gated
+    assert "release v0.28.0 assumed" in message
+
+
+@pytest.mark.parametrize("flag", ["--target-version, v0.30", "--target-version=v0.30"])
+def test_a_desched_run_container_sets_the_release_of_its_policy_by_its_target_version(flag: str):
+    version, reason, gated = _linted_as(GRACE_POLICY + DESCHED_RUN % flag)
+    assert version == "v0.30"
+    assert reason == "--target-version v0.30 of Deployment kube-system/desched (x.yaml:22), which reads this policy"
+    (message,) = gated
+    assert "release v0.30 assumed" in message
+
+
+def test_the_last_of_a_repeated_policy_flag_is_the_policy_the_descheduler_reads():
+    deployment = STATEFULSET.replace("kind: StatefulSet", "kind: Deployment")
+    repeated = deployment.replace("args: [", "args: [--policy-config-file, /elsewhere/policy.yaml, ")
+    assert _linted_as(GRACE_POLICY + deployment)[0] == "v0.28.0"
+    assert _linted_as(GRACE_POLICY + repeated)[0] == "v0.28.0"  # pflag: the last one wins

@@ -366,3 +366,20 @@ def test_the_default_target_is_the_release_deployed_with_the_policy(tmp_path, ca
     assert f"configmap.yaml:8: note: written for descheduler {written_for}" in capsys.readouterr().err
     result = lint_paths([str(tmp_path)])
     assert [f.rule for f in result.findings if f.severity == "error"] == []
+
+
+def test_the_default_target_of_a_policy_desched_run_reads_is_its_target_version(tmp_path, capsys):
+    executor = (
+        CRONJOB.replace("registry.k8s.io/descheduler/descheduler:TAG", "ghcr.io/desched/desched:0.1.0")
+        .replace('command: ["/bin/descheduler"]', 'command: ["desched", "run"]')
+        .replace(
+            '"--policy-config-file", "/policy-dir/policy.yaml", "--v", "3"',
+            '"--policy=/policy-dir/policy.yaml", "--target-version", "v0.33"',
+        )
+    )
+    (tmp_path / "configmap.yaml").write_text(CONFIGMAP_V1ALPHA1)
+    (tmp_path / "cronjob.yaml").write_text(executor)
+    assert main(["migrate", "--in-place", str(tmp_path)]) == 0
+    assert "podProtections" not in (tmp_path / "configmap.yaml").read_text()
+    written_for = "v0.33: --target-version v0.33 of CronJob kube-system/descheduler-cronjob"
+    assert f"configmap.yaml:8: note: written for descheduler {written_for}" in capsys.readouterr().err

@@ -7,20 +7,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from desched.workloads.model import WORKLOAD_KINDS as KINDS
+
 Obj = dict[str, Any]
 
 NAMESPACES = ("a", "b")
 NAMES = ("n1", "n2", "n3")
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Job", "DaemonSet", "CronJob")
-API_VERSIONS = {
-    "Deployment": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "ReplicaSet": "apps/v1",
-    "DaemonSet": "apps/v1",
-    "ReplicationController": "v1",
-    "Job": "batch/v1",
-    "CronJob": "batch/v1",
-}
+#: Every workload kind with a pod template (bare Pods are not drawn)
+WORKLOAD_KINDS = tuple(kind for kind, workload in KINDS.items() if workload.template)
 _values = st.sampled_from(("x", "y"))
 #: Template labels and matchLabels: mostly an ``app``, sometimes a ``tier``, sometimes nothing.
 labels = st.one_of(
@@ -61,7 +55,7 @@ def workloads(draw: st.DrawFn, kinds: tuple[str, ...] = WORKLOAD_KINDS) -> Obj:
         storage = draw(st.sampled_from((None, "fast", "slow")))
         spec["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {"storageClassName": storage}}]
     return {
-        "apiVersion": API_VERSIONS[kind],
+        "apiVersion": KINDS[kind].api_versions[0],
         "kind": kind,
         "metadata": {"name": draw(_names), "namespace": draw(_namespaces)},
         "spec": spec,
