@@ -2,8 +2,8 @@
 
 A policy is checked against one release. In order of precedence it is: ``--target-version`` or the configuration;
 the image tag of a Deployment, CronJob or Job whose descheduler container reads the policy's ConfigMap key through
-``--policy-config-file``; for the chart's values, their ``image.tag``, else the chart version a wrapper pins
-(through :data:`desched.chart.names.APP_VERSIONS`), else the ``appVersion`` of a ``Chart.yaml`` beside them; else the
+``--policy-config-file``; for the chart's values, their ``image.tag``, else the chart version a wrapper pins (its
+``appVersion``: :func:`desched.chart.record.charts`), else the ``appVersion`` of a ``Chart.yaml`` beside them; else the
 newest release desched knows. :class:`Release` carries the answer with its reason, which every release-dependent
 finding repeats.
 
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from desched.chart.names import APP_VERSIONS, CHART_NAMES
-from desched.chart.names import chart_version as chart_version_of
+from desched.chart.record import chart_names, charts
+from desched.chart.record import chart_version as chart_version_of
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs, object_label
 from desched.tree import list_or_empty, mapping_or_empty, same_namespace
@@ -99,12 +99,13 @@ def configured(minor: int, source: str) -> Release:
 
 
 def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
-    """The release a descheduler chart version deploys: from :data:`desched.chart.names.APP_VERSIONS`, else (a chart
-    newer than the table) the chart version itself, which has matched the release since chart 0.24."""
+    """The release a descheduler chart version deploys: its ``appVersion`` (:func:`desched.chart.record.charts`),
+    else (a chart newer than the records) the chart version itself, which has matched the release for years."""
     if not isinstance(chart_version, str):
         return None
     text = chart_version_of(chart_version)
-    return release_version(APP_VERSIONS.get(text, text))
+    entry = charts().get(text)
+    return release_version(entry["app_version"] if entry is not None else text)
 
 
 def chart_yaml_app_version(file: str) -> str | None:
@@ -134,7 +135,7 @@ def _chart_yaml_app_version(chart_yaml: str, _mtime: int, _size: int) -> str | N
                     found.setdefault(key, value.split("#", 1)[0].strip().strip("\"'"))
     except (OSError, UnicodeDecodeError):
         return None
-    if "dependencies" in found or ("name" in found and found["name"] not in CHART_NAMES):
+    if "dependencies" in found or ("name" in found and found["name"] not in chart_names()):
         return None  # an umbrella chart (desched.gitops.umbrella), whatever its name, or another chart
     return found.get("appVersion") or None
 
