@@ -4,8 +4,8 @@
 An install of the chart (:class:`desched.gitops.wrappers.Install`) hands Helm its values sources in its tool's order;
 Helm merges them, then coalesces the result over the chart's ``values.yaml`` of that version
 (:mod:`desched.chart.values`), and the chart's ConfigMap template writes ``deschedulerPolicy`` under an ``apiVersion``
-header: hard-coded ``descheduler/v1alpha1`` before chart 0.27, ``deschedulerPolicyAPIVersion`` (the values', else the
-chart's default) from 0.27 on (:mod:`desched.chart.versions`).
+header, hard-coded or ``deschedulerPolicyAPIVersion`` (the values', else the chart's default) as the chart version's
+record says (:mod:`desched.chart.record`).
 
 :func:`rendered` turns each source of chart values into that one policy, a :class:`ChartDoc` every reader then
 judges (lint, ``desched scope``, the webhook and the executor read the engine's documents). A finding lands where
@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from desched.chart.record import ChartRelease, chart_at, chart_deploying
 from desched.chart.values import coalesce, merge_sources
-from desched.chart.versions import ChartRelease, chart_at, chart_deploying
 from desched.deployment.releases import chart_yaml_app_version, install_label
 from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY, HELM_VERSION_KEY, PolicyDoc, Shape
 from desched.reading.yamlsrc import Position, YMap

@@ -3,9 +3,9 @@ descheduler's command line, liveness probe, priority class and service account, 
 (docs/helm-chart.md#8-the-descheduler-the-chart-deploys). The deployment rules (DS6xx) judge it as they judge a
 workload written by hand, and each finding lands on the value that made the rendered field (:class:`ChartRun`).
 
-Every table was read off ``templates/cronjob.yaml``, ``templates/deployment.yaml``, ``templates/clusterrole.yaml``,
-``templates/_helpers.tpl`` and ``values.yaml`` at each ``descheduler-helm-chart-<version>`` tag of
-kubernetes-sigs/descheduler. Only what the deployment rules read is rendered.
+What each template writes, and from which value, is the chart version's record (:mod:`desched.chart.schema`): this
+module renders it over the user's values coalesced with the chart's ``values.yaml``. Only what the deployment rules
+read is rendered.
 """
 
 from __future__ import annotations
@@ -13,102 +13,29 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from desched.chart.record import ChartRelease, values_at
 from desched.chart.values import coalesce
-from desched.chart.versions import ChartRelease, since
-from desched.gitops.documents import CHART_VALUES
+from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY
 from desched.tree import Path, list_or_empty, mapping_or_empty
 
 if TYPE_CHECKING:
+    from desched.chart.schema import LeaderElection, MetricsRule, Replicas, Rule, Style, TemplateField, WorkloadTemplate
     from desched.deployment.chartrender import ChartDoc
     from desched.deployment.runs import DeschedulerRun
 
 __all__ = ["ChartRun", "chart_documents", "chart_run"]
 
-#: How the templates write ``cmdOptions`` (``range $key, $value``, keys sorted): ``words`` ``"--key"`` then the value
-#: as its own word when it is truthy (to 0.27.1); ``truthy`` ``--key=value`` when truthy, else a bare ``--key`` (so
-#: ``dry-run: false`` renders ``--dry-run``, 0.28.0 to 0.30.2); ``string`` a bare ``--key`` for a null, else
-#: ``--key=<toString value>`` (from 0.31.0).
-_ARGS = (("0.19.0", "words"), ("0.28.0", "truthy"), ("0.31.0", "string"))
-#: ``templates/deployment.yaml`` exists (``kind: Deployment`` renders); before 0.22.0 the chart has only the CronJob.
-_DEPLOYMENT = (("0.19.0", False), ("0.22.0", True))
-#: ``descheduler.leaderElection`` in the Deployment: ``None`` (none), ``words`` (``--leader-elect`` then the value
-#: as a word, which pflag never reads: election is on whatever ``enabled`` says, 0.24.0), ``equals``
-#: (``--leader-elect=<enabled>``); included whenever ``leaderElection`` is a non-empty map, and from 0.33.0 only
-#: when ``leaderElection.enabled``.
-_LEADER = (("0.19.0", None), ("0.24.0", "words"), ("0.24.1", "equals"))
-_LEADER_ONLY_ENABLED = (("0.19.0", False), ("0.33.0", True))
-#: The values key of ``--leader-elect-resource-namespace``: the misspelt one alone until 0.31.0, then either.
-_RESOURCE_NAMESPACE = (("0.19.0", ("resourceNamescape",)), ("0.31.0", ("resourceNamescape", "resourceNamespace")))
-#: ``replicas`` renders (and above 1 the chart fails without ``leaderElection.enabled``) from 0.24.0; 1 before.
-_REPLICAS = (("0.19.0", False), ("0.24.0", True))
-#: ``activeDeadlineSeconds`` of the CronJob's job from 0.34.0.
-_ACTIVE_DEADLINE = (("0.19.0", False), ("0.34.0", True))
-
-_READ = ("get", "watch", "list")
-_Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # (apiGroups, resources, verbs)
-_ALWAYS: tuple[_Rule, ...] = (
-    (("",), ("nodes",), _READ),
-    (("",), ("pods",), (*_READ, "delete")),
-    (("",), ("pods/eviction",), ("create",)),
-    (("scheduling.k8s.io",), ("priorityclasses",), _READ),
-)
-_NAMESPACES: _Rule = (("",), ("namespaces",), _READ)
-_PDBS: _Rule = (("policy",), ("poddisruptionbudgets",), _READ)
-#: The ClusterRole's unconditional rules, per chart version (events and PodSecurityPolicy rules left out: no
-#: requirement reads them).
-_RULES: tuple[tuple[str, tuple[_Rule, ...]], ...] = (
-    ("0.19.0", _ALWAYS),
-    ("0.20.0", (*_ALWAYS, (("",), ("namespaces",), ("get", "list")))),
-    ("0.23.1", (*_ALWAYS, _NAMESPACES)),
-    ("0.32.2", (*_ALWAYS, _NAMESPACES, _PDBS)),
-    ("0.35.1", (*_ALWAYS, _NAMESPACES, _PDBS, (("",), ("persistentvolumeclaims",), _READ))),
-)
-#: What grants ``metrics.k8s.io`` nodes and pods: nothing, ``collector`` (``deschedulerPolicy.metricsCollector
-#: .enabled``, 0.32.2) or ``providers`` (a ``metricsProviders`` entry of ``source: KubernetesMetrics``, 0.33.0 on).
-_METRICS = (("0.19.0", None), ("0.32.2", "collector"), ("0.33.0", "providers"))
-#: The Lease rules with ``leaderElection.enabled`` (0.24.0 on): create (and update from 0.24.1) on any Lease;
-#: get, patch and delete on the one named ``resourceName`` (always ``descheduler`` in 0.24.x).
-_LEASES = (("0.19.0", None), ("0.24.0", ("create",)), ("0.24.1", ("create", "update")))
-_LEASE_NAME_VALUE = (("0.19.0", False), ("0.25.0", True))
-
-_PROBE = {
-    "failureThreshold": 3,
-    "httpGet": {"path": "/healthz", "port": 10258, "scheme": "HTTPS"},
-    "initialDelaySeconds": 3,
-    "periodSeconds": 10,
-}
-_COMMON = {
-    "cmdOptions": {"v": 3},
-    "priorityClassName": "system-cluster-critical",
-    "rbac": {"create": True},
-    "serviceAccount": {"create": True, "name": None},
-    "schedule": "*/2 * * * *",
-}
-_KIND = {**_COMMON, "kind": "CronJob", "deschedulingInterval": "5m"}
-_ELECTION = {**_KIND, "livenessProbe": _PROBE, "leaderElection": {}, "replicas": 1}
-#: ``values.yaml`` defaults of the keys rendered here, per chart version.
-_DEFAULTS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("0.19.0", _COMMON),
-    ("0.22.0", _KIND),
-    ("0.23.0", {**_KIND, "livenessProbe": _PROBE}),
-    ("0.24.0", _ELECTION),
-    (
-        "0.34.0",
-        {**_ELECTION, "livenessProbe": {**_PROBE, "initialDelaySeconds": 5, "periodSeconds": 20, "timeoutSeconds": 5}},
-    ),
-)
-_PORTS = [{"containerPort": 10258, "protocol": "TCP"}]  # values ``ports`` from 0.32.0; this, written, before
-_POLICY_FILE = "/policy-dir/policy.yaml"
-
 
 class ChartRun(NamedTuple):
     """The documents the chart renders for one install: its workload (none when ``kind`` names neither), its RBAC
-    objects, and ``origins``: each path of the workload mapped to the values path that renders it (``()``: the
-    chart's template itself). :meth:`values_path` reads the map."""
+    objects, ``origins``: each path of the workload mapped to the values path that renders it (``()``: the chart's
+    template itself), and ``whole``: the workload paths that copy their values subtree whole (``toYaml``).
+    :meth:`values_path` reads them."""
 
     workload: dict[str, Any] | None
     rbac: list[dict[str, Any]]
     origins: dict[Path, Path]
+    whole: frozenset[Path]
 
     def values_path(self, path: Path) -> Path:
         """The values path behind the workload's ``path``: that of its nearest mapped ancestor, followed by the
@@ -116,29 +43,50 @@ class ChartRun(NamedTuple):
         for end in range(len(path), -1, -1):
             found = self.origins.get(path[:end])
             if found is not None:
-                return (*found, *path[end:]) if found and found[0] in _COPIED else found
+                return (*found, *path[end:]) if path[:end] in self.whole else found
         return ()
 
 
-_COPIED = frozenset({"livenessProbe"})
+class _Render:
+    """One rendering of a chart version's templates: the merged ``values``, what each helper ``define`` renders,
+    and the origins of the fields written so far."""
+
+    def __init__(self, values: Mapping[str, Any], helpers: Mapping[str, str]) -> None:
+        self.values, self.helpers = values, helpers
+        self.origins: dict[Path, Path] = {}
+        self.whole: set[Path] = set()
+
+    def field(self, path: Path, source: TemplateField, *, whole: bool = False) -> Any:
+        """What ``source`` writes at the workload's ``path`` (``None``: nothing), its origin noted; ``whole``: the
+        template copies the value's subtree (``toYaml``)."""
+        self.origins[path] = _values_path(source["value"])
+        if whole and source["value"] is not None:
+            self.whole.add(path)
+        return _written(self.values, source)
+
+    def copy(self, target: dict[str, Any], path: Path, source: TemplateField | None) -> None:
+        """Set the key ending ``path`` in ``target`` (the object at ``path``'s parent) to what ``source`` copies
+        whole (``toYaml``); an empty or null value, or no ``source`` (the template has no such field), sets
+        nothing."""
+        value = self.field(path, source, whole=True) if source is not None else None
+        if _truthy(value):
+            target[str(path[-1])] = value
 
 
 def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any]) -> ChartRun:
     """What ``chart`` renders from the user's merged ``values`` (the chart's defaults coalesced under them) around
     the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule)."""
-    merged = coalesce(values, since(_DEFAULTS, chart.version)).values
-    fullname = _fullname(merged)
-    account = _account(merged, fullname)
-    workload: dict[str, Any] | None = None
-    origins: dict[Path, Path] = {}
-    kind = merged.get("kind", "CronJob")
-    if kind == "Deployment" and since(_DEPLOYMENT, chart.version):
-        workload = _deployment(merged, chart, fullname, account, origins)
-    elif kind == "CronJob" or not since(_DEPLOYMENT, chart.version):
-        workload = _cronjob(merged, chart, fullname, account, origins)
-    creates_rbac = _truthy(mapping_or_empty(merged.get("rbac")).get("create"))
-    rbac = _rbac(merged, chart, policy, fullname, account) if creates_rbac else []
-    return ChartRun(workload, rbac, origins)
+    merged = coalesce(values, chart.values_defaults).values
+    fullname = _fullname(merged, chart.name)
+    helpers = {"descheduler.fullname": fullname, "descheduler.serviceAccountName": _account(merged, fullname)}
+    render = _Render(merged, helpers)
+    workload = None
+    for kind, facts in chart.workloads:
+        if facts["rendered_when_kind"] in (None, merged.get("kind")):
+            workload = (_deployment if kind == "Deployment" else _cronjob)(render, facts)
+            break
+    rbac = _rbac(render, chart, {**merged, HELM_POLICY_KEY: policy})
+    return ChartRun(workload, rbac, render.origins, frozenset(render.whole))
 
 
 def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun | None:
@@ -177,11 +125,11 @@ def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:
     return (doc.file, *doc.source.position((CHART_VALUES,)))
 
 
-def _fullname(values: Mapping[str, Any]) -> str:
+def _fullname(values: Mapping[str, Any], chart_name: str) -> str:
     # descheduler.fullname: fullnameOverride, else the release name when it contains the chart's name; desched does
     # not know the release name, so it takes one that does
     override = values.get("fullnameOverride")
-    return override if isinstance(override, str) and override else "descheduler"
+    return override if isinstance(override, str) and override else chart_name
 
 
 def _account(values: Mapping[str, Any], fullname: str) -> str:
@@ -194,94 +142,111 @@ def _account(values: Mapping[str, Any], fullname: str) -> str:
     return fullname if _truthy(account.get("create")) else "default"
 
 
-def _deployment(
-    values: Mapping[str, Any], chart: ChartRelease, fullname: str, account: str, origins: dict[Path, Path]
-) -> dict[str, Any]:
-    replicas = values.get("replicas") if since(_REPLICAS, chart.version) else 1
-    pod_path: Path = ("spec", "template", "spec")
-    origins[("spec", "replicas")] = ("replicas",)
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": fullname},
-        "spec": {
-            "replicas": replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1,
-            "template": {"spec": _pod(values, chart, (fullname, account), pod_path, origins, deployment=True)},
-        },
-    }
+def _values_path(dotted: str | None) -> Path:
+    return tuple(dotted.split(".")) if dotted else ()
 
 
-def _cronjob(
-    values: Mapping[str, Any], chart: ChartRelease, fullname: str, account: str, origins: dict[Path, Path]
-) -> dict[str, Any]:
+def _written(values: Mapping[str, Any], source: TemplateField) -> Any:
+    """What ``source`` writes from ``values``: the template's literal, the value (``None`` when it is not truthy and
+    written only then), or the value with the literal as its ``default``."""
+    if source["value"] is None:
+        return source["literal"]
+    value = values_at(values, source["value"])
+    if _truthy(value):
+        return value
+    if source["literal"] is not None:
+        return source["literal"]
+    return None if source["rendered"] == "when_truthy" else value
+
+
+def _deployment(render: _Render, facts: WorkloadTemplate) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if facts["replicas"] is not None:
+        spec["replicas"] = _replicas(render, facts["replicas"])
+    spec["template"] = {"spec": _pod(render, facts, ("spec", "template", "spec"))}
+    return _object(render, "Deployment", facts, spec)
+
+
+def _object(render: _Render, kind: str, facts: WorkloadTemplate, spec: dict[str, Any]) -> dict[str, Any]:
+    """The workload of ``kind`` around its ``spec``, named by the chart's fullname."""
+    api_version = render.field(("apiVersion",), facts["api_version"])
+    name = render.helpers["descheduler.fullname"]
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def _replicas(render: _Render, facts: Replicas) -> int:
+    """``replicas``: the value when the template's condition holds (it is above ``used_above``), else the
+    template's own number."""
+    render.origins[("spec", "replicas")] = _values_path(facts["value"])
+    value = values_at(render.values, facts["value"]) if facts["value"] else None
+    above = facts["used_above"]
+    if isinstance(value, int) and not isinstance(value, bool) and above is not None and value > above:
+        return value
+    return facts["otherwise"]
+
+
+def _cronjob(render: _Render, facts: WorkloadTemplate) -> dict[str, Any]:
     job: dict[str, Any] = {}
-    deadline = values.get("activeDeadlineSeconds")
-    if since(_ACTIVE_DEADLINE, chart.version):
-        origins[("spec", "jobTemplate", "spec", "activeDeadlineSeconds")] = ("activeDeadlineSeconds",)
-        if _truthy(deadline):
+    if facts["active_deadline_seconds"] is not None:
+        deadline_path: Path = ("spec", "jobTemplate", "spec", "activeDeadlineSeconds")
+        deadline = render.field(deadline_path, facts["active_deadline_seconds"])
+        if deadline is not None:
             job["activeDeadlineSeconds"] = deadline
-    origins[("spec", "schedule")] = ("schedule",)
-    pod_path: Path = ("spec", "jobTemplate", "spec", "template", "spec")
-    job["template"] = {"spec": _pod(values, chart, (fullname, account), pod_path, origins, deployment=False)}
-    spec = {"schedule": values.get("schedule"), "concurrencyPolicy": "Forbid", "jobTemplate": {"spec": job}}
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": fullname}, "spec": spec}
+    job["template"] = {"spec": _pod(render, facts, ("spec", "jobTemplate", "spec", "template", "spec"))}
+    spec: dict[str, Any] = {}
+    if facts["schedule"] is not None:
+        spec["schedule"] = render.field(("spec", "schedule"), facts["schedule"])
+    spec.update(concurrencyPolicy=facts["concurrency_policy"], jobTemplate={"spec": job})
+    return _object(render, "CronJob", facts, spec)
 
 
-def _pod(
-    values: Mapping[str, Any],
-    chart: ChartRelease,
-    names: tuple[str, str],
-    pod_path: Path,
-    origins: dict[Path, Path],
-    *,
-    deployment: bool,
-) -> dict[str, Any]:
-    """The pod spec, ``names`` being the chart's fullname (its ConfigMap's) and the service account."""
-    fullname, account = names
+_POLICY_VOLUME = "policy-volume"  # the name every template gives it (scripts/chart-records reads it with the mount)
+
+
+def _pod(render: _Render, facts: WorkloadTemplate, pod_path: Path) -> dict[str, Any]:
+    """The pod spec the workload's template writes at ``pod_path``."""
     container_path: Path = (*pod_path, "containers", 0)
-    words = list(_args(values, chart, deployment=deployment))
+    words = list(_args(render.values, facts))
     for index, (_, origin) in enumerate(words):
-        origins[(*container_path, "args", index)] = origin
-    image = mapping_or_empty(values.get("image"))
-    tag = image.get("tag") or f"v{chart.app_version}"
+        render.origins[(*container_path, "args", index)] = origin
+    image = facts["image"]
+    tag = values_at(render.values, image["tag_value"])
+    render.origins[(*container_path, "image")] = _values_path(image["tag_value"])
+    repository = _go_text(values_at(render.values, image["repository_value"]))
     container: dict[str, Any] = {
-        "name": "descheduler",
-        "image": f"{image.get('repository') or 'registry.k8s.io/descheduler/descheduler'}:{tag}",
-        "command": ["/bin/descheduler"],
-        "args": [word for word, _ in words],
-        "ports": values.get("ports") if isinstance(values.get("ports"), list) else _PORTS,
-        "volumeMounts": [{"mountPath": "/policy-dir", "name": "policy-volume"}],
+        "name": facts["container_name"],
+        "image": f"{repository}:{_go_text(tag) if _truthy(tag) else image['tag_when_empty']}",
     }
-    probe = values.get("livenessProbe")
-    if isinstance(probe, Mapping) and probe:
-        container["livenessProbe"] = probe
+    render.copy(container, (*container_path, "command"), facts["command"])
+    container["args"] = [word for word, _ in words]
+    render.copy(container, (*container_path, "ports"), facts["ports"])
+    volume = facts["policy_volume"]
+    container["volumeMounts"] = [{"mountPath": volume["mount_path"], "name": _POLICY_VOLUME}]
+    render.copy(container, (*container_path, "livenessProbe"), facts["liveness_probe"])
     pod: dict[str, Any] = {
-        "serviceAccountName": account,
+        "serviceAccountName": render.helpers[facts["service_account_name"]],
         "containers": [container],
-        "volumes": [{"name": "policy-volume", "configMap": {"name": fullname}}],
+        "volumes": [{"name": _POLICY_VOLUME, "configMap": {"name": render.helpers[volume["config_map_name"]]}}],
     }
-    if _truthy(values.get("priorityClassName")):
-        pod["priorityClassName"] = values["priorityClassName"]
-    origins.update({
-        (*pod_path, "priorityClassName"): ("priorityClassName",),
-        (*pod_path, "serviceAccountName"): ("serviceAccount", "name"),
-        (*container_path, "image"): ("image", "tag"),
-        (*container_path, "livenessProbe"): ("livenessProbe",),
-        (*container_path, "ports"): ("ports",),
-    })  # fmt: skip
+    render.origins[(*pod_path, "serviceAccountName")] = ("serviceAccount", "name")
+    priority = render.field((*pod_path, "priorityClassName"), facts["priority_class_name"])
+    if priority is not None:
+        pod["priorityClassName"] = priority
     return pod
 
 
-def _args(values: Mapping[str, Any], chart: ChartRelease, *, deployment: bool) -> Iterator[tuple[str, Path]]:
+def _args(values: Mapping[str, Any], facts: WorkloadTemplate) -> Iterator[tuple[str, Path]]:
     """The container's arguments as the chart's template writes them, each with the values path behind it."""
-    style = since(_ARGS, chart.version)
-    yield from _flag("policy-config-file", _POLICY_FILE, (), words=style == "words")
-    if deployment:
-        interval = values.get("deschedulingInterval")
-        if interval is not None and interval != "":  # else the chart's `required` refuses to render
-            yield from _flag("descheduling-interval", _go_text(interval), ("deschedulingInterval",),
-                             words=style == "words")  # fmt: skip
+    config = facts["policy_config_file"]
+    yield from _flag("--policy-config-file", config["path"], (), config["style"])
+    interval = facts["descheduling_interval"]
+    if interval is not None:
+        value = values_at(values, interval["value"])
+        if value is not None and value != "":  # else the chart's `required` refuses to render
+            origin = _values_path(interval["value"])
+            yield from _flag("--descheduling-interval", _go_text(value), origin, interval["style"])
     options = mapping_or_empty(values.get("cmdOptions"))
+    style = facts["cmd_options_style"]
     for key in sorted(options):
         value, origin = options[key], ("cmdOptions", key)
         if style == "string":
@@ -292,55 +257,51 @@ def _args(values: Mapping[str, Any], chart: ChartRelease, *, deployment: bool) -
             yield f"--{key}", origin
             if _truthy(value):
                 yield _go_text(value), origin
-    if deployment:
-        yield from _leader_election(values, chart)
+    if facts["leader_election"] is not None:
+        yield from _leader_election(values, facts["leader_election"])
 
 
-def _leader_election(values: Mapping[str, Any], chart: ChartRelease) -> Iterator[tuple[str, Path]]:
-    style = since(_LEADER, chart.version)
-    election = values.get("leaderElection")
-    if style is None or not isinstance(election, Mapping) or not election:
+def _leader_election(values: Mapping[str, Any], election: LeaderElection) -> Iterator[tuple[str, Path]]:
+    if not all(_truthy(values_at(values, path)) for path in election["rendered_when_truthy"]):
         return
-    enabled = election.get("enabled")
-    if since(_LEADER_ONLY_ENABLED, chart.version) and not _truthy(enabled):
-        return
-    words = style == "words"
-    shown = _go_text(enabled if enabled is not None else False) if words else _go_text(enabled)
-    yield from _flag("leader-elect", shown, ("leaderElection", "enabled"), words=words)
-    keys: list[tuple[str, str]] = [
-        ("leaseDuration", "lease-duration"), ("renewDeadline", "renew-deadline"), ("retryPeriod", "retry-period"),
-        ("resourceLock", "resource-lock"), ("resourceName", "resource-name"),
-    ]  # fmt: skip
-    keys += [(key, "resource-namespace") for key in since(_RESOURCE_NAMESPACE, chart.version)]
-    written: set[str] = set()
-    for key, flag in keys:
-        value = election.get(key)
-        if _truthy(value) and flag not in written:
-            written.add(flag)
-            yield from _flag(f"leader-elect-{flag}", _go_text(value), ("leaderElection", key), words=words)
+    enabled = election["enabled_flag"]
+    value = values_at(values, enabled["value"])
+    if enabled["default"] is not None and not _truthy(value):
+        value = enabled["default"]
+    yield from _flag(enabled["flag"], _go_text(value), _values_path(enabled["value"]), election["style"])
+    for option in election["option_flags"]:
+        found = [(path, values_at(values, path)) for path in option["values"]]
+        written = [(path, option_value) for path, option_value in found if _truthy(option_value)]
+        if written:
+            path, option_value = written[0]
+            yield from _flag(option["flag"], _go_text(option_value), _values_path(path), election["style"])
 
 
-def _flag(name: str, value: str, origin: Path, *, words: bool) -> Iterator[tuple[str, Path]]:
-    if words:
-        yield f"--{name}", origin
+def _flag(flag: str, value: str, origin: Path, style: Style) -> Iterator[tuple[str, Path]]:
+    if style == "words":
+        yield flag, origin
         yield value, origin
     else:
-        yield f"--{name}={value}", origin
+        yield f"{flag}={value}", origin
 
 
-def _rbac(
-    values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any], fullname: str, account: str
-) -> list[dict[str, Any]]:
-    rules = [_rule(*rule) for rule in since(_RULES, chart.version)]
-    election = mapping_or_empty(values.get("leaderElection"))
-    lease_verbs = since(_LEASES, chart.version)
-    if lease_verbs is not None and _truthy(election.get("enabled")):
-        name = election.get("resourceName") if since(_LEASE_NAME_VALUE, chart.version) else None
-        rules.append(_rule(("coordination.k8s.io",), ("leases",), lease_verbs))
-        rules.append({**_rule(("coordination.k8s.io",), ("leases",), ("get", "patch", "delete")),
-                      "resourceNames": [name if isinstance(name, str) and name else "descheduler"]})  # fmt: skip
-    if _metrics_granted(since(_METRICS, chart.version), policy):
-        rules.append(_rule(("metrics.k8s.io",), ("pods", "nodes"), ("get", "list")))
+def _rbac(render: _Render, chart: ChartRelease, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ClusterRole and its binding, from ``values`` with the rendered policy in place (nothing without the
+    role's gate)."""
+    facts = chart.rbac
+    if not _truthy(values_at(values, facts["rendered_when_truthy"])):
+        return []
+    rules = [_rule(rule) for rule in facts["rules"]]
+    leases = facts["lease_rules"]
+    if leases is not None and _truthy(values_at(values, leases["rendered_when_truthy"])):
+        name = _written(values, leases["lease_name"])
+        rules += [_rule(leases["any_lease_rule"]), _rule(leases["named_lease_rule"], resourceNames=[name])]
+    if facts["metrics_rule"] is not None and _metrics_granted(facts["metrics_rule"], values):
+        rules.append(_rule(facts["metrics_rule"]["rule"]))
+    psp = facts["pod_security_policy_rule"]
+    if psp is not None and _truthy(values_at(values, psp["rendered_when_truthy"])):
+        rules.append(_rule(psp["rule"], resourceNames=[render.helpers[psp["resource_name"]]]))
+    fullname, account = render.helpers["descheduler.fullname"], render.helpers["descheduler.serviceAccountName"]
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": fullname}}
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -352,17 +313,19 @@ def _rbac(
     return [{**role, "rules": rules}, binding]
 
 
-def _metrics_granted(source: str | None, policy: Mapping[str, Any]) -> bool:
-    if source == "collector":
-        return _truthy(mapping_or_empty(policy.get("metricsCollector")).get("enabled"))
-    providers = policy.get("metricsProviders")
-    return source == "providers" and any(
-        mapping_or_empty(provider).get("source") == "KubernetesMetrics" for provider in list_or_empty(providers)
-    )
+def _metrics_granted(metrics: MetricsRule, values: Mapping[str, Any]) -> bool:
+    if metrics["when_truthy"] is not None:
+        return _truthy(values_at(values, metrics["when_truthy"]))
+    listed = metrics["per_entry_of"]
+    entries = list_or_empty(values_at(values, listed)) if listed is not None else []
+    wanted = (metrics["entry_where"] or {}).items()
+    return any(all(mapping_or_empty(entry).get(key) == value for key, value in wanted) for entry in entries)
 
 
-def _rule(groups: tuple[str, ...], resources: tuple[str, ...], verbs: tuple[str, ...]) -> dict[str, Any]:
-    return {"apiGroups": list(groups), "resources": list(resources), "verbs": list(verbs)}
+def _rule(rule: Rule, **more: list[Any]) -> dict[str, Any]:
+    """A copy of ``rule`` (the record's is shared), with ``more`` fields."""
+    copied = {"apiGroups": list(rule["apiGroups"]), "resources": list(rule["resources"]), "verbs": list(rule["verbs"])}
+    return {**copied, **more}
 
 
 def _truthy(value: Any) -> bool:

@@ -4,9 +4,9 @@ A policy is checked against one release. In order of precedence it is: ``--targe
 the release of the descheduler that reads the policy's ConfigMap key through ``--policy-config-file`` (a container of
 any workload kind, as the deployment model :mod:`desched.deployment.runs` reads it: its image tag, or the
 ``--target-version`` of a ``desched run`` container); for the chart's values, their ``image.tag``, else the chart
-version a wrapper pins (through :data:`desched.chart.names.APP_VERSIONS`), else the ``appVersion`` of a ``Chart.yaml``
-beside them; else the newest release desched knows. :class:`Release` carries the answer with its reason, which every
-release-dependent finding repeats.
+version a wrapper pins (its ``appVersion``: :func:`desched.chart.record.charts`), else the ``appVersion`` of a
+``Chart.yaml`` beside them; else the newest release desched knows. :class:`Release` carries the answer with its reason,
+which every release-dependent finding repeats.
 
 A release outside the supported range keeps its real minor (``minor``): a v0.21 deployment is a v0.21 deployment,
 whatever desched can check. :attr:`Release.target` is the supported release checks run against.
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.chart.names import APP_VERSIONS, CHART_NAMES
-from desched.chart.names import chart_version as chart_version_of
+from desched.chart.record import chart_names, charts
+from desched.chart.record import chart_version as chart_version_of
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs
 from desched.tree import list_or_empty, mapping_or_empty, same_namespace, text_or_none
@@ -84,12 +84,13 @@ def configured(minor: int, source: str) -> Release:
 
 
 def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
-    """The release a descheduler chart version deploys: from :data:`desched.chart.names.APP_VERSIONS`, else (a chart
-    newer than the table) the chart version itself, which has matched the release since chart 0.24."""
+    """The release a descheduler chart version deploys: its ``appVersion`` (:func:`desched.chart.record.charts`),
+    else (a chart newer than the records) the chart version itself, which has matched the release for years."""
     if not isinstance(chart_version, str):
         return None
     text = chart_version_of(chart_version)
-    return release_version(APP_VERSIONS.get(text, text))
+    entry = charts().get(text)
+    return release_version(entry["app_version"] if entry is not None else text)
 
 
 def chart_yaml_app_version(file: str) -> str | None:
@@ -119,7 +120,7 @@ def _chart_yaml_app_version(chart_yaml: str, _mtime: int, _size: int) -> str | N
                     found.setdefault(key, value.split("#", 1)[0].strip().strip("\"'"))
     except (OSError, UnicodeDecodeError):
         return None
-    if "dependencies" in found or ("name" in found and found["name"] not in CHART_NAMES):
+    if "dependencies" in found or ("name" in found and found["name"] not in chart_names()):
         return None  # an umbrella chart (desched.gitops.umbrella), whatever its name, or another chart
     return found.get("appVersion") or None
 

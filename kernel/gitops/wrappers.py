@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
-from desched.chart.names import CHART_NAMES
+from desched.chart.record import chart_names
 from desched.tree import Path, list_or_empty, mapping_or_empty, text_or_none
 
 __all__ = [
@@ -82,10 +82,10 @@ class ChartValues(NamedTuple):
 
 def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
     """Whether a chart reference names the descheduler chart: by any name it has had
-    (:data:`desched.chart.names.CHART_NAMES`: ``descheduler``, ``descheduler-helm-chart`` up to 0.19.1), also as
+    (:func:`desched.chart.record.chart_names`: ``descheduler``, ``descheduler-helm-chart`` of the first ones), also as
     ``<repo>/<name>`` and an ``oci://`` reference ending in it (a ``:tag`` or ``@digest`` aside), or by its repository
     URL."""
-    if isinstance(name, str) and _last_segment(name) in CHART_NAMES:
+    if isinstance(name, str) and _last_segment(name) in chart_names():
         return True
     return isinstance(repository, str) and _CHART_URL.search(repository) is not None
 
@@ -147,7 +147,7 @@ def flux_sources(doc: Any) -> Iterator[FluxSource]:
     url = text_or_none(spec.get("url"))
     if kind == "HelmRepository" and url is not None and _CHART_URL.search(url):
         yield FluxSource(kind, namespace, name)
-    elif kind == "OCIRepository" and url is not None and _last_segment(url) in CHART_NAMES:
+    elif kind == "OCIRepository" and url is not None and _last_segment(url) in chart_names():
         yield FluxSource(kind, namespace, name, text_or_none(mapping_or_empty(spec.get("ref")).get("tag")))
     elif kind == "HelmChart" and is_descheduler_chart(spec.get("chart")):
         yield FluxSource(kind, namespace, name, text_or_none(spec.get("version")))

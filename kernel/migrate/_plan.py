@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from desched import versions
-from desched.chart.versions import HARD_CODED_API_VERSION, chart_at
+from desched.chart.record import api_version_upgrade, chart_at
 from desched.deployment.releases import Deployments, Release, chart_release, configured
 from desched.gitops.documents import HELM_POLICY_KEY, HELM_VERSION_KEY, Shape, is_misdeclared_v1alpha1
 from desched.migrate._emit import (
@@ -200,18 +200,19 @@ class StreamPlan:
 
     def _refuse_hard_coded_chart(self, candidate: Candidate) -> None:
         """:class:`Refused` when the wrapper of Helm values pins a chart whose ConfigMap template hard-codes the
-        v1alpha1 apiVersion (charts before 0.27, docs/helm-chart.md): profiles written there would be rendered
+        v1alpha1 apiVersion (docs/helm-chart.md#12-the-apiversion-line): profiles written there would be rendered
         under v1alpha1, whose decoder drops them, and the descheduler would start and evict nothing."""
         chart = chart_at(candidate.hint) if candidate.hint else None
-        if chart is None or chart.api_version_templated:
+        upgrade = api_version_upgrade(chart)
+        if chart is None or upgrade is None:
             return
         line, column = self.source.position(_stream_path(candidate, ()))
         message = (
             f"{candidate.wrapper} pins descheduler chart {chart.version}, whose ConfigMap template hard-codes "
-            f"apiVersion {HARD_CODED_API_VERSION} (charts before 0.27 do not read {HELM_VERSION_KEY}): profiles "
-            "would be dropped by the v1alpha1 decoder and nothing would run. Upgrade the chart to 0.27.0 or later "
-            f"and migrate again (the values then get {HELM_VERSION_KEY}: {V1ALPHA2}), or keep the v1alpha1 "
-            "strategies until then"
+            f"apiVersion {chart.default_api_version} (charts before {upgrade.rsplit('.', 1)[0]} do not read "
+            f"{HELM_VERSION_KEY}): profiles would be dropped by the v1alpha1 decoder and nothing would run. Upgrade "
+            f"the chart to {upgrade} or later and migrate again (the values then get {HELM_VERSION_KEY}: "
+            f"{V1ALPHA2}), or keep the v1alpha1 strategies until then"
         )
         raise Refused(MigrationProblem(message, line, column))
 

@@ -10,7 +10,7 @@ from desched.linter.rules._base import Context, Path
 from desched.tree import list_or_empty
 
 if TYPE_CHECKING:
-    from desched.chart.versions import ChartRelease
+    from desched.chart.record import ChartRelease
 
 __all__ = ["EVICTOR_FLAGS", "chart_default_runs", "chart_of", "foreign_key", "lost_key"]
 

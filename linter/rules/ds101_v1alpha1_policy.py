@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched import versions
+from desched.chart.record import api_version_upgrade
 from desched.gitops.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_of
@@ -44,10 +45,11 @@ EXAMPLES = {
 def _fix(ctx: Context) -> str:
     """How to convert this policy: ``desched migrate`` when it can, else what stops it."""
     chart = chart_of(ctx)
-    if chart is not None and not chart.api_version_templated:
+    upgrade = api_version_upgrade(chart)
+    if chart is not None and upgrade is not None:
         return (
-            f"chart {chart.version} hard-codes apiVersion descheduler/v1alpha1 in its ConfigMap template, so it can "
-            f"only run v1alpha1: upgrade the chart to 0.27.0 or later, then run `desched migrate --in-place "
+            f"chart {chart.version} hard-codes apiVersion {chart.default_api_version} in its ConfigMap template, so it "
+            f"can only run v1alpha1: upgrade the chart to {upgrade} or later, then run `desched migrate --in-place "
             f"{ctx.doc.file}`, which writes profiles and sets {HELM_VERSION_KEY}: descheduler/v1alpha2"
         )
     if "profiles" in ctx.policy and ctx.doc.chart_default(("profiles",)) is None:

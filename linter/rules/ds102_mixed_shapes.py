@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from desched.chart.record import api_version_upgrade
 from desched.gitops.documents import HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_default_runs, chart_of, foreign_key
@@ -88,9 +89,10 @@ def check(ctx: Context) -> Iterator[Hit]:
 def _profiles_fix(ctx: Context) -> str:
     """How chart values whose profiles the chart renders as v1alpha1 get them run."""
     step = f"set {HELM_VERSION_KEY}: descheduler/v1alpha2 in the values"
-    chart = chart_of(ctx)
-    if chart is not None and not chart.api_version_templated:
-        step = f"upgrade the chart to 0.27 or later and {step}, or write the policy as strategies until then"
+    upgrade = api_version_upgrade(chart_of(ctx))
+    if upgrade is not None:
+        minor = upgrade.rsplit(".", 1)[0]
+        step = f"upgrade the chart to {minor} or later and {step}, or write the policy as strategies until then"
     return "; " + step
 
 

@@ -33,7 +33,7 @@ EXAMPLES = {
     "fail": [
         runner("CronJob", "--dry-run"),
         runner("CronJob", "--dry-run=true"),
-        chart_install("0.29.0", "cmdOptions:\n  dry-run: false\n"),  # charts 0.28 to 0.30 render a bare --dry-run
+        chart_install("0.29.0", "cmdOptions:\n  dry-run: false\n"),  # charts 0.28.0 to 0.30.0 render a bare --dry-run
     ],
 }
 

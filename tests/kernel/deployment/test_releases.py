@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from desched.chart.names import APP_VERSIONS, values_keys
+from desched.chart.record import charts, values_read
 from desched.deployment.releases import Deployments, chart_app_version, newest, release_of
 from desched.gitops.documents import extract
 from desched.linter.engine import Settings, lint_text
@@ -116,19 +116,22 @@ def test_a_release_outside_the_known_range_is_checked_at_the_nearest_known_one()
     assert "checks it as v0.27, the oldest release it knows" in release.note()
 
 
-def test_every_chart_version_of_the_table_maps_to_its_release():
+def test_every_chart_version_of_the_records_maps_to_its_release():
     assert chart_app_version("0.25.2") == (25, "v0.25.1")  # the chart and the release parted here
     assert chart_app_version("0.23.1") == (23, "v0.23.0")
-    assert chart_app_version("0.99.0") == (99, "v0.99.0")  # newer than the table: the chart's own number
+    assert chart_app_version("0.99.0") == (99, "v0.99.0")  # newer than the records: the chart's own number
+    assert chart_app_version("descheduler-helm-chart-0.25.2") == (25, "v0.25.1")  # the chart's tag
     assert chart_app_version("not-a-version") is None
-    for chart, app in APP_VERSIONS.items():
+    for chart, entry in charts().items():
+        app = entry["app_version"]
         assert chart_app_version(chart) == (int(app.split(".")[1]), f"v{app}")
 
 
 def test_the_chart_reads_different_values_in_different_releases():
-    assert "nodeSelector" not in values_keys(20) and "nodeSelector" in values_keys(21)
-    assert "podSecurityPolicy" in values_keys(24) and "podSecurityPolicy" not in values_keys(25)
-    assert values_keys(5) == values_keys(20) and values_keys(99) == values_keys(36)
+    assert "nodeSelector" not in values_read(20) and "nodeSelector" in values_read(21)
+    assert "podSecurityPolicy" in values_read(24) and "podSecurityPolicy" not in values_read(25)
+    # releases older or newer than every chart's read as the oldest and newest charts
+    assert values_read(5) == values_read(18) and values_read(99) == values_read(36)
 
 
 def _messages(run, rule: str) -> list[str]:
