@@ -170,7 +170,9 @@ def _private_of_another_layer(module: str, layer: str) -> bool:
 def _circles() -> list[list[str]]:
     """The sets of modules that import each other, through any number of others (Tarjan's strongly connected
     components of more than one module; the package face's ``TYPE_CHECKING`` names left out)."""
-    edges = {name: _imports(name, path, runtime_only=name == "desched") & set(MODULES) for name, path in MODULES.items()}
+    edges = {
+        name: _imports(name, path, runtime_only=name == "desched") & set(MODULES) for name, path in MODULES.items()
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
