@@ -1,7 +1,8 @@
 """``desched run``: the engine against a live cluster.
 
-Contract: each cycle lists Nodes, Pods, Namespaces, PriorityClasses, PVCs and PodDisruptionBudgets (``policy/v1``, else
-``policy/v1beta1``) and runs :func:`desched.executor.framework.run_cycle` on them. Without ``--dry-run`` an eviction is
+Contract: each cycle lists what ``desched run``'s declaration lists (:data:`desched.deployment.access.DESCHED_RUN`:
+Nodes, Namespaces, PriorityClasses, PVCs, PodDisruptionBudgets at ``policy/v1``, else ``policy/v1beta1``, and Pods) and
+runs :func:`desched.executor.framework.run_cycle` on them. Without ``--dry-run`` an eviction is
 a POST to the pod's ``eviction`` subresource whose body has no ``apiVersion`` (every server version accepts it), with
 upstream's annotations and the policy's ``gracePeriodSeconds``. A 5xx, a timeout or a connection that could not be
 made is retried (3 attempts, jittered backoff: :mod:`desched.executor.resilience`); a failure is then recorded for that
@@ -47,6 +48,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any, NamedTuple
 
+from desched.deployment.access import DESCHED_RUN
 from desched.errors import KubeError, UsageError
 from desched.executor.cluster import Cluster, Json, bulk_load, key, node_of, server_version
 from desched.executor.defaultevictor import UnrunnablePolicy
@@ -84,14 +86,12 @@ from desched.version import __version__
 
 EXIT_OK, EXIT_ERROR = 0, 2  # and EXIT_FAILED (1): desched.executor.resilience
 REQUESTED_BY = "sigs.k8s.io/descheduler"
-KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Node", ("v1",)),
-    ("Namespace", ("v1",)),
-    ("PriorityClass", ("scheduling.k8s.io/v1",)),
-    ("PersistentVolumeClaim", ("v1",)),
-    ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")),
-    ("Pod", ("v1",)),
-)
+#: The API versions ``desched run`` reads each API group at, in order of preference (``policy/v1beta1``:
+#: PodDisruptionBudgets on servers before Kubernetes 1.21).
+VERSIONS = {"": ("v1",), "scheduling.k8s.io": ("scheduling.k8s.io/v1",), "policy": ("policy/v1", "policy/v1beta1")}
+#: What each cycle lists, in order: the resources ``desched run``'s declaration lists
+#: (:data:`desched.deployment.access.DESCHED_RUN`), with the versions to read them at.
+LISTED = tuple((need.resource, VERSIONS[need.group]) for need in DESCHED_RUN if "list" in need.verbs)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,11 +148,11 @@ def list_cluster(kube: KubeClient, checkpoint: Callable[[], None] = lambda: None
     """Every object a cycle needs; KubeError when one kind cannot be listed (the cycle must not run half-blind).
     ``checkpoint`` runs before each kind (it may raise :class:`CycleHalted`)."""
     objects: list[Json] = []
-    for kind, versions in KINDS:
+    for name, versions in LISTED:
         checkpoint()
-        resource = kube.find(kind, versions)
+        resource = kube.find(name, versions)
         if resource is None:
-            raise KubeError(f"the server serves no {kind} (tried {', '.join(versions)})")
+            raise KubeError(f"the server serves no {name} (tried {', '.join(versions)})")
         objects.extend(kube.list(resource))
     return objects
 

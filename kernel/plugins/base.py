@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from desched.api.types import Type
@@ -13,9 +14,14 @@ __all__ = [
     "Decode",
     "Defaults",
     "Namespaces",
+    "Need",
+    "Place",
     "Plugin",
     "PodScope",
     "ScopeOf",
+    "Setting",
+    "When",
+    "anywhere",
     "as_written",
     "flag",
     "integers",
@@ -49,6 +55,64 @@ def as_written(args: Mapping[str, Any]) -> Mapping[str, Any]:
     return args
 
 
+# --- what a descheduler asks of the Kubernetes API (its RBAC), per release: desched.deployment.access resolves it --
+
+
+class Setting(NamedTuple):
+    """What decides which needs apply to one descheduler: its release (minor, 36 for v0.36), ``--dry-run``,
+    ``--leader-elect``, its other flags' values by name, the namespace its pod runs in (``None``: unknown) and the
+    v1alpha2 policy tree it runs (empty when unknown)."""
+
+    release: int
+    dry_run: bool = False
+    leader_elect: bool = False
+    flags: Mapping[str, str] = MappingProxyType({})
+    namespace: str | None = None
+    policy: Mapping[str, Any] = MappingProxyType({})
+
+
+class When(NamedTuple):
+    """A need's condition: ``text`` says it, ``holds`` decides it from the :class:`Setting` and, for a plugin's need,
+    the plugin's typed args with upstream's defaults applied (``None`` for a need of the core)."""
+
+    text: str
+    holds: Callable[[Setting, Any], bool]
+
+
+ALWAYS = When("always", lambda setting, args: True)
+
+#: Where a need's verbs apply in a setting: ``(namespace, name)``; ``None`` for every namespace (cluster-scoped
+#: resources included) or every object.
+Place = Callable[[Setting], tuple[str | None, str | None]]
+
+
+def anywhere(setting: Setting) -> tuple[str | None, str | None]:
+    """Cluster-wide, on every object."""
+    return None, None
+
+
+class Need(NamedTuple):
+    """``verbs`` on ``resource`` of API ``group`` (``""``: core) that the descheduler sends from release ``first`` to
+    ``last`` (minors, inclusive; ``0``: from the first release, ``None``: still at the newest) when ``when`` holds,
+    at ``where``. ``evidence`` is where the code sends them (upstream's ``v0.NN.P file:line``). ``fatal``: without
+    the grant the run fails, stalls or never leads; otherwise it only loses a best-effort write (Events)."""
+
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
+    first: int
+    last: int | None
+    evidence: str
+    when: When = ALWAYS
+    where: Place = anywhere
+    fatal: bool = True
+
+    def applies(self, setting: Setting, args: Any = None) -> bool:
+        """Whether the descheduler of ``setting`` sends these requests (``args``: see :class:`When`)."""
+        in_release = self.first <= setting.release and (self.last is None or setting.release <= self.last)
+        return in_release and self.when.holds(setting, args)
+
+
 class Plugin(NamedTuple):
     """One descheduler plugin as upstream registers it (``pkg/framework/plugins/<folder>``, ``setupplugins.go``).
 
@@ -56,7 +120,9 @@ class Plugin(NamedTuple):
     ``preevictionfilter``); ``args`` the shape of its args (decoded strictly); ``validate`` its
     ``Validate<Plugin>Args`` per release; ``construct`` the start-up failures of its constructor that depend on the
     args alone; ``defaults`` its ``SetDefaults`` and ``decode`` its typed args, both on what ``decode`` returns;
-    ``scope`` (every evicting plugin declares one) what its args say about the pods it may evict.
+    ``scope`` (every evicting plugin declares one) what its args say about the pods it may evict; ``needs`` what it
+    asks of the API beyond the descheduler's core (``desched.deployment.access.CORE``), per release and args (empty:
+    nothing more, as for most plugins: they read the core's informers).
     """
 
     name: str
@@ -67,6 +133,7 @@ class Plugin(NamedTuple):
     defaults: Defaults = unchanged
     decode: Decode = as_written
     scope: ScopeOf | None = None
+    needs: tuple[Need, ...] = ()
 
     @property
     def evicts(self) -> bool:

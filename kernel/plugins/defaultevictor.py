@@ -24,7 +24,7 @@ from desched.api.types import (
     list_of,
     struct,
 )
-from desched.plugins.base import Plugin, flag, raw, selector, texts, whole
+from desched.plugins.base import Need, Plugin, Setting, When, flag, raw, selector, texts, whole
 from desched.validation.core import ArgError, boolean, integer, items, length, mapping, string, strings
 from desched.validation.gofmt import go_list, go_quote, go_quoted_list
 from desched.validation.labels import label_selector_problem, parse_label_selector_string
@@ -362,6 +362,47 @@ _NO_PROTECTIONS = PodProtections()
 _DEPRECATED = frozenset(DEPRECATED_FLAGS)
 
 
+def _threshold_class(setting: Setting, args: DefaultEvictorArgs) -> bool:
+    """``priorityThreshold`` names a PriorityClass, whose value upstream GETs (a ``value`` wins over the name)."""
+    threshold = args.priority_threshold
+    return threshold is not None and bool(threshold.name) and threshold.value is None
+
+
+def _namespace_labels(setting: Setting, args: DefaultEvictorArgs) -> bool:
+    return bool((args.namespace_label_selector or {}).get("matchLabels"))
+
+
+def _namespace_selector(setting: Setting, args: DefaultEvictorArgs) -> bool:
+    selector = args.namespace_label_selector or {}
+    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+
+
+def _pods_without_pdb(setting: Setting, args: DefaultEvictorArgs) -> bool:
+    return "ignorePodsWithoutPDB" in args.legacy_flags or "PodsWithoutPDB" in args.pod_protections.extra_enabled
+
+
+#: What the options ask of the API: a named priority threshold's PriorityClass (with the real client, --dry-run
+#: too: from v0.27 when the policy is loaded), the namespaces of a ``namespaceLabelSelector`` and, for the
+#: PodsWithoutPDB protection, PodDisruptionBudgets.
+NEEDS = (
+    Need("scheduling.k8s.io", "priorityclasses", ("get",), 0, None,
+         "v0.22.1 pkg/utils/priority.go:47; v0.26.1 pkg/descheduler/descheduler.go:330-345; "
+         "v0.27.1 pkg/descheduler/policyconfig.go:75,128, descheduler.go:70; v0.36.0 policyconfig.go:73,134",
+         When("priorityThreshold.name", _threshold_class)),
+    Need("", "namespaces", ("list", "watch"), 35, 35,
+         "v0.35.0 pkg/framework/plugins/defaultevictor/defaultevictor.go:93-99",
+         When("namespaceLabelSelector.matchLabels", _namespace_labels)),
+    Need("", "namespaces", ("list", "watch"), 36, None,
+         "v0.36.0 pkg/framework/plugins/defaultevictor/defaultevictor.go:93-99",
+         When("namespaceLabelSelector with matchLabels or matchExpressions", _namespace_selector)),
+    # v0.35-v0.36 read the lister only once the informers started, so no request is sent and every pod counts as
+    # uncovered (upstream #1882; PR #1883 registers the informer at start-up): the grant is still what it needs
+    Need("policy", "poddisruptionbudgets", ("list", "watch"), 32, None,
+         "v0.32.0 pkg/framework/plugins/defaultevictor/defaultevictor.go:201; v0.36.0 :353",
+         When("ignorePodsWithoutPDB or podProtections.extraEnabled PodsWithoutPDB", _pods_without_pdb)),
+)  # fmt: skip
+
+
 PLUGINS = (
     Plugin(
         "DefaultEvictor",
@@ -370,5 +411,6 @@ PLUGINS = (
         validate,
         construct=construct,
         decode=DefaultEvictorArgs.decode,
+        needs=NEEDS,
     ),
 )

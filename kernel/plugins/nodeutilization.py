@@ -23,7 +23,7 @@ from desched.api.types import (
     field,
     struct,
 )
-from desched.plugins.base import Namespaces, Plugin, PodScope, flag, percentages, raw, texts, whole
+from desched.plugins.base import Namespaces, Need, Plugin, PodScope, Setting, When, flag, percentages, raw, texts, whole
 from desched.validation.core import (
     ArgError,
     boolean,
@@ -253,6 +253,24 @@ def scope(args: LowNodeUtilizationArgs | HighNodeUtilizationArgs, target: int) -
     return PodScope(args.evictable_namespaces, "evictableNamespaces")
 
 
+def _actual_usage(setting: Setting, args: LowNodeUtilizationArgs) -> bool:
+    """The node usage comes from metrics-server (``metricsServer`` in v0.32, ``source: KubernetesMetrics`` after)."""
+    metrics = args.metrics_utilization or {}
+    return metrics.get("metricsServer") is True or metrics.get("source") == "KubernetesMetrics"
+
+
+#: LowNodeUtilization with actual usage GETs each candidate pod's metrics (the nodes' come from the policy's metrics
+#: collector, a need of the core).
+LOW_NODE_UTILIZATION_NEEDS = (
+    Need(
+        "metrics.k8s.io", "pods", ("get",), 32, None,
+        "v0.32.0 pkg/framework/plugins/nodeutilization/lownodeutilization.go:93-97, usageclients.go:142; "
+        "v0.36.0 lownodeutilization.go:377-385",
+        When("metricsUtilization from metrics-server (metricsServer, source KubernetesMetrics)", _actual_usage),
+    ),
+)  # fmt: skip
+
+
 PLUGINS = (
     Plugin(
         "LowNodeUtilization",
@@ -262,6 +280,7 @@ PLUGINS = (
         construct=construct_low,
         decode=LowNodeUtilizationArgs.decode,
         scope=scope,
+        needs=LOW_NODE_UTILIZATION_NEEDS,
     ),
     Plugin(
         "HighNodeUtilization",

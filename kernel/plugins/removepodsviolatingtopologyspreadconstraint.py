@@ -18,7 +18,7 @@ from desched.api.types import (
     args_struct,
     field,
 )
-from desched.plugins.base import Namespaces, Plugin, maybe_flag, namespaced, selector, texts
+from desched.plugins.base import Namespaces, Need, Plugin, maybe_flag, namespaced, selector, texts
 from desched.validation.core import ArgError, strings
 from desched.validation.shared import first_only, label_selector_rule, namespaces_rule
 from desched.validation.vocab import TOPOLOGY_CONSTRAINTS
@@ -79,6 +79,15 @@ def defaults(
     )
 
 
+#: To v0.27 the plugin (a strategy before v0.25) lists every namespace with the client, then each one's pods; from
+#: v0.28 it groups the informer's pods by namespace.
+NEEDS = (
+    Need("", "namespaces", ("list",), 20, 27,
+         "v0.20.0 pkg/descheduler/strategies/topologyspreadconstraint.go:104; "
+         "v0.27.1 pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go:107"),
+)  # fmt: skip
+
+
 PLUGINS = (
     Plugin(
         "RemovePodsViolatingTopologySpreadConstraint",
@@ -88,5 +97,6 @@ PLUGINS = (
         defaults=defaults,
         decode=RemovePodsViolatingTopologySpreadConstraintArgs.decode,
         scope=namespaced,
+        needs=NEEDS,
     ),
 )

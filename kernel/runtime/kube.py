@@ -181,9 +181,11 @@ class KubeClient:
         return known
 
     def find(self, kind: str, versions: Sequence[str]) -> Served | None:
-        """``kind`` at the first of ``versions`` (in order of preference) the server serves; ``None`` if none."""
+        """``kind`` (``Pod``), or the resource of that plural name (``pods``), at the first of ``versions`` (in order
+        of preference) the server serves; ``None`` if none."""
         for version in versions:
-            resource = self.served(version).get(kind)
+            served = self.served(version)
+            resource = served.get(kind) or next((found for found in served.values() if found.plural == kind), None)
             if resource is not None:
                 return resource
         return None

@@ -11,6 +11,9 @@ import pytest
 import yaml
 
 from desched.cli import main
+from desched.deployment import access
+from desched.deployment.rbac import Grants
+from desched.deployment.runs import descheduler_runs
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "executor"
 RUNNERS = {"job": "Job", "cronjob": "CronJob", "deployment": "Deployment", "dry-run": "CronJob"}
@@ -121,29 +124,34 @@ def test_the_dry_run_overlay_adds_dry_run() -> None:
     ]
 
 
-def test_the_role_lists_what_a_cycle_reads_and_creates_only_evictions_and_its_events() -> None:
-    """Least privilege: ``desched run`` LISTs (never watches) and writes Events through events.k8s.io/v1 only
-    (``tests/executor/test_live_units.py`` pins that path), so neither ``watch`` nor core v1 Events is granted."""
-    role = next(obj for obj in _load(DEPLOY / "base" / "rbac.yaml") if obj["kind"] == "ClusterRole")
-    granted = {
-        (group, resource, verb)
+def _rules(objects: list[dict[str, Any]]) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    """(group, resource, verb, resourceNames) of every rule of the (Cluster)Roles among ``objects``."""
+    return {
+        (group, resource, verb, tuple(rule.get("resourceNames", ())))
+        for role in objects
+        if role["kind"] in ("ClusterRole", "Role")
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
-    writes = {entry for entry in granted if entry[2] not in ("get", "list")}
-    assert writes == {("", "pods/eviction", "create"), ("events.k8s.io", "events", "create")}
-    reads = {(group, resource) for group, resource, _ in granted - writes}
-    assert reads == {
-        ("", "nodes"),
-        ("", "pods"),
-        ("", "namespaces"),
-        ("", "persistentvolumeclaims"),
-        ("policy", "poddisruptionbudgets"),
-        ("scheduling.k8s.io", "priorityclasses"),
-    }
-    assert {(group, resource, "list") for group, resource in reads} <= granted
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_the_rbac_grants_what_desched_run_declares_and_nothing_more(runner: str) -> None:
+    """deploy/'s RBAC read against ``desched run``'s declaration (desched.deployment.access.DESCHED_RUN): the service
+    account may do all the runner needs (``--dry-run`` in the dry-run overlay, ``--leader-elect`` in the Deployment),
+    Events included, and no rule grants a verb no need asks (no ``get`` or ``watch`` of what a cycle LISTs, no core v1
+    Events: the executor writes events.k8s.io/v1 ones, as ``tests/executor/test_live_units.py`` pins)."""
+    objects = _resources(DEPLOY / runner)
+    (run,) = descheduler_runs([(runner, _workload(runner))])
+    # the dry-run overlay's patch adds --dry-run (test_the_dry_run_overlay_adds_dry_run); _resources applies none
+    setting = access.setting(run)._replace(dry_run=runner == "dry-run")
+    grants = Grants([(runner, obj) for obj in objects])
+    needed = access.permissions(setting, access.needs(setting, "desched"))
+    assert [str(wanted) for wanted in needed if not grants.allows(NAMESPACE, "desched-executor", wanted)] == []
+    declared = {(need.group, need.resource, verb) for need in access.DESCHED_RUN for verb in need.verbs}
+    assert {rule[:3] for rule in _rules(objects)} <= declared
 
 
 def test_the_shipped_policy_lints_clean(capsys: pytest.CaptureFixture[str]) -> None:
@@ -184,18 +192,8 @@ def test_the_deployment_runs_two_replicas_with_leader_election_on_a_lease_it_may
     rbac = _load(DEPLOY / "deployment" / "leader-election.yaml")
     assert not any(obj["kind"] in ("Role", "RoleBinding") for obj in _load(DEPLOY / "base" / "rbac.yaml"))
     role = next(obj for obj in rbac if obj["kind"] == "Role")
-    granted = {
-        (group, resource, verb, tuple(rule.get("resourceNames", ())))
-        for rule in role["rules"]
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
-    assert granted == {
-        ("coordination.k8s.io", "leases", "create", ()),
-        ("coordination.k8s.io", "leases", "get", ("descheduler",)),
-        ("coordination.k8s.io", "leases", "update", ("descheduler",)),
-    }
+    # only the Lease it keeps may be read and written (what it may do is the declaration's, checked above)
+    assert {names for _, _, verb, names in _rules([role]) if verb != "create"} == {("descheduler",)}
     binding = next(obj for obj in rbac if obj["kind"] == "RoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "desched-executor", "namespace": NAMESPACE}]

@@ -10,9 +10,10 @@ import pytest
 from desched.errors import KubeError
 from desched.executor.cluster import Cluster
 from desched.executor.evictions import BackendError, Failure, Limits, Outcome, PodEvictor
-from desched.executor.live import Evictions
+from desched.executor.live import Evictions, list_cluster
 from desched.executor.metrics import ExecutorMetrics, serve
 from desched.policy.model import decode
+from desched.runtime.kube import KubeClient
 from tests.executor.builders import build_node, build_pod, set_rs_owner
 
 
@@ -30,6 +31,47 @@ class RecordingKube:
             if error is not None:
                 raise error
         return {}
+
+
+class ServingKube(KubeClient):
+    """A server whose discovery and collections are ``documents`` by path (anything else: 404); records the GETs."""
+
+    def __init__(self, documents: dict[str, dict[str, Any]]) -> None:
+        self._discovery = {}
+        self.documents = documents
+        self.paths: list[str] = []
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.paths.append(path)
+        if path not in self.documents:
+            raise KubeError(f"GET {path}: 404", 404)
+        return self.documents[path]
+
+
+def _served(*resources: tuple[str, str]) -> dict[str, Any]:
+    return {"resources": [{"name": name, "kind": kind, "namespaced": True} for name, kind in resources]}
+
+
+def test_a_cycle_lists_what_the_declaration_lists_in_order_with_pdbs_at_v1beta1_on_an_old_server() -> None:
+    from desched.deployment.access import DESCHED_RUN
+
+    kube = ServingKube(
+        {
+            "/api/v1": _served(("nodes", "Node"), ("namespaces", "Namespace"), ("pods", "Pod"),
+                               ("persistentvolumeclaims", "PersistentVolumeClaim"), ("pods/eviction", "Eviction")),
+            "/apis/scheduling.k8s.io/v1": _served(("priorityclasses", "PriorityClass")),
+            "/apis/policy/v1beta1": _served(("poddisruptionbudgets", "PodDisruptionBudget")),
+            **{path: {"items": [{"metadata": {"name": path}}]} for path in (
+                "/api/v1/nodes", "/api/v1/namespaces", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                "/api/v1/persistentvolumeclaims", "/apis/policy/v1beta1/poddisruptionbudgets", "/api/v1/pods")},
+        }
+    )  # fmt: skip
+    listed = [obj["kind"] for obj in list_cluster(kube)]
+    assert listed == ["Node", "Namespace", "PriorityClass", "PersistentVolumeClaim", "PodDisruptionBudget", "Pod"]
+    collections = [path for path in kube.paths if "items" in kube.documents.get(path, {})]
+    assert [path.rpartition("/")[2] for path in collections] == [
+        need.resource for need in DESCHED_RUN if "list" in need.verbs
+    ]
 
 
 def _pod() -> dict[str, Any]:

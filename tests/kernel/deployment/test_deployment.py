@@ -149,9 +149,12 @@ def test_rbac_grants_as_the_api_server_evaluates_them(account, permission, allow
     assert _grants(RBAC).allows(*account, Permission(*permission)) is allowed
 
 
-@pytest.mark.parametrize(("image", "needs_pvc"), [("v0.34.0", False), ("v0.35.0", True), ("v0.36.0", True)])
+# an image whose tag names no release is the newest's, as the release inference (and DS616) assume
+@pytest.mark.parametrize(
+    ("image", "needs_pvc"), [("v0.34.0", False), ("v0.35.0", True), ("v0.36.0", True), ("latest", True)]
+)
 def test_the_pvc_read_is_required_from_release_0_35(image, needs_pvc):
-    from desched.linter.rules.ds609_rbac_insufficient import required
+    from desched.deployment.access import required
 
     text = runner("CronJob").replace("v0.36.0", image)
     (run,) = descheduler_runs(objects([("f.yaml", load_all(text)[0])]))
@@ -159,12 +162,45 @@ def test_the_pvc_read_is_required_from_release_0_35(image, needs_pvc):
 
 
 def test_leader_election_needs_leases_in_its_resource_namespace_not_the_pods():
-    from desched.linter.rules.ds609_rbac_insufficient import required
+    from desched.deployment.access import required
 
     text = runner("Deployment", "--descheduling-interval=5m", "--leader-elect", "--leader-elect-resource-name=ds")
     (run,) = descheduler_runs(objects([("f.yaml", load_all(text)[0])]))
     leases = {(p.verb, p.namespace, p.name) for p in required(run) if p.resource == "leases"}
     assert leases == {("create", "kube-system", None), ("get", "kube-system", "ds"), ("update", "kube-system", "ds")}
+
+
+_INFORMERS = (
+    "list namespaces, watch namespaces, list priorityclasses.scheduling.k8s.io, watch priorityclasses.scheduling.k8s.io"
+)
+_PDB_INFORMER = "list poddisruptionbudgets.policy, watch poddisruptionbudgets.policy"
+_INFORMER_RBAC = """- apiGroups: ["", scheduling.k8s.io, policy]
+  resources: [namespaces, priorityclasses, poddisruptionbudgets]
+  verbs: [list, watch]
+- apiGroups: [""]
+  resources: [pods/eviction]"""
+
+
+@pytest.mark.parametrize(
+    ("image", "args", "missing"),
+    [
+        # upstream's informers, started whatever the policy (pkg/descheduler/descheduler.go: v0.27.0 lines 212-213,
+        # v0.30.1 lines 89-90 and 415-416, v0.32.0 ir.Uses with PodDisruptionBudgets); from v0.35 the dry-run's
+        *[(f"v0.{minor}.0", (), _INFORMERS) for minor in range(27, 32)],
+        ("v0.33.0", (), f"{_INFORMERS}, {_PDB_INFORMER}"),
+        ("v0.36.0", ("--dry-run",), f"{_INFORMERS}, {_PDB_INFORMER}"),
+        ("v0.36.0", (), None),
+    ],
+)
+def test_ds609_requires_the_informers_each_release_starts(tmp_path: Path, image, args, missing):
+    text = runner("CronJob", *args).replace("v0.36.0", image) + CLUSTER_RBAC
+    (tmp_path / "descheduler.yaml").write_text(text)
+    found = [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS609"]
+    assert [(f.severity, f"may not {missing}:" in f.message) for f in found] == ([("error", True)] if missing else [])
+    (tmp_path / "descheduler.yaml").write_text(
+        text.replace('- apiGroups: [""]\n  resources: [pods/eviction]', _INFORMER_RBAC)
+    )
+    assert [f for f in lint_paths([str(tmp_path)]).findings if f.rule == "DS609"] == []
 
 
 def _policy_configmap(namespace: str, policy: str) -> str:
@@ -280,15 +316,6 @@ def test_environment_references_in_arguments_are_expanded_as_the_kubelet_does():
     assert {name: flag.value for name, flag in run.flags.items()} == {
         "leader-elect-resource-namespace": "ops", "leader-elect-resource-name": "ops-leases", "v": "$(UNSET)",
     }  # fmt: skip
-
-
-def test_what_ds609_requires_of_desched_run_is_what_the_executor_lists():
-    from desched.executor.live import KINDS
-    from desched.linter.rules.ds609_rbac_insufficient import DESCHED_RUN_LISTS
-
-    plural = {"PriorityClass": "priorityclasses", "PodDisruptionBudget": "poddisruptionbudgets"}
-    listed = {(versions[0].rpartition("/")[0], plural.get(kind, kind.lower() + "s")) for kind, versions in KINDS}
-    assert set(DESCHED_RUN_LISTS) == listed
 
 
 def test_descheds_own_deploy_tree_is_clean():
