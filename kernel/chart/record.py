@@ -55,16 +55,27 @@ def _index(directory: str) -> dict[str, IndexEntry]:
 
 def chart_names() -> frozenset[str]:
     """Every name the chart has had in ``Chart.yaml``."""
-    return frozenset(entry["name"] for entry in charts().values())
+    return _names(RECORDS)
+
+
+@cache
+def _names(directory: str) -> frozenset[str]:
+    return frozenset(entry["name"] for entry in _index(directory).values())
 
 
 def chart_version(reference: str) -> str:
     """The chart version a pin names: ``0.31.0`` for ``0.31.0``, ``v0.31.0`` and the chart's release tag in the
     descheduler repository (an Argo CD git source's ``targetRevision``), also for a version no record has."""
     text = reference.strip()
-    for prefix in {entry["tag"].removesuffix(version) for version, entry in charts().items()}:
+    for prefix in _tag_prefixes(RECORDS):
         text = text.removeprefix(prefix)
     return text.removeprefix("v")
+
+
+@cache
+def _tag_prefixes(directory: str) -> tuple[str, ...]:
+    """What each chart tag writes before its version (``descheduler-helm-chart-``), once each."""
+    return tuple(dict.fromkeys(entry["tag"].removesuffix(version) for version, entry in _index(directory).items()))
 
 
 def _key(version: str) -> tuple[int, ...]:

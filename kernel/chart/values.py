@@ -63,20 +63,31 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any], clears: bool) -> di
     return out
 
 
-def coalesce(values: Mapping[str, Any], defaults: Mapping[str, Any], at: Position | None = None) -> Coalesced:
+def coalesce(
+    values: Mapping[str, Any], defaults: Mapping[str, Any], at: Position | None = None, shared: bool = False
+) -> Coalesced:
     """``values`` (the user's, merged) over the chart's ``defaults``, as Helm coalesces them; neither is changed.
-    Values the defaults supply are placed at ``at`` when the user's maps carry positions."""
+    Values the defaults supply are placed at ``at`` when the user's maps carry positions; with ``shared`` (and no
+    ``at``) they are the defaults' own subtrees, not copies, and the caller must not change the result."""
     supplied: list[Path] = []
-    return Coalesced(_coalesce(values, defaults, at, (), supplied), frozenset(supplied))
+    return Coalesced(_coalesce(values, defaults, at, shared, (), supplied), frozenset(supplied))
 
 
 def _coalesce(
-    values: Mapping[str, Any], defaults: Mapping[str, Any], at: Position | None, path: Path, supplied: list[Path]
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    at: Position | None,
+    shared: bool,
+    path: Path,
+    supplied: list[Path],
 ) -> dict[str, Any]:
     out = _shallow(values)
     for key, default in defaults.items():
         if key not in values:
-            out[key] = _placed(default, at) if isinstance(out, YMap) and at is not None else copy.deepcopy(default)
+            if isinstance(out, YMap) and at is not None:
+                out[key] = _placed(default, at)
+            else:
+                out[key] = default if shared else copy.deepcopy(default)
             supplied.append((*path, key))
             if isinstance(out, YMap) and at is not None:
                 out.key_pos[key] = out.value_pos[key] = at
@@ -84,7 +95,7 @@ def _coalesce(
         elif values[key] is None:
             del out[key]  # a user null deletes the chart's default
         elif isinstance(default, Mapping) and isinstance(values[key], Mapping):
-            out[key] = _coalesce(values[key], default, at, (*path, key), supplied)
+            out[key] = _coalesce(values[key], default, at, shared, (*path, key), supplied)
         # otherwise the user's value stands: a scalar or list replaces, a map/non-map clash keeps the user's
     return out
 

@@ -76,7 +76,8 @@ class _Render:
 def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any]) -> ChartRun:
     """What ``chart`` renders from the user's merged ``values`` (the chart's defaults coalesced under them) around
     the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule)."""
-    merged = coalesce(values, chart.values_defaults).values
+    # read, never changed: the chart's defaults are shared, not copied
+    merged = coalesce(values, chart.values_defaults, shared=True).values
     fullname = _fullname(merged, chart.name)
     helpers = {"descheduler.fullname": fullname, "descheduler.serviceAccountName": _account(merged, fullname)}
     render = _Render(merged, helpers)

@@ -131,3 +131,12 @@ def test_positions_the_user_wrote_are_kept_and_defaults_are_placed_at_the_pin():
     assert strategies["LowNodeUtilization"].value_pos["enabled"] == (3, 14)
     assert result.defaults == {("strategies", "LowNodeUtilization", "params"), ("strategies", "RemoveDuplicates")}
     assert "RemoveDuplicates" not in user["strategies"]  # the user's tree is not changed
+
+
+def test_coalesce_copies_the_defaults_unless_they_are_shared():
+    defaults = {"resources": {"requests": {"cpu": "500m"}}, "kind": "CronJob"}
+    copied = coalesce({"kind": "Deployment"}, defaults).values
+    shared = coalesce({"kind": "Deployment"}, defaults, shared=True).values
+    assert copied == shared == {"kind": "Deployment", "resources": {"requests": {"cpu": "500m"}}}
+    assert copied["resources"] is not defaults["resources"]
+    assert shared["resources"] is defaults["resources"]
