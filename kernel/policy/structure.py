@@ -29,6 +29,7 @@ class StructureProblem(NamedTuple):
     path: Path
     message: str
     at_key: bool = False
+    suggestion: str | None = None  #: for an unknown key, the known key it is closest to
 
 
 def describe(value: Any) -> str:
@@ -88,8 +89,8 @@ class _Checker:
         self.registry = registry
         self.problems: list[StructureProblem] = []
 
-    def add(self, code: str, path: Path, message: str, at_key: bool = False) -> None:
-        self.problems.append(StructureProblem(code, path, message, at_key))
+    def add(self, code: str, path: Path, message: str, at_key: bool = False, suggestion: str | None = None) -> None:
+        self.problems.append(StructureProblem(code, path, message, at_key, suggestion))
 
     def value(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> None:
         """Check ``value`` against ``type_`` as Go's JSON decoding would (and everything nested in it)."""
@@ -188,7 +189,7 @@ class _Checker:
             if strict
             else "upstream silently ignores it"
         )
-        self.add("unknown-key", path, f'{where}unknown field "{key}": {effect}{hint}', at_key=True)
+        self.add("unknown-key", path, f'{where}unknown field "{key}": {effect}{hint}', True, suggestion)
 
     def profiles(self, profiles: list[Any]) -> None:
         profile_type = POLICY_V1ALPHA2.fields["profiles"].type.item

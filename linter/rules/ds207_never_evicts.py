@@ -44,6 +44,8 @@ def check(ctx: Context) -> Iterator[Hit]:
         return
     profiles = ctx.policy.get("profiles")
     if not profiles:
+        if _misspelt_profiles(ctx):
+            return  # one mistake, one finding: DS003 names the key that was meant to be "profiles"
         where = ("profiles",) if "profiles" in ctx.policy else ()
         yield Hit("the policy has no profiles: the descheduler runs and never evicts anything", where)
         return
@@ -65,3 +67,11 @@ def check(ctx: Context) -> Iterator[Hit]:
                     f"{ref.name} evictionLimits.node is 0: this plugin never evicts",
                     (*config.args_path, "evictionLimits", "node"),
                 )
+
+
+def _misspelt_profiles(ctx: Context) -> bool:
+    """Whether the policy has a top-level key that is an unknown spelling of ``profiles`` (``profile:``)."""
+    return any(
+        problem.code == "unknown-key" and len(problem.path) == 1 and problem.suggestion == "profiles"
+        for problem in ctx.structure
+    )
