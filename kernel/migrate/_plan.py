@@ -216,6 +216,20 @@ class StreamPlan:
         )
         raise Refused(MigrationProblem(message, line, column))
 
+    def _refuse_release_before_v1alpha2(self, candidate: Candidate, release: Release) -> None:
+        """:class:`Refused` when the descheduler deployed with the policy predates descheduler/v1alpha2 (an image
+        before v0.27): it cannot decode what migrate writes, and would fail to start."""
+        if release.minor >= versions.OLDEST:
+            return
+        line, column = self.source.position(_stream_path(candidate, ()))
+        first = versions.render(versions.OLDEST)
+        message = (
+            f"the descheduler deployed with this policy is {release.version} ({release.reason}), which predates "
+            f"{V1ALPHA2} (first in {first}.0) and cannot decode it: upgrade the descheduler to {first}.0 or later "
+            "and migrate again, or keep the v1alpha1 policy until then"
+        )
+        raise Refused(MigrationProblem(message, line, column))
+
     def _policy(self, candidate: Candidate, node: Any, document: Any) -> None:
         release, conversion = self._convert(candidate, candidate.data)
         tree = self._policy_edits(node, document, candidate.data, conversion.policy, conversion)
@@ -241,6 +255,7 @@ class StreamPlan:
     def _convert(self, candidate: Candidate, source: Mapping[str, Any]) -> tuple[Release, Conversion]:
         """The release the output of ``candidate`` is written for, and its policy ``source`` converted for it."""
         release = self._release(candidate)
+        self._refuse_release_before_v1alpha2(candidate, release)
         try:
             conversion = convert(
                 _as_declared(source),

@@ -52,6 +52,13 @@ def _fix(ctx: Context) -> str:
             f"can only run v1alpha1: upgrade the chart to {upgrade} or later, then run `desched migrate --in-place "
             f"{ctx.doc.file}`, which writes profiles and sets {HELM_VERSION_KEY}: descheduler/v1alpha2"
         )
+    if ctx.release.minor < versions.OLDEST:
+        first = versions.render(versions.OLDEST)
+        return (
+            f"the descheduler deployed with it ({ctx.release.version}) predates descheduler/v1alpha2 (first in "
+            f"{first}.0) and could not read a migrated policy: upgrade it to {first}.0 or later, then run "
+            f"`desched migrate --in-place {ctx.doc.file}`"
+        )
     if "profiles" in ctx.policy and ctx.doc.chart_default(("profiles",)) is None:
         where = f"{HELM_VERSION_KEY} in the values" if ctx.doc.shape == Shape.HELM else "apiVersion"
         return f"it already has profiles, the v1alpha2 shape: set {where}: descheduler/v1alpha2 by hand"
