@@ -324,14 +324,16 @@ class GoLikeClient:
             if not reused:
                 self.failures.append(f"write: {error!r}")
             return  # nothing written on a reused connection: Go retries it, and so does the next loop
+        answer = http.client.HTTPResponse(sock)  # type: ignore[arg-type]
         try:
-            answer = http.client.HTTPResponse(sock)  # type: ignore[arg-type]
             answer.begin()
             answer.read()
         except (OSError, http.client.HTTPException) as error:
             sock.close()
             self.failures.append(f"read ({'reused' if reused else 'new'}): {error!r}")
             return
+        finally:
+            answer.close()  # its file holds the socket open until closed; a kept-alive socket outlives it
         self.answers += 1
         if answer.will_close:
             sock.close()
