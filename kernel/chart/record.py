@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from desched.tree import at_path
+
 if TYPE_CHECKING:
     from desched.chart.schema import IndexEntry, Rbac, Record, WorkloadTemplate
 
@@ -193,7 +195,4 @@ def api_version_upgrade(chart: ChartRelease | None) -> str | None:
 def values_at(values: Mapping[str, Any], path: str) -> Any:
     """The value at the dotted values ``path`` (``leaderElection.enabled``); ``None`` when a part is missing or not a
     map."""
-    found: Any = values
-    for part in path.split("."):
-        found = found.get(part) if isinstance(found, Mapping) else None
-    return found
+    return at_path(values, tuple(path.split(".")))

@@ -10,6 +10,7 @@ read is rendered.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -70,13 +71,13 @@ class _Render:
         nothing."""
         value = self.field(path, source, whole=True) if source is not None else None
         if _truthy(value):
-            target[str(path[-1])] = value
+            target[str(path[-1])] = copy.deepcopy(value)  # the values may hold the chart's shared defaults
 
 
 def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any]) -> ChartRun:
     """What ``chart`` renders from the user's merged ``values`` (the chart's defaults coalesced under them) around
     the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule)."""
-    # read, never changed: the chart's defaults are shared, not copied
+    # read, never changed: the chart's defaults are shared here, and copied only where a template copies a subtree
     merged = coalesce(values, chart.values_defaults, shared=True).values
     fullname = _fullname(merged, chart.name)
     helpers = {"descheduler.fullname": fullname, "descheduler.serviceAccountName": _account(merged, fullname)}

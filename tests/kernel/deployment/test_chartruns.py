@@ -267,3 +267,13 @@ def test_a_chart_0_18_pin_renders_that_chart(tmp_path: Path):
     assert [f.object for f in found if f.rule == "DS611"] == [
         "the CronJob of chart 0.18.2, pinned by HelmRelease kube-system/descheduler"
     ]
+
+
+def test_the_rendered_workload_holds_copies_of_the_charts_shared_defaults():
+    chart = chart_at("0.36.0")
+    assert chart is not None
+    workload = chart_documents({"kind": "Deployment", "deschedulingInterval": "5m"}, chart, {}).workload
+    assert workload is not None
+    container = workload["spec"]["template"]["spec"]["containers"][0]
+    assert container["livenessProbe"] == chart.values_defaults["livenessProbe"]
+    assert container["livenessProbe"] is not chart.values_defaults["livenessProbe"]
