@@ -103,6 +103,12 @@ class LintCommand:
         parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
         parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour text output")
         parser.add_argument("--stdin-filename", metavar="NAME", help="file name to report for - (stdin)")
+        parser.add_argument(
+            "--alone",
+            action="store_true",
+            help="judge each file named on its own, not in the deploy units of its repository (as the admission "
+            "webhook sees one object)",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from desched.linter.lint import lint_paths
@@ -112,7 +118,7 @@ class LintCommand:
         for name, output in formats:
             if name is None:
                 raise UsageError(f"--output {output} must follow a --format")
-        run = lint_paths(args.paths or ["."], settings, ignore, args.stdin_filename)
+        run = lint_paths(args.paths or ["."], settings, ignore, args.stdin_filename, context=not args.alone)
         report = findings_report(run.findings, run.files, run.sources, args.color, run.skipped, run.unchecked)
         _write(report, formats)
         for file in run.unchecked:

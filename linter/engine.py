@@ -37,6 +37,8 @@ from desched.reading.sources import SourceError, is_template, read_text
 from desched.reading.yamlsrc import NodeBudget, NodeLimitError, YamlError, load_all
 
 if TYPE_CHECKING:
+    from desched.gitops.patches import UnitObjects
+    from desched.gitops.units import DeployUnits
     from desched.linter.inventory import Repository
     from desched.linter.templates import Neutralized
     from desched.versions import KubernetesVersion
@@ -46,6 +48,7 @@ __all__ = [
     "CheckedPolicy",
     "FileResult",
     "Settings",
+    "UnitGroups",
     "check",
     "check_inventory",
     "deployment_findings",
@@ -114,6 +117,14 @@ class FileResult:
         self.wrappers: list[Any] = []  # the documents whose chart values are among the policies (their installs)
         self.template: Neutralized | None = None
         self.skipped: str | None = None
+
+    def copy(self) -> FileResult:
+        """This result as read, before :func:`check`: to check it again against other releases."""
+        other = FileResult(self.file, self.text)
+        other.findings = list(self.findings)
+        other.policies, other.others, other.wrappers = self.policies, self.others, self.wrappers
+        other.template, other.skipped = self.template, self.skipped
+        return other
 
     def runs(self) -> list[CheckedPolicy]:
         """The policies checked that run as such: of the values sources of one chart install, only the one that
@@ -259,13 +270,48 @@ def _run_derived(ctx: Context, modules: list[ModuleType], settings: Settings, re
     _run(derived_ctx, modules, settings, result, _DERIVED_PREFIXES[effective.derivation])
 
 
-def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
-    """Findings of the rules that need every file at once: the descheduler's own deployment (DS6xx, with or without
-    a policy in the run) and policies meeting workloads and PDBs; suppression applies in the file each finding points
-    at."""
-    found = _deployment_findings(results, settings)
-    if settings.enabled_rules(DocumentKind.REPOSITORY) and any(result.policies for result in results):
-        found.extend(_policy_findings(results, settings))
+class UnitGroups(NamedTuple):
+    """The results of a run by deploy unit (:mod:`desched.gitops.units`): each unit's results, and the units."""
+
+    groups: list[list[FileResult]]
+    units: DeployUnits
+
+    @classmethod
+    def of(cls, results: list[FileResult], settings: Settings) -> UnitGroups:
+        """``results`` split by the units their files are in (a file in several units is in each group)."""
+        from desched.gitops.units import deploy_units
+
+        found = deploy_units({r.file: (r.text, r.others) for r in results}, settings.clusters, settings.clusters_base)
+        by_file = {result.file: result for result in results}
+        groups = [[by_file[file] for file in sorted(unit.files)] for unit in found.units]
+        return cls([group for group in groups if group], found)
+
+    def shared(self) -> set[str]:
+        """The files in several units."""
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for group in self.groups:
+            for result in group:
+                (twice if result.file in seen else seen).add(result.file)
+        return twice
+
+
+def lint_repository(results: list[FileResult], settings: Settings, units: UnitGroups | None = None) -> list[Finding]:
+    """Findings of the rules that need every file of a deploy unit at once, unit by unit (``units``: the results'
+    own, by default): the descheduler's own deployment (DS6xx, with or without a policy in the run) and policies
+    meeting workloads and PDBs, on the unit's objects after its kustomize patches, and what desched could not tell
+    of the units (DS7xx); suppression applies in the file each finding points at."""
+    grouped = units if units is not None else UnitGroups.of(results, settings)
+    found: set[Finding] = set(_unit_findings(grouped.units, results, settings))
+    repository_rules = bool(settings.enabled_rules(DocumentKind.REPOSITORY))
+    for group in grouped.groups:
+        from desched.gitops.patches import apply_patches
+
+        unit_texts = {result.file: result.text for result in group}
+        objects = apply_patches(((result.file, doc) for result in group for doc in result.others), unit_texts)
+        found.update(_deployment_findings(group, settings, objects))
+        if repository_rules and any(result.policies for result in group):
+            found.update(_policy_findings(group, settings, objects))
     if not found:
         return []
     texts = {result.file: result.text for result in results}
@@ -275,6 +321,16 @@ def lint_repository(results: list[FileResult], settings: Settings) -> list[Findi
         mine = sorted({f for f in found if f.file == file}, key=Finding.sort_key)
         placed.extend(_annotated(_suppress(texts.get(file, ""), mine), ignored))
     return placed
+
+
+def _unit_findings(units: DeployUnits, results: list[FileResult], settings: Settings) -> list[Finding]:
+    """What the enabled unit rules (DS7xx) say of the run's deploy units."""
+    modules = settings.enabled_rules(DocumentKind.UNITS)
+    if not modules or not any(result.others for result in results):
+        return []
+    from desched.gitops.units import UnitReport
+
+    return _hits(modules, UnitReport(units, [(r.file, doc) for r in results for doc in r.others]), settings)
 
 
 #: The annotation that suppresses rules on one object, for manifests whose comments ``helm template`` or
@@ -321,25 +377,19 @@ def _annotated(findings: list[Finding], ignored: dict[tuple[str, str], frozenset
     ]
 
 
-def _policy_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
-    """The repository rules' findings (DS4xx), cluster by cluster."""
-    if not any(result.others for result in results):
-        return []
+def _policy_findings(results: list[FileResult], settings: Settings, objects: UnitObjects) -> list[Finding]:
+    """The repository rules' findings (DS4xx) in one deploy unit: its policies meeting its objects."""
     from desched.linter.inventory import Repository
 
-    found: list[Finding] = []
-    for group in _by_cluster(results, settings):
-        policies = [run for result in group for run in result.runs()]
-        if not policies:
-            continue
-        repo = Repository.of(policies, ((result.file, doc) for result in group for doc in result.others))
-        found.extend(check_inventory(repo, settings))
-    return found
+    policies = [run for result in results for run in result.runs()]
+    if not policies:
+        return []
+    return check_inventory(Repository.of(policies, objects.documents), settings)
 
 
-def _deployment_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
-    """The deployment rules' findings (DS6xx) on every descheduler of the run: the workloads that run it and what
-    the chart renders for each install of it."""
+def _deployment_findings(results: list[FileResult], settings: Settings, objects: UnitObjects) -> list[Finding]:
+    """The deployment rules' findings (DS6xx) on every descheduler of one deploy unit: the workloads that run it
+    and what the chart renders for each install of it."""
     modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
     if not modules:
         return []
@@ -348,10 +398,7 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
         return []
     from desched.deployment.repository import repository_runs  # only runs with workloads or chart values pay for it
 
-    runs = repository_runs(
-        ((result.file, doc) for result in results for doc in result.others),
-        ((run.doc, run.effective.tree) for result in results for run in result.runs()),
-    )
+    runs = repository_runs(objects, ((run.doc, run.effective.tree) for result in results for run in result.runs()))
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []
 
@@ -396,30 +443,14 @@ def deployment_findings(file: str, obj: Any, settings: Settings) -> list[Finding
     """What the enabled deployment rules (DS6xx) find in the one object ``obj``, named ``file``, judged alone (no
     other object, no chart values): an admitted workload. As :func:`lint_repository` reports them, with the object's
     :data:`IGNORE_ANNOTATION` applied (``suppressed`` set); it has no text, hence no comment suppressions."""
+    from desched.gitops.patches import UnitObjects
+
     result = FileResult(file)
     result.others = [obj]
-    found = _deployment_findings([result], settings)
+    found = _deployment_findings([result], settings, UnitObjects([(file, obj)], {}, frozenset()))
     if not found:
         return []
     return _annotated(sorted(set(found), key=Finding.sort_key), _ignored_by_annotation([result]))
-
-
-def _by_cluster(results: list[FileResult], settings: Settings) -> list[list[FileResult]]:
-    """``results`` split by the cluster each file deploys to (:mod:`desched.gitops.clusters`): every cluster's files
-    with the files outside them all; one group when the repository shows no clusters. Clusters whose workloads, PDBs and
-    other documents are the same files are one group: their policies meet the same objects."""
-    from desched.gitops.clusters import clusters
-
-    found = clusters({r.file: (r.text, r.others) for r in results}, settings.clusters, settings.clusters_base)
-    if not found:
-        return [results]
-    assigned = set().union(*(cluster.files for cluster in found))
-    groups: dict[frozenset[str], dict[str, FileResult]] = {}
-    for cluster in found:
-        visible = [r for r in results if r.file in cluster.files or r.file not in assigned]
-        group = groups.setdefault(frozenset(r.file for r in visible if r.others), {})
-        group.update((r.file, r) for r in visible)
-    return [list(group.values()) for group in groups.values()]
 
 
 def _suppress(text: str, findings: list[Finding]) -> list[Finding]:

@@ -16,7 +16,15 @@ from typing import NamedTuple
 
 from desched.deployment.releases import Deployments
 from desched.linter.config import Config, discover, load
-from desched.linter.engine import FileResult, Settings, check, lint_repository, read_file, read_text_again
+from desched.linter.engine import (
+    FileResult,
+    Settings,
+    UnitGroups,
+    check,
+    lint_repository,
+    read_file,
+    read_text_again,
+)
 from desched.linter.finding import Finding
 from desched.reading.sources import iter_paths
 from desched.runtime.collector import paused
@@ -71,19 +79,25 @@ def lint_paths(
     settings: Settings | None = None,
     ignore: Iterable[str] = (),
     stdin_name: str | None = None,
+    context: bool = True,
 ) -> LintRun:
     """Lint ``paths`` (files, directories walked for ``*.yaml``/``*.yml`` and the templates of
     :data:`~desched.reading.sources.TEMPLATE_SUFFIXES`, ``-`` for stdin reported as ``stdin_name``) with ``settings``
-    (default: every rule, target from the chart or the newest release). The cyclic garbage collector is paused
-    meanwhile (:mod:`desched.runtime.collector`): the trees of every file are kept until the repository rules have
-    run."""
+    (default: every rule, target from the chart or the newest release), deploy unit by deploy unit
+    (:mod:`desched.gitops.units`). With ``context``, each file named is judged in the units of its repository that
+    hold it (:mod:`desched.linter.context`): their other files are read too, and only the findings in the paths
+    given are reported. The cyclic garbage collector is paused meanwhile (:mod:`desched.runtime.collector`): the
+    trees of every file are kept until the repository rules have run."""
     chosen = settings if settings is not None else Settings()
     paths = list(paths)
     named = set(paths)
+    extra = _context(paths, ignore, chosen) if context else []
+    given = _Given(paths) if extra else None
     unreadable: list[str] = []
 
     def on_error(path: str, reason: str) -> None:
-        unreadable.append(f"cannot read {path}: {reason}")
+        if given is None or given.holds(path):
+            unreadable.append(f"cannot read {path}: {reason}")
 
     findings: list[Finding] = []
     sources: dict[str, str] = {}
@@ -92,11 +106,14 @@ def lint_paths(
     passed: list[str] = []
     unchecked: list[str] = []
     files = 0
-    for path in iter_paths(paths, ignore, on_error, lambda path, reason: passed.append(f"{path}: {reason}")):
+    for path in iter_paths(paths + extra, ignore, on_error, lambda path, reason: passed.append(f"{path}: {reason}")):
         try:
             result = read_file(path, chosen, display=stdin_name if path == "-" else None)
         except OSError as exc:
             on_error(path, exc.strerror or str(exc))
+            continue
+        if given is not None and not given.holds(path):
+            kept.extend([result] if result.policies or result.others else [])  # context, never reported
             continue
         if result.skipped is not None:
             skipped.append((result.file, result.skipped))
@@ -111,19 +128,56 @@ def lint_paths(
     kept = _named_through_flux(kept, chosen)
     named_kept = {result.file: result for result in kept if result.file in unchecked}
     unchecked = [file for file in unchecked if file not in named_kept or not _judged(named_kept[file])]
-    # a policy is checked against the release deployed with it, which another file may say
-    with_policies = any(result.policies for result in kept)
-    documents = ((r.file, doc) for r in kept for doc in r.others + r.wrappers)
-    values = (doc for r in kept for doc in r.policies)
-    deployments = Deployments(documents, values) if with_policies else Deployments()
-    for result in kept:
-        _collect(check(result, chosen, deployments), findings, sources)
+    units = UnitGroups.of(kept, chosen)
+    checked = [_checked_in_unit(group, units, chosen, findings, sources) for group in units.groups]
     texts = {result.file: result.text for result in kept}
-    for finding in lint_repository(kept, chosen):
+    for finding in lint_repository(kept, chosen, UnitGroups(checked, units.units)):
         findings.append(finding)
         sources.setdefault(finding.file, texts.get(finding.file, ""))
-    ordered = sorted(findings, key=Finding.sort_key)
+    if given is not None:
+        findings = [finding for finding in findings if given.holds(finding.file)]
+    ordered = sorted(set(findings), key=Finding.sort_key)
     return LintRun(ordered, files, unreadable, sources, tuple(skipped), tuple(passed), tuple(unchecked))
+
+
+def _context(paths: list[str], ignore: Iterable[str], settings: Settings) -> list[str]:
+    """The files to read with the files among ``paths`` so that each is judged in its deploy units."""
+    named = [path for path in paths if path != "-" and os.path.isfile(path)]
+    if not named:
+        return []
+    from desched.linter.context import context_files
+
+    return context_files(named, ignore, settings.clusters, settings.clusters_base)
+
+
+class _Given:
+    """The paths of a run with context: which files are the ones given (to read and report), not context."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.files = {os.path.abspath(path) for path in paths if path != "-" and not os.path.isdir(path)}
+        self.folders = tuple(os.path.join(os.path.abspath(path), "") for path in paths if os.path.isdir(path))
+        self.stdin = "-" in paths
+
+    def holds(self, path: str) -> bool:
+        absolute = os.path.abspath(path)
+        return absolute in self.files or absolute.startswith(self.folders) or (self.stdin and not os.path.exists(path))
+
+
+def _checked_in_unit(
+    group: list[FileResult], units: UnitGroups, settings: Settings, findings: list[Finding], sources: dict[str, str]
+) -> list[FileResult]:
+    """The results of one deploy unit checked against the releases the unit deploys (a policy is checked against
+    the release deployed with it, which another file of the unit may say); a file of several units is checked in a
+    copy for each. Their findings go to ``findings`` and ``sources``."""
+    shared = units.shared()
+    with_policies = any(result.policies for result in group)
+    documents = ((r.file, doc) for r in group for doc in r.others + r.wrappers)
+    values = (doc for r in group for doc in r.policies)
+    deployments = Deployments(documents, values) if with_policies else Deployments()
+    mine = [result.copy() if result.file in shared else result for result in group]
+    for result in mine:
+        _collect(check(result, settings, deployments), findings, sources)
+    return mine
 
 
 def _named_through_flux(kept: list[FileResult], settings: Settings) -> list[FileResult]:

@@ -6,7 +6,7 @@ them and the namespaces kustomize gives their files. The DS6xx rules judge these
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from desched.deployment.runs import DeschedulerRun, descheduler_runs
@@ -16,9 +16,11 @@ from desched.tree import list_or_empty, mapping_or_empty, same_namespace
 
 if TYPE_CHECKING:
     from desched.deployment.rbac import Grants
+    from desched.gitops.patches import UnitObjects
+    from desched.tree import Path
     from desched.versions import KubernetesVersion
 
-__all__ = ["RBAC_KINDS", "Runs", "kustomize_patches", "repository_runs"]
+__all__ = ["RBAC_KINDS", "Runs", "repository_runs"]
 
 
 class Runs(list[DeschedulerRun]):
@@ -79,26 +81,22 @@ class Runs(list[DeschedulerRun]):
 RBAC_KINDS = frozenset({"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"})
 
 
-def repository_runs(
-    documents: Iterable[tuple[str, Any]], policies: Iterable[tuple[PolicyDoc, Mapping[str, Any]]] = ()
-) -> Runs:
-    """Every descheduler of a repository: the workloads among ``documents`` (``(file, object)`` pairs) and what the
-    chart renders for each install among ``policies`` (documents with their effective v1alpha2 trees), with the
-    RBAC objects of both. A workload is paired with the policy of the ConfigMap key its mount reads, when the
-    repository holds it. A kustomize patch is no workload: only what it patches runs."""
+def repository_runs(unit: UnitObjects, policies: Iterable[tuple[PolicyDoc, Mapping[str, Any]]] = ()) -> Runs:
+    """Every descheduler of one deploy unit: the workloads among the ``unit``'s objects (after its kustomize patches;
+    a patch is no workload) and what the chart renders for each install among ``policies`` (documents with their
+    effective v1alpha2 trees), with the RBAC objects of both. A workload is paired with the policy of the ConfigMap
+    key its mount reads, when the unit holds it."""
     from desched.gitops.kustomize import kustomized_namespaces
     from desched.workloads.model import objects
 
-    listed = list(objects(documents))
+    listed = list(objects(unit.documents))
     policies = list(policies)
     # the policies held in ConfigMap keys, by (namespace, ConfigMap, key)
     mounted = {doc.extra["configmap"]: (doc, tree) for doc, tree in policies if doc.extra.get("configmap")}
-    patches = kustomize_patches(listed)
-    workloads = [(file, doc) for file, doc in listed if os.path.normpath(file) not in patches]
     kustomized = kustomized_namespaces(listed)
     trees = {identity: tree for identity, (_, tree) in mounted.items()}
-    runs = [_kustomized(run, kustomized)._replace(policy=_mounted_policy(run, trees))
-            for run in descheduler_runs(workloads)]  # fmt: skip
+    runs = [_kustomized(run, kustomized)._replace(policy=_mounted_policy(run, trees), written_at=_written_at(run, unit))
+            for run in descheduler_runs(listed)]  # fmt: skip
     if any(doc.shape == Shape.HELM for doc, _ in policies):
         from desched.deployment.chartrender import ChartDoc
         from desched.deployment.chartruns import chart_run
@@ -107,7 +105,7 @@ def repository_runs(
             run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
             runs.extend([run] if run is not None else [])
     rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
-    named = [(f, doc) for f, doc in listed if doc.get("kind") in _NAMED_KINDS and os.path.normpath(f) not in patches]
+    named = [(f, doc) for f, doc in listed if doc.get("kind") in _NAMED_KINDS]
     # a ConfigMap that holds a policy is among the policies, not the other documents: its name and namespace
     named += [
         (doc.file, {"kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}})
@@ -152,25 +150,10 @@ def _kustomized(run: DeschedulerRun, kustomized: Mapping[str, frozenset[str]]) -
     return run._replace(namespace=next(iter(found))) if found and len(found) == 1 else run
 
 
-def kustomize_patches(documents: Iterable[tuple[str, Any]]) -> frozenset[str]:
-    """The files the kustomizations among ``documents`` name as patches (``patchesStrategicMerge``, ``patches`` and
-    ``patchesJson6902`` entries with a ``path``), normalised: partial objects that kustomize merges into a resource,
-    not resources."""
-    found: set[str] = set()
-    for file, doc in documents:
-        named = os.path.basename(file) in KUSTOMIZATION_NAMES
-        if not isinstance(doc, Mapping) or not (named or doc.get("kind") in ("Kustomization", "Component")):
-            continue
-        base = os.path.dirname(file)
-        entries: list[Any] = []
-        for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
-            listed = doc.get(key)
-            entries += list_or_empty(listed)
-        for entry in entries:
-            path = entry.get("path") if isinstance(entry, Mapping) else entry
-            if isinstance(path, str) and path and "\n" not in path:  # an inline patch is YAML text, not a path
-                found.add(os.path.normpath(os.path.join(base, path)))
-    return frozenset(found)
+def _written_at(run: DeschedulerRun, unit: UnitObjects) -> Callable[[Path], tuple[str, int, int]] | None:
+    """Where the paths of ``run``'s workload are written, when a patch of the unit changed it."""
+    patched = unit.patched.get(id(run.document))
+    return patched.where if patched is not None else None
 
 
 def _mounted_policy(

@@ -105,6 +105,9 @@ class DeschedulerRun(NamedTuple):
     #: ``(file, object)`` pairs: another install's never grant it anything
     rbac: tuple[tuple[str, Any], ...] = ()
     program: str = "descheduler"  #: ``descheduler`` (upstream's binary) or ``desched`` (``desched run``)
+    #: Where a path of a workload kustomize patches is written: in the patch that set it, else in ``file``
+    #: (:meth:`desched.gitops.patches.PatchedObject.where`); ``None`` for a workload no patch changed
+    written_at: Callable[[Path], tuple[str, int, int]] | None = None
 
     @property
     def label(self) -> str:
@@ -115,6 +118,8 @@ class DeschedulerRun(NamedTuple):
         """``(file, line, column)`` of ``path`` in the document (its nearest existing ancestor)."""
         if self.locator is not None:
             return self.locator(path)
+        if self.written_at is not None:
+            return self.written_at(path)
         position = locate(self.document, path) if isinstance(self.document, (YMap, YSeq)) else None
         line, column = position if position else (1, 1)
         return self.file, line, column

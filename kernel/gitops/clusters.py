@@ -4,8 +4,8 @@
 Clusters come from the repository's structure, with no configuration. Files point at other files:
 
 * a kustomization (``kustomization.yaml``, ``kustomization.yml``, ``Kustomization``) at its ``resources``,
-  ``bases``, ``components``, ``configMapGenerator`` files and ``helmCharts`` ``valuesFile``; a directory stands for
-  its kustomization, else for the YAML files in it;
+  ``bases``, ``components``, patch files, ``configMapGenerator`` files and ``helmCharts`` ``valuesFile`` and ``additionalValuesFiles``; a
+  directory stands for its kustomization, else for the YAML files in it;
 * a Flux ``Kustomization`` (``kustomize.toolkit.fluxcd.io``) at its ``spec.path``, and an Argo CD ``Application``
   or ``ApplicationSet`` at each source's ``path``, relative to the repository's root: the directory's
   kustomization, else every YAML file under it.
@@ -29,10 +29,13 @@ from desched.tree import list_or_empty, mapping_or_empty
 __all__ = [
     "KUSTOMIZATION_NAMES",
     "KUSTOMIZATION_REFERENCES",
+    "PATCH_KEYS",
     "RepositoryCluster",
     "clusters",
     "local_reference",
     "member_of",
+    "patch_path",
+    "repository_root",
 ]
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -169,7 +172,9 @@ class _Graph:
             entries = [entry for key in KUSTOMIZATION_REFERENCES for entry in list_or_empty(doc.get(key))]
             for generator in map(mapping_or_empty, list_or_empty(doc.get("configMapGenerator"))):
                 entries += [str(entry).rpartition("=")[2] for entry in list_or_empty(generator.get("files"))]
-            entries += [mapping_or_empty(chart).get("valuesFile") for chart in list_or_empty(doc.get("helmCharts"))]
+            for chart in map(mapping_or_empty, list_or_empty(doc.get("helmCharts"))):
+                entries += [chart.get("valuesFile"), *list_or_empty(chart.get("additionalValuesFiles"))]
+            entries += [patch_path(entry) for key in PATCH_KEYS for entry in list_or_empty(doc.get(key))]
             for entry in entries:
                 targets |= self._reference(base, entry)
         return targets
@@ -198,14 +203,35 @@ class _Graph:
         return targets
 
 
+#: The keys of a kustomization that list patches (files, or inline patches).
+PATCH_KEYS = ("patchesStrategicMerge", "patches", "patchesJson6902")
+
+
+def patch_path(entry: Any) -> str | None:
+    """The file a kustomization's patch entry names; ``None`` for an inline patch."""
+    path = entry.get("path") if isinstance(entry, Mapping) else entry
+    return path if isinstance(path, str) and path and "\n" not in path else None
+
+
+def repository_root(file: str) -> str | None:
+    """The root of the repository ``file`` is in: the nearest directory above it holding ``.git`` or
+    ``.desched.yaml``; ``None`` when there is none."""
+    return _nearest(file, (".git", ".desched.yaml"))
+
+
 def _repository_root(file: str) -> str:
     """The root of the Git repository ``file`` is in (where Flux and Argo CD paths start), else the current
     directory."""
+    return _nearest(file, (".git",)) or os.getcwd()
+
+
+def _nearest(file: str, markers: tuple[str, ...]) -> str | None:
+    """The nearest directory above ``file`` that holds one of ``markers``."""
     directory = os.path.dirname(os.path.abspath(file))
     while True:
-        if os.path.exists(os.path.join(directory, ".git")):
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory:
-            return os.getcwd()
+            return None
         directory = parent

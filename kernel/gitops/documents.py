@@ -46,6 +46,7 @@ __all__ = [
     "Location",
     "PolicyDoc",
     "Shape",
+    "block_offsets",
     "configmap_keys",
     "extract",
     "extract_configmap_key",
@@ -562,7 +563,7 @@ def _parse_embedded(
     position inside a literal block in the file (``None`` otherwise); ``None`` (recorded as an
     :class:`EmbeddedError`) when the text is not YAML or holds more nodes than the file's budget has left."""
     line, column = holder.value_pos[key]
-    offsets = _block_offsets(text, line, column) if holder.styles.get(key, "") == "|" else None
+    offsets = block_offsets(text, line, column) if holder.styles.get(key, "") == "|" else None
     try:
         return load_all(holder[key], budget=result.budget), (line, column), offsets
     except YamlError as exc:
@@ -645,7 +646,7 @@ def _key_policies(
     return found
 
 
-def _block_offsets(text: str, header_line: int, header_column: int) -> tuple[int, int] | None:
+def block_offsets(text: str, header_line: int, header_column: int) -> tuple[int, int] | None:
     """Line and column offsets that map positions inside a literal block scalar to the outer file."""
     lines = text.splitlines()
     if header_line > len(lines):

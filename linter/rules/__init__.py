@@ -79,6 +79,7 @@ _MODULES = (
     "ds614_kubernetes_version_skew",
     "ds615_chart_value_ignored_by_kind",
     "ds616_image_tag_unpinned",
+    "ds701_unit_unchecked",
 )
 
 RETIRED: tuple[str, ...] = ()

@@ -41,6 +41,7 @@ class DocumentKind:
     KUBEDESCHEDULER = "kubedescheduler"  # an OpenShift KubeDescheduler resource itself
     REPOSITORY = "repository"  # every policy of the run with every workload, PDB, HPA and namespace at once
     DEPLOYMENT = "deployment"  # every container of the run that runs the descheduler (desched.deployment.runs)
+    UNITS = "units"  # the run's deploy units, as desched told them apart (desched.gitops.units)
 
 
 DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())

@@ -37,13 +37,14 @@ EXPECTED = {
     DocumentKind.KUBEDESCHEDULER: {"DS210", "DS501", "DS502", "DS503", "DS504"},
     DocumentKind.REPOSITORY: _ids((400, 499)) | {"DS505"},
     DocumentKind.DEPLOYMENT: _ids((600, 699)) - {"DS613", "DS615"},
+    DocumentKind.UNITS: _ids((700, 799)),
 }
 
 
 @pytest.mark.parametrize("module", rules.all_rules(), ids=lambda module: module.ID)
 def test_every_rule_declares_the_kinds_it_runs_on(module: ModuleType):
     assert module.RUNS_ON and module.RUNS_ON <= DOCUMENT_KINDS
-    across_files = module.RUNS_ON in ({DocumentKind.REPOSITORY}, {DocumentKind.DEPLOYMENT})
+    across_files = module.RUNS_ON in ({DocumentKind.REPOSITORY}, {DocumentKind.DEPLOYMENT}, {DocumentKind.UNITS})
     assert (module.SCOPE == "repository") == across_files
 
 

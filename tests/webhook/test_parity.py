@@ -77,7 +77,7 @@ def test_the_walk_covers_the_fixtures() -> None:
 @pytest.mark.parametrize(("path", "obj"), CASES, ids=[str(path.relative_to(ROOT)) for path, _ in CASES])
 def test_the_webhook_denies_exactly_what_the_cli_fails(path: Path, obj: dict[str, Any], tmp_path: Path) -> None:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = main(["lint", "--no-config", "--format", "json", str(path)])  # the file as the user wrote it
+        code = main(["lint", "--no-config", "--alone", "--format", "json", str(path)])  # the object alone
     request = {"uid": "u", "kind": {"kind": obj["kind"]}, "operation": "CREATE", "object": obj}
     decision = decide(request, Options())
     assert code in (0, 1)

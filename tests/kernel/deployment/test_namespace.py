@@ -81,9 +81,10 @@ def test_a_base_shared_by_two_overlays_lands_in_both_namespaces():
             },
             [],
         ),
-        # the workload's overlay moves it, the account's kustomization does not follow
+        # the workload's overlay moves it, the account's kustomization does not follow (one unit builds both)
         (
             {
+                "kustomization.yaml": "resources: [app, rbac]\n",
                 "app/cronjob.yaml": _workload(None),
                 "app/kustomization.yaml": "namespace: ops\nresources: [cronjob.yaml]\n",
                 "rbac/account.yaml": ACCOUNT.format(namespace=_namespace("kube-system")),
