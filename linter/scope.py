@@ -211,7 +211,7 @@ def _analyse(
     policies = [run for result in (policy_results if policy_paths else results) for run in result.runs()]
     if not policies:
         raise UsageError("no descheduler policy found in the inputs (give PATH with a policy, or --policy FILE)")
-    clustered = _Clusters(results, documents)
+    clustered = _Clusters(results, documents, named)
     evictable: set[int] = set()
     reports = []
     for run in policies:
@@ -225,32 +225,35 @@ def _analyse(
 
 
 class _Clusters:
-    """The inventory each policy meets: the workloads and PDBs of its own clusters (:mod:`desched.gitops.clusters`, the
-    configuration's ``clusters:`` first), those outside every cluster and the live cluster's."""
+    """The inventory each policy meets: the workloads and PDBs of the deploy units that hold it
+    (:mod:`desched.gitops.units`, the configuration's ``clusters:`` first) and the cluster snapshots' and live
+    cluster's, which every policy meets."""
 
-    def __init__(self, results: list[FileResult], documents: list[tuple[str, Any]]) -> None:
-        from desched.gitops.clusters import clusters
+    def __init__(self, results: list[FileResult], documents: list[tuple[str, Any]], snapshots: set[str]) -> None:
+        from desched.gitops.units import deploy_units
         from desched.linter.lint import load_config
 
         config = load_config()
         base = os.path.dirname(os.path.abspath(config.source)) if config.source else None
-        self.found = clusters({r.file: (r.text, r.others) for r in results}, config.clusters, base)
-        self.assigned = set().union(*(cluster.files for cluster in self.found))
+        results = [result for result in results if os.path.normpath(result.file) not in snapshots]  # seen by all
+        self.found = deploy_units({r.file: (r.text, r.others) for r in results}, config.clusters, base).units
+        self.read = {result.file for result in results}
+        self.structured = len(self.found) > 1
         self.documents = documents
         self.cache: dict[tuple[str, ...], tuple[Inventory, PDBIndex]] = {}
 
     def of(self, file: str) -> tuple[list[str], Inventory, PDBIndex]:
-        """The names of the clusters of a policy in ``file`` (``[]``: the repository shows none), and the
+        """The names of the units of a policy in ``file`` (``[]``: the repository is one unit), and the
         inventory and PDB index it meets."""
-        from desched.gitops.clusters import member_of
-
-        names = member_of(file, self.found) if self.found else []
-        if tuple(names) not in self.cache:
-            visible = set().union(*(c.files for c in self.found if c.name in names))
-            documents = [(f, doc) for f, doc in self.documents if f in visible or f not in self.assigned]
+        mine = [unit for unit in self.found if file in unit.files]
+        names = [unit.name for unit in mine] if self.structured else []
+        key = tuple(unit.name for unit in mine)
+        if key not in self.cache:
+            visible = set().union(*(unit.files for unit in mine))
+            documents = [(f, doc) for f, doc in self.documents if f in visible or f not in self.read]
             inventory = collect(documents)
-            self.cache[tuple(names)] = inventory, PDBIndex(inventory.pdbs)
-        return (names, *self.cache[tuple(names)])
+            self.cache[key] = inventory, PDBIndex(inventory.pdbs)
+        return (names, *self.cache[key])
 
 
 def _policy_report(

@@ -123,7 +123,11 @@ def apply_patches(documents: Iterable[tuple[str, Any]], texts: Mapping[str, str]
     inline = {
         os.path.normpath(file): text for file, text in (texts or {}).items() if os.path.normpath(file) in kustomizations
     }
+    names = {norm: file for norm, file, _ in listed}
     current, deleted = _patch_all(kustomizations, resources, patch_docs, inline)
+    for patched in current.values():  # origins by the names the unit gives its files
+        for files in patched.origins.values():
+            files.update((key, names.get(origin, origin)) for key, origin in files.items())
     out = [(file, current[id(doc)].doc if id(doc) in current else doc) for _, file, doc in resources]
     out = [
         (file, doc) for (file, doc), (_, _, original) in zip(out, resources, strict=True) if id(original) not in deleted
