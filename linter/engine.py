@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.deployment.releases import Deployments, Release, configured, release_of
+from desched.deployment.releases import Deployments, Release, configured, newest, release_of
 from desched.gitops.documents import (
     HELM_POLICY_KEY,
     DerivedDoc,
@@ -261,9 +261,9 @@ def _run_derived(ctx: Context, modules: list[ModuleType], settings: Settings, re
 
 def lint_repository(results: list[FileResult], settings: Settings) -> list[Finding]:
     """Findings of the rules that need every file at once: the descheduler's own deployment (DS6xx, with or without
-    a policy in the run) and policies meeting workloads and PDBs; suppression applies in the file each finding points
-    at."""
-    found = _deployment_findings(results, settings)
+    a policy in the run), how the files reach a cluster (chart installs, policies applied as resources) and policies
+    meeting workloads and PDBs; suppression applies in the file each finding points at."""
+    found = _deployment_findings(results, settings) + _delivery_findings(results, settings)
     if settings.enabled_rules(DocumentKind.REPOSITORY) and any(result.policies for result in results):
         found.extend(_policy_findings(results, settings))
     if not found:
@@ -354,6 +354,18 @@ def _deployment_findings(results: list[FileResult], settings: Settings) -> list[
     )
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []
+
+
+def _delivery_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
+    """The delivery rules' findings on how the run's files reach a cluster (:mod:`desched.deployment.delivery`)."""
+    modules = settings.enabled_rules(DocumentKind.DELIVERY)
+    if not modules or not any(result.others or result.wrappers for result in results):
+        return []
+    from desched.deployment.delivery import delivery
+
+    release = newest() if settings.target is None else configured(settings.target, settings.target_source)
+    documents = ((result.file, doc) for result in results for doc in result.others + result.wrappers)
+    return _hits(modules, delivery(documents, (doc for r in results for doc in r.policies), release), settings)
 
 
 def _workload_among(results: list[FileResult]) -> bool:

@@ -41,6 +41,7 @@ class DocumentKind:
     KUBEDESCHEDULER = "kubedescheduler"  # an OpenShift KubeDescheduler resource itself
     REPOSITORY = "repository"  # every policy of the run with every workload, PDB, HPA and namespace at once
     DEPLOYMENT = "deployment"  # every container of the run that runs the descheduler (desched.deployment.runs)
+    DELIVERY = "delivery"  # the chart installs and applied policies of the run (desched.deployment.delivery)
 
 
 DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())
