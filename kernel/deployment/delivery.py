@@ -1,4 +1,4 @@
-"""How a run's files reach a cluster: the subject of the delivery rules (docs/helm-chart.md#7).
+"""How a run's files reach a cluster, as the delivery rules see it (docs/helm-chart.md#7-what-desched-does-with-it).
 
 :func:`delivery` reads every document of a run once for two things no single policy shows: each install of the
 descheduler chart its wrappers make (:class:`ChartInstall`: the chart it names, the version it pins or the one

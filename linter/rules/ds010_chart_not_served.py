@@ -18,12 +18,12 @@ RUNS_ON = frozenset({DocumentKind.DELIVERY})
 SUMMARY = "Chart install names a chart the descheduler chart repository does not serve"
 RATIONALE = (
     "The descheduler chart repository (https://kubernetes-sigs.github.io/descheduler/) serves one chart, named "
-    "`descheduler-helm-chart` up to 0.19 and `descheduler` since. A wrapper that names another chart "
+    "`descheduler-helm-chart` up to 0.19.1 and `descheduler` from 0.19.2. A wrapper that names another chart "
     "(`descheduler-charts`), or a version under the other name, fails to fetch it: Flux, Argo CD or kustomize "
     "reports the chart missing and the descheduler is never installed or upgraded, while the values beside it look "
     "fine. desched still judges those values as the chart version pinned."
 )
-REMEDIATION = "Name the chart as the repository serves it at the pinned version (`descheduler` from 0.20.0)."
+REMEDIATION = "Name the chart as the repository serves it at the pinned version (`descheduler` from 0.19.2)."
 _HEAD = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: d, namespace: kube-system}\n"
 EXAMPLES = {
     "pass": [_HEAD + "spec:\n  chart:\n    spec: {chart: descheduler, version: 0.36.0}\n"],
