@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from desched.deployment.releases import Deployments, Release, configured, release_of
+from desched.deployment.releases import Deployments, Release, configured, newest, release_of
 from desched.gitops.documents import (
     HELM_POLICY_KEY,
     DerivedDoc,
@@ -310,6 +310,7 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
         unit_texts = {result.file: result.text for result in group}
         objects = apply_patches(((result.file, doc) for result in group for doc in result.others), unit_texts)
         found.update(_deployment_findings(group, settings, objects))
+        found.update(_delivery_findings(group, settings))
         if repository_rules and any(result.policies for result in group):
             found.update(_policy_findings(group, settings, objects))
     if not found:
@@ -401,6 +402,18 @@ def _deployment_findings(results: list[FileResult], settings: Settings, objects:
     runs = repository_runs(objects, ((run.doc, run.effective.tree) for result in results for run in result.runs()))
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []
+
+
+def _delivery_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
+    """The delivery rules' findings on how the run's files reach a cluster (:mod:`desched.deployment.delivery`)."""
+    modules = settings.enabled_rules(DocumentKind.DELIVERY)
+    if not modules or not any(result.others or result.wrappers for result in results):
+        return []
+    from desched.deployment.delivery import delivery
+
+    release = newest() if settings.target is None else configured(settings.target, settings.target_source)
+    documents = ((result.file, doc) for result in results for doc in result.others + result.wrappers)
+    return _hits(modules, delivery(documents, (doc for r in results for doc in r.policies), release), settings)
 
 
 def _workload_among(results: list[FileResult]) -> bool:

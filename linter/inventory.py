@@ -95,11 +95,28 @@ class Targeted(NamedTuple):
     summary: Summary
     policies: int
 
-    def who(self) -> str:
-        """``profile/plugin`` pairs of the first policy, and how many other policies target the workload."""
+    def who(self, *, by_profile: bool = False) -> str:
+        """``profile/plugin`` pairs of the first policy (``by_profile``: each profile named once, with its plugins),
+        and how many other policies target the workload."""
         others = self.policies - len(self.analysis.docs)
         tail = f" (and {others} other {'policy' if others == 1 else 'policies'})" if others > 0 else ""
-        return f"{', '.join(self.summary.targeted_by)} of {self.analysis.label()}{tail}"
+        named = _by_profile(self.summary.targeted_by) if by_profile else ", ".join(self.summary.targeted_by)
+        return f"{named} of {self.analysis.label()}{tail}"
+
+
+def _by_profile(pairs: Iterable[str]) -> str:
+    """``profile/plugin`` pairs as ``profile a (X, Y), profile b (X)``, in first-seen order; a profile that names its
+    only plugin itself (``strategy-X-profile``, as v1alpha1 strategies convert) is named alone."""
+    plugins: dict[str, list[str]] = {}
+    for pair in pairs:
+        profile, _, plugin = pair.partition("/")
+        plugins.setdefault(profile, []).append(plugin)
+    return ", ".join(
+        f"profile {profile}"
+        if names == [names[0]] and names[0] in profile
+        else f"profile {profile} ({', '.join(names)})"
+        for profile, names in plugins.items()
+    )
 
 
 class Repository:

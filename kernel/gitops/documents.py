@@ -332,13 +332,16 @@ def locate_policies(
     raw_only: bool = False,
     flux: Collection[FluxSource] | None = None,
     umbrella: Dependency | None = None,
+    values_file: bool = False,
 ) -> Iterator[Location]:
     """Every policy of a composed document stream, in order, with the documents that hold none (``other``; ``None``
     documents are skipped). ``raw_only`` (the text of a ConfigMap key) finds raw policies only. ``flux`` are the
     Flux sources of the descheduler chart known in the repository (default: those of the stream itself), through
     which a HelmRelease may name the chart; ``umbrella``, the descheduler dependency of the chart the stream is a
-    values file of (:mod:`desched.gitops.umbrella`). This is the one place that knows where policies live: lint, migrate
-    and the webhook all read it."""
+    values file of (:mod:`desched.gitops.umbrella`); ``values_file``: the stream is a values file a kustomize
+    ``helmCharts`` entry hands the chart (:mod:`desched.gitops.helmcharts`), so that a mapping without ``apiVersion``
+    is chart values whatever keys it holds. This is the one place that knows where policies live: lint, migrate and
+    the webhook all read it."""
     documents = list(documents)
     if flux is None:
         flux = [
@@ -350,6 +353,9 @@ def locate_policies(
     for index, doc in enumerate(documents):
         if umbrella is not None and isinstance(doc, YMap) and "apiVersion" not in doc:
             yield from _umbrella(doc, (index,), umbrella)
+        elif values_file and isinstance(doc, YMap) and "apiVersion" not in doc and not _holds_policy(doc):
+            values = _with_default_policy(doc, (doc.line, doc.column))
+            yield Location(Shape.HELM, (index,), values, ())
         else:
             yield from _locate(doc, (index,), raw_only, flux)
 
@@ -434,11 +440,18 @@ def _defaults_only(doc: YMap, path: Path, install: Install) -> Location:
     one, which the chart fills with its default policy (:mod:`desched.deployment.chartrender`); placed at the version
     pin."""
     pin = locate(doc, install.version_path) if install.version_path else None
-    at = pin or (doc.line, doc.column)
     inline = next((source.where for source in install.sources if source.kind == "inline"), None)
     written = _at(doc, inline) if inline is not None else None
+    values = _with_default_policy(written if isinstance(written, YMap) else None, pin or (doc.line, doc.column))
+    where = (*path, *inline) if inline is not None else path
+    return Location(Shape.HELM, where, values, (), install.wrapper, install.version, pin=pin, holder=doc, source=inline)
+
+
+def _with_default_policy(written: YMap | None, at: Position) -> YMap:
+    """Chart values ``written`` (none: empty values placed ``at``), with an empty ``deschedulerPolicy`` placed ``at``:
+    what the chart fills with its default policy."""
     values = YMap(*at)
-    if isinstance(written, YMap):
+    if written is not None:
         values = YMap(written.line, written.column)
         values.update(written)
         values.key_pos.update(written.key_pos)
@@ -447,8 +460,7 @@ def _defaults_only(doc: YMap, path: Path, install: Install) -> Location:
     values[HELM_POLICY_KEY] = YMap(*at)
     values.key_pos[HELM_POLICY_KEY] = values.value_pos[HELM_POLICY_KEY] = at
     values.styles[HELM_POLICY_KEY] = ""
-    where = (*path, *inline) if inline is not None else path
-    return Location(Shape.HELM, where, values, (), install.wrapper, install.version, pin=pin, holder=doc, source=inline)
+    return values
 
 
 def object_identity(doc: Mapping[str, Any]) -> tuple[str | None, str] | None:
@@ -486,7 +498,8 @@ def extract(
     result = Extraction(budget)
     holders: set[int] = set()
     documents = load_all(text, budget=result.budget) if documents is None else documents
-    for location in locate_policies(documents, flux=flux, umbrella=umbrella):
+    values_file = umbrella is None and _named_as_values(file, documents)
+    for location in locate_policies(documents, flux=flux, umbrella=umbrella, values_file=values_file):
         node = location.node
         if location.holder is not None and id(location.holder) not in holders:
             holders.add(id(location.holder))  # its installs name the chart version and the values sources
@@ -516,6 +529,18 @@ def extract(
         else:
             result.others.append(node)
     return result
+
+
+def _named_as_values(file: str, documents: list[Any]) -> bool:
+    """Whether ``documents``, read from ``file``, are a values file of a kustomize ``helmCharts`` entry of the
+    descheduler chart that sets no ``deschedulerPolicy``: a mapping without ``apiVersion`` the locator would not read
+    as chart values alone. The file system is asked only then."""
+    loose = any(isinstance(doc, YMap) and "apiVersion" not in doc and not _holds_policy(doc) for doc in documents)
+    if not loose:
+        return False
+    from desched.gitops.helmcharts import is_values_file
+
+    return is_values_file(file)
 
 
 def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:

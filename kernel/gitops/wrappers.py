@@ -5,7 +5,9 @@ document makes (:class:`Install`): the chart version it pins and its values sour
 them to Helm (:class:`ValuesSource`); :func:`chart_values` lists the sources written inside the document, which the
 policy locator (:func:`desched.gitops.documents.locate_policies`) reads as chart values. Only the descheduler chart
 counts, recognised by any name it has had, its repository URL, an ``oci://`` reference ending in it, or a Flux source
-object serving it (:func:`flux_sources`), so the values of other charts are never read as a policy.
+object serving it (:func:`flux_sources`), so the values of other charts are never read as a policy. A chart name that
+is none of the chart's names but says ``descheduler`` (``descheduler-charts``) is the chart meant, under a name its
+repository cannot serve: such an install keeps its pin, and says why it cannot be fetched (``Install.unserved``).
 
 Wrappers and the order of their sources (later wins):
 
@@ -29,7 +31,7 @@ import re
 from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
-from desched.chart.record import chart_names
+from desched.chart.record import chart_names, charts
 from desched.tree import Path, list_or_empty, mapping_or_empty, text_or_none
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "is_values_text",
     "object_label",
     "renders_defaults_only",
+    "served_charts",
 ]
 
 
@@ -94,6 +97,45 @@ def _last_segment(reference: str) -> str:
     """The chart name a reference ends in: ``oci://ghcr.io/org/descheduler:0.31.0`` reads ``descheduler``."""
     name = reference.rstrip("/").rsplit("/", 1)[-1]
     return name.split("@", 1)[0].split(":", 1)[0]
+
+
+def _misnamed(name: Any) -> bool:
+    """Whether a chart reference names the descheduler chart by a name it never had (``descheduler-charts``): one
+    that says ``descheduler`` and is not an ``oci://`` reference (a registry's names are its own)."""
+    if not isinstance(name, str) or name.startswith("oci://"):
+        return False
+    last = _last_segment(name)
+    return "descheduler" in last.lower() and last not in chart_names()
+
+
+def served_charts() -> str:
+    """The charts the descheduler chart repository serves, each with its versions oldest first, runs of consecutive
+    versions written as ranges: ``descheduler (0.18.2, 0.19.2 to 0.36.0) and descheduler-helm-chart (...)``."""
+    runs: list[tuple[str, list[str]]] = []
+    for version, entry in charts().items():
+        if runs and runs[-1][0] == entry["name"]:
+            runs[-1][1].append(version)
+        else:
+            runs.append((entry["name"], [version]))
+    spans: dict[str, list[str]] = {}
+    for name, versions in runs:
+        spans.setdefault(name, []).append(versions[0] if len(versions) == 1 else f"{versions[0]} to {versions[-1]}")
+    return " and ".join(f"{name} ({', '.join(found)})" for name, found in sorted(spans.items()))
+
+
+def _unserved(name: Any, version: str | None) -> str | None:
+    """Why the descheduler chart repository cannot serve chart ``name`` (a reference of a chart repository, not
+    ``oci://``) at ``version``: no chart of that name, or, at a version the repository has, another name; ``None``
+    when it can, or when ``name`` is no such reference."""
+    if not isinstance(name, str) or name.startswith("oci://"):
+        return None
+    last = _last_segment(name)
+    if last not in chart_names():
+        return f"the descheduler chart repository serves no chart {last}: it serves {served_charts()}"
+    entry = charts().get(version) if version is not None else None
+    if entry is not None and entry["name"] != last:
+        return f"the descheduler chart repository serves chart version {version} as {entry['name']}, not {last}"
+    return None
 
 
 def is_values_text(value: Any) -> bool:
@@ -188,13 +230,17 @@ class ValuesSource(NamedTuple):
 class Install(NamedTuple):
     """One installation of the descheduler chart by a wrapper: its name for messages, the chart version it pins
     (and the path of that version in the document), its values sources in order, and sources it names that never
-    reach the chart (``ignored``, with the reason)."""
+    reach the chart (``ignored``, with the reason); ``chart_path`` is the path in the document of what names the
+    chart (its name, else its repository or source reference), ``unserved`` why the chart's repository cannot serve
+    the chart it names (``None``: it can, or desched cannot tell)."""
 
     wrapper: str
     version: str | None
     version_path: Path | None
     sources: tuple[ValuesSource, ...]
     ignored: tuple[tuple[ValuesSource, str], ...] = ()
+    chart_path: Path | None = None
+    unserved: str | None = None
 
 
 def chart_values(doc: dict[str, Any], flux: Collection[FluxSource] = ()) -> Iterator[ChartValues]:
@@ -251,7 +297,8 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
     served = _flux_source(reference, namespace, flux) or _flux_source(
         mapping_or_empty(chart.get("sourceRef")), namespace, flux
     )
-    if served is None and not (is_descheduler_chart(chart.get("chart")) or is_descheduler_chart(reference.get("name"))):
+    named = is_descheduler_chart(chart.get("chart")) or is_descheduler_chart(reference.get("name"))
+    if served is None and not named and not _misnamed(chart.get("chart")):
         return
     sources: list[ValuesSource] = []
     ignored: list[tuple[ValuesSource, str]] = []
@@ -270,9 +317,12 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
         sources.append(ValuesSource("inline", ("spec", "values")))
     version = text_or_none(chart.get("version"))
     pin: Path | None = ("spec", "chart", "spec", "version") if version else None
+    named_at: Path = ("spec", "chart", "spec", "chart") if chart.get("chart") is not None else ("spec", "chartRef")
+    unserved = _unserved(chart.get("chart"), version) if served is None or served.kind == "HelmRepository" else None
     if version is None and served is not None:
         version = served.version  # the chart version the OCIRepository or HelmChart pins
-    yield Install(object_label(doc, "HelmRelease"), version, pin, tuple(sources), tuple(ignored))
+    label = object_label(doc, "HelmRelease")
+    yield Install(label, version, pin, tuple(sources), tuple(ignored), named_at, unserved)
 
 
 def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
@@ -289,7 +339,7 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
     label = object_label(doc, kind)
     for path, source in sources:
         source = mapping_or_empty(source)
-        if not is_descheduler_chart(source.get("chart"), source.get("repoURL")):
+        if not is_descheduler_chart(source.get("chart"), source.get("repoURL")) and not _misnamed(source.get("chart")):
             continue
         helm = mapping_or_empty(source.get("helm"))
         version = text_or_none(source.get("targetRevision"))
@@ -303,7 +353,9 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
                 ignored.append((text, _ARGO_VALUES_IGNORED))
         elif is_values_text(helm.get("values")):
             found.append(text)
-        yield Install(label, version, pin, tuple(found), tuple(ignored))
+        named_at = (*path, "chart" if source.get("chart") is not None else "repoURL")
+        unserved = _unserved(source.get("chart"), version)
+        yield Install(label, version, pin, tuple(found), tuple(ignored), named_at, unserved)
 
 
 def _ref_files(value_files: Any) -> Iterator[str]:
@@ -322,7 +374,7 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
     base = os.path.dirname(file)
     for index, chart in enumerate(doc["helmCharts"]):
         chart = mapping_or_empty(chart)
-        if not is_descheduler_chart(chart.get("name"), chart.get("repo")):
+        if not is_descheduler_chart(chart.get("name"), chart.get("repo")) and not _misnamed(chart.get("name")):
             continue
         sources: list[ValuesSource] = []
         values_file = text_or_none(chart.get("valuesFile"))
@@ -336,4 +388,6 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
                 sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, extra)),)))
         version = text_or_none(chart.get("version"))
         pin: Path | None = ("helmCharts", index, "version") if version else None
-        yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources))
+        named_at = ("helmCharts", index, "name" if chart.get("name") is not None else "repo")
+        unserved = _unserved(chart.get("name"), version)
+        yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources), (), named_at, unserved)

@@ -42,6 +42,7 @@ class DocumentKind:
     REPOSITORY = "repository"  # every policy of the run with every workload, PDB, HPA and namespace at once
     DEPLOYMENT = "deployment"  # every container of the run that runs the descheduler (desched.deployment.runs)
     UNITS = "units"  # the run's deploy units, as desched told them apart (desched.gitops.units)
+    DELIVERY = "delivery"  # the chart installs and applied policies of the run (desched.deployment.delivery)
 
 
 DOCUMENT_KINDS = frozenset(value for key, value in vars(DocumentKind).items() if key.isupper())

@@ -36,7 +36,7 @@ def check(repo: Repository) -> Iterator[RepoHit]:
             continue
         yield RepoHit(
             *workload.where(("metadata", "name")),
-            f"single replica evictable by {target.who()}: every eviction is an outage; add replicas and a "
-            "PodDisruptionBudget, or set DefaultEvictor minReplicas: 2",
+            f"single replica evictable by {target.who(by_profile=True)}: every eviction is an outage; add replicas "
+            "and a PodDisruptionBudget, or set DefaultEvictor minReplicas: 2",
             workload.label,
         )

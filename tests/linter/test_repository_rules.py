@@ -97,3 +97,30 @@ def test_a_workload_an_hpa_may_scale_to_one_replica_is_a_single_replica_risk(tmp
 
     assert rules(1) == ["DS404"]
     assert rules(3) == ["DS401"]
+
+
+def test_a_single_replica_finding_names_each_profile_once(tmp_path, monkeypatch):
+    """DS404 names each profile that may evict the workload once, with its plugins (issue 37, observed 2), and a
+    profile converted from a v1alpha1 strategy, which names its plugin itself, alone."""
+    policy = (
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: a\n  pluginConfig:\n"
+        "  - name: RemoveDuplicates\n  - name: RemovePodsViolatingNodeTaints\n  plugins:\n"
+        "    balance: {enabled: [RemoveDuplicates]}\n    deschedule: {enabled: [RemovePodsViolatingNodeTaints]}\n"
+        "- name: strategy-RemoveDuplicates-profile\n  pluginConfig:\n  - name: RemoveDuplicates\n  plugins:\n"
+        "    balance: {enabled: [RemoveDuplicates]}\n"
+    )
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 1\n"
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec:\n      containers: [{name: web, image: web:1}]\n"
+    )
+    (tmp_path / "policy.yaml").write_text(policy)
+    (tmp_path / "web.yaml").write_text(deployment)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    main(["lint", "--no-config", "--format", "json", str(tmp_path)])
+    (message,) = [f["message"] for f in json.loads(out.getvalue())["findings"] if f["rule"] == "DS404"]
+    assert message.startswith(
+        "single replica evictable by profile a (RemovePodsViolatingNodeTaints, RemoveDuplicates), "
+        "profile strategy-RemoveDuplicates-profile of DeschedulerPolicy"
+    )

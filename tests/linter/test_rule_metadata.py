@@ -31,20 +31,26 @@ def _ids(*ranges: tuple[int, int]) -> set[str]:
 # which yield nothing there: the metadata leaves them out.
 EXPECTED = {
     DocumentKind.FILE: {"DS001"},
-    DocumentKind.POLICY: _ids((2, 399)) | {"DS613", "DS615"},
+    DocumentKind.POLICY: _ids((2, 9), (100, 399)) | {"DS613", "DS615"},
     DocumentKind.CONVERTED: _ids((200, 399)),
     DocumentKind.RENDERED: _ids((200, 399)) | {"DS005"},  # plugin names, checked against OpenShift's build
     DocumentKind.KUBEDESCHEDULER: {"DS210", "DS501", "DS502", "DS503", "DS504"},
     DocumentKind.REPOSITORY: _ids((400, 499)) | {"DS505"},
     DocumentKind.DEPLOYMENT: _ids((600, 699)) - {"DS613", "DS615"},
     DocumentKind.UNITS: _ids((700, 799)),
+    DocumentKind.DELIVERY: {"DS010", "DS011", "DS012"},  # how the files reach a cluster (issue 37)
 }
 
 
 @pytest.mark.parametrize("module", rules.all_rules(), ids=lambda module: module.ID)
 def test_every_rule_declares_the_kinds_it_runs_on(module: ModuleType):
     assert module.RUNS_ON and module.RUNS_ON <= DOCUMENT_KINDS
-    across_files = module.RUNS_ON in ({DocumentKind.REPOSITORY}, {DocumentKind.DEPLOYMENT}, {DocumentKind.UNITS})
+    across_files = module.RUNS_ON in (
+        {DocumentKind.REPOSITORY},
+        {DocumentKind.DEPLOYMENT},
+        {DocumentKind.UNITS},
+        {DocumentKind.DELIVERY},
+    )
     assert (module.SCOPE == "repository") == across_files
 
 

@@ -1,0 +1,98 @@
+"""How a run's files reach a cluster, as the delivery rules see it (docs/helm-chart.md#7-what-desched-does-with-it).
+
+:func:`delivery` reads every document of a run once for two things no single policy shows: each install of the
+descheduler chart its wrappers make (:class:`ChartInstall`: the chart it names, the version it pins or the one
+desched assumes), and each raw ``DeschedulerPolicy`` a kustomization lists among its ``resources`` (:class:`Applied`),
+which kustomize then applies as a Kubernetes object although no API serves that kind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from desched.chart.record import ChartRelease, chart_deploying
+from desched.deployment.releases import Release, chart_release
+from desched.gitops.clusters import KUSTOMIZATION_NAMES, local_reference
+from desched.gitops.documents import PolicyDoc, Shape
+from desched.gitops.wrappers import Install, flux_sources, installs
+from desched.reading.yamlsrc import locate
+from desched.tree import Path, at_path, list_or_empty
+
+__all__ = ["Applied", "ChartInstall", "Delivery", "delivery"]
+
+_KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
+
+
+class ChartInstall(NamedTuple):
+    """One install of the descheduler chart: the wrapper document ``doc`` of ``file`` and what it installs."""
+
+    file: str
+    doc: Mapping[str, Any]
+    install: Install
+
+    def where(self, path: Path | None) -> tuple[str, int, int]:
+        """``(file, line, column)`` of ``path`` in the wrapper (its nearest ancestor; the document without one)."""
+        found = locate(self.doc, path or ())
+        line, column = found or (getattr(self.doc, "line", 1), getattr(self.doc, "column", 1))
+        return self.file, line, column
+
+
+class Applied(NamedTuple):
+    """A raw policy a kustomization applies as a resource: the ``resources`` entry at ``line``/``column`` of the
+    kustomization ``file`` names ``policy``."""
+
+    file: str
+    line: int
+    column: int
+    entry: str
+    policy: PolicyDoc
+
+
+class Delivery(NamedTuple):
+    """The installs of the chart and the policies applied as resources of a run; ``release`` is the release
+    desched assumes where nothing names one (configured, else the newest)."""
+
+    installs: list[ChartInstall]
+    applied: list[Applied]
+    release: Release
+
+    def assumed(self, site: ChartInstall) -> tuple[ChartRelease, Release] | None:
+        """For an install that pins no chart version: the chart desched judges it as, and the release it deploys,
+        named by the ``image.tag`` its own values set, else :attr:`release`; ``None`` for a pinned install, and when
+        no chart deploys that release."""
+        if site.install.version is not None:
+            return None
+        inline = (source.where for source in site.install.sources if source.kind == "inline")
+        tags = (at_path(site.doc, (*path, "image", "tag")) for path in inline)
+        tag = next((found for found in tags if found is not None), None)
+        release = chart_release(tag, None, site.install.wrapper, None) or self.release
+        chart = chart_deploying(release.minor, release.version)
+        return None if chart is None else (chart, release)
+
+
+def delivery(documents: Iterable[tuple[str, Any]], policies: Iterable[PolicyDoc], release: Release) -> Delivery:
+    """What the ``(file, document)`` pairs of a run deliver, with its ``policies`` (a raw one a kustomization lists is
+    applied); ``release`` as :attr:`Delivery.release`."""
+    documents = [(file, doc) for file, doc in documents if isinstance(doc, Mapping)]
+    flux = [source for _, doc in documents for source in flux_sources(doc)]
+    found = [ChartInstall(file, doc, install) for file, doc in documents for install in installs(doc, file, flux)]
+    raw = {os.path.normpath(doc.file): doc for doc in policies if doc.shape == Shape.POLICY}
+    applied = [entry for file, doc in documents for entry in _applied(file, doc, raw)] if raw else []
+    return Delivery(found, applied, release)
+
+
+def _applied(file: str, doc: Mapping[str, Any], raw: Mapping[str, PolicyDoc]) -> Iterable[Applied]:
+    """The ``resources`` entries of ``doc`` that name a file of ``raw``, when ``doc`` is a kustomization: the
+    document of a kustomization file, or one that declares itself a ``kustomize.config.k8s.io`` Kustomization."""
+    declared = doc.get("kind") == "Kustomization" and str(doc.get("apiVersion")).startswith(_KUSTOMIZE_GROUP)
+    if not declared and os.path.basename(file) not in KUSTOMIZATION_NAMES:
+        return
+    base = os.path.dirname(file)
+    for index, entry in enumerate(list_or_empty(doc.get("resources"))):
+        target = local_reference(base, entry)
+        policy = raw.get(target) if target is not None else None
+        if policy is not None:
+            line, column = locate(doc, ("resources", index)) or (1, 1)
+            yield Applied(file, line, column, str(entry), policy)
