@@ -98,9 +98,10 @@ def test_patches_of_a_remote_base_are_no_workloads(tmp_path: Path, monkeypatch: 
 
 
 def test_folders_per_cluster_are_judged_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Observed 4: two folders define Deployment kube-system/descheduler, its policy ConfigMap and ClusterRole. West
-    (leader election, with its Lease RBAC) gets no DS609; east keeps its DS607 (the policy key is missing); DS701
-    says once that the folders were told apart by guess."""
+    """Observed 4: two folders define Deployment kube-system/descheduler, its policy ConfigMap and ClusterRole. East
+    elects a leader and its ClusterRole grants the Leases: no DS609 (read repository-wide, west's ClusterRole of the
+    same name hid east's grant); east keeps its DS607 (the policy key is missing, which west's ConfigMap of the same
+    name hid); DS701 says once that the folders were told apart by guess."""
     found = _lint(tmp_path, monkeypatch, "per-cluster")
     rules = sorted((f.rule, os.path.normpath(f.file)) for f in found)
     assert rules == [("DS607", "clusters/east/descheduler.yaml"), ("DS701", "clusters/east/rbac.yaml")]
