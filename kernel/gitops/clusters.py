@@ -1,19 +1,19 @@
-"""Which cluster each file of a repository deploys to, so that a policy meets only its own cluster's workloads
-(README, Clusters).
+"""The structure of a repository: which files each root deploys, the deploy units of :mod:`desched.gitops.units`
+(README, Clusters; docs/deploy-units.md).
 
-Clusters come from the repository's structure, with no configuration. Files point at other files:
+Units come from the repository's structure, with no configuration. Files point at other files:
 
 * a kustomization (``kustomization.yaml``, ``kustomization.yml``, ``Kustomization``) at its ``resources``,
-  ``bases``, ``components``, patch files, ``configMapGenerator`` files and ``helmCharts`` ``valuesFile`` and ``additionalValuesFiles``; a
-  directory stands for its kustomization, else for the YAML files in it;
+  ``bases``, ``components``, patch files, ``configMapGenerator`` files and ``helmCharts`` ``valuesFile`` and
+  ``additionalValuesFiles``; a directory stands for its kustomization, else for the YAML files in it;
 * a Flux ``Kustomization`` (``kustomize.toolkit.fluxcd.io``) at its ``spec.path``, and an Argo CD ``Application``
   or ``ApplicationSet`` at each source's ``path``, relative to the repository's root: the directory's
   kustomization, else every YAML file under it.
 
 A root is a file (or a cycle of files, as Flux's own ``flux-system`` makes) that nothing points at; its cluster is
-everything reachable from it. A file can be in several clusters (a shared base), and a file outside every cluster
-(nothing points at it and it points at nothing) is in all of them. A repository without such structure is one
-cluster, ``[]`` here. ``clusters:`` in ``.desched.yaml`` (cluster name -> path globs) replaces the structure.
+everything reachable from it. A file can be in several clusters (a shared base); the files outside every cluster are
+the loose files :mod:`desched.gitops.units` groups. A repository without such structure has no cluster, ``[]`` here.
+``clusters:`` in ``.desched.yaml`` (cluster name -> path globs) replaces the structure.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ __all__ = [
     "RepositoryCluster",
     "clusters",
     "local_reference",
-    "member_of",
     "patch_path",
     "repository_root",
 ]
@@ -59,12 +58,6 @@ def local_reference(base: str, entry: Any) -> str | None:
     if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
         return None
     return os.path.normpath(os.path.join(base, entry))
-
-
-def member_of(file: str, found: list[RepositoryCluster]) -> list[str]:
-    """The names of the clusters ``file`` is in; every cluster's for a file outside them all."""
-    mine = [cluster.name for cluster in found if file in cluster.files]
-    return mine or [cluster.name for cluster in found]
 
 
 def clusters(
