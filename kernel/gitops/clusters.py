@@ -32,6 +32,7 @@ __all__ = [
     "PATCH_KEYS",
     "RepositoryCluster",
     "clusters",
+    "is_kustomization",
     "local_reference",
     "patch_path",
     "repository_root",
@@ -50,6 +51,17 @@ class RepositoryCluster(NamedTuple):
 
     name: str
     files: frozenset[str]
+
+
+def is_kustomization(file: str, doc: Any) -> bool:
+    """Whether ``doc`` of ``file`` is a kustomization: a mapping in a file kustomize reads as one, or a
+    ``Kustomization`` or ``Component`` of ``kustomize.config.k8s.io``."""
+    if not isinstance(doc, Mapping):
+        return False
+    kind, api_version = doc.get("kind"), str(doc.get("apiVersion", ""))
+    return os.path.basename(file) in KUSTOMIZATION_NAMES or (
+        kind in ("Kustomization", "Component") and api_version.startswith("kustomize.config.k8s.io/")
+    )
 
 
 def local_reference(base: str, entry: Any) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 from desched.gitops.clusters import KUSTOMIZATION_NAMES, KUSTOMIZATION_REFERENCES, local_reference
 from desched.tree import list_or_empty
 
-__all__ = ["kustomized_namespaces"]
+__all__ = ["kustomization_children", "kustomized_namespaces"]
 
 
 def kustomized_namespaces(documents: Iterable[tuple[str, Any]]) -> dict[str, frozenset[str]]:
@@ -29,7 +29,7 @@ def kustomized_namespaces(documents: Iterable[tuple[str, Any]]) -> dict[str, fro
     if not any(isinstance(doc.get("namespace"), str) for doc in kustomizations.values()):
         return {}
     by_directory = {os.path.dirname(file): file for file in kustomizations}
-    children = {file: list(_children(file, doc, by_directory)) for file, doc in kustomizations.items()}
+    children = {file: list(kustomization_children(file, doc, by_directory)) for file, doc in kustomizations.items()}
     inner = {child for listed in children.values() for child in listed}
     found: dict[str, set[str]] = {}
     for root in sorted(set(kustomizations) - inner) or sorted(kustomizations):  # a cycle has no root: start anywhere
@@ -37,8 +37,9 @@ def kustomized_namespaces(documents: Iterable[tuple[str, Any]]) -> dict[str, fro
     return {file: frozenset(namespaces) for file, namespaces in found.items() if namespaces}
 
 
-def _children(file: str, doc: Mapping[str, Any], by_directory: Mapping[str, str]) -> Iterable[str]:
-    """The files and kustomizations ``file`` builds."""
+def kustomization_children(file: str, doc: Mapping[str, Any], by_directory: Mapping[str, str]) -> Iterable[str]:
+    """The files, directories and kustomizations (by ``by_directory``: directory -> its kustomization) that
+    kustomization ``doc`` of ``file`` builds, normalised; remote ones left out."""
     base = os.path.dirname(file)
     for key in KUSTOMIZATION_REFERENCES:
         listed = doc.get(key)

@@ -21,14 +21,9 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from desched.gitops.clusters import (
-    KUSTOMIZATION_NAMES,
-    KUSTOMIZATION_REFERENCES,
-    PATCH_KEYS,
-    local_reference,
-    patch_path,
-)
+from desched.gitops.clusters import PATCH_KEYS, is_kustomization, patch_path
 from desched.gitops.documents import block_offsets
+from desched.gitops.kustomize import kustomization_children
 from desched.reading.yamlnodes import Position, YMap, YSeq
 from desched.reading.yamlsrc import YamlError, load_all
 from desched.tree import Path, list_or_empty, mapping_or_empty
@@ -98,20 +93,11 @@ def patch_entries(doc: Mapping[str, Any]) -> Iterator[tuple[str, Any, Mapping[st
             yield key, entry, target
 
 
-def _is_kustomization(file: str, doc: Any) -> bool:
-    named = os.path.basename(file) in KUSTOMIZATION_NAMES
-    return (
-        isinstance(doc, Mapping)
-        and (named or doc.get("kind") in ("Kustomization", "Component"))
-        and (named or "resources" in doc or "patches" in doc or "patchesStrategicMerge" in doc)
-    )
-
-
 def apply_patches(documents: Iterable[tuple[str, Any]], texts: Mapping[str, str] | None = None) -> UnitObjects:
     """The objects of one unit (``(file, object)`` pairs, kustomizations included) after its kustomizations'
     patches (module docstring); ``texts`` (by file) places what inline patches set on the kustomization's lines."""
     listed = [(os.path.normpath(file), file, doc) for file, doc in documents]
-    kustomizations = {norm: doc for norm, _, doc in listed if _is_kustomization(norm, doc)}
+    kustomizations = {norm: doc for norm, _, doc in listed if is_kustomization(norm, doc)}
     patch_files = frozenset(_patch_files(kustomizations))
     if not patch_files and not any(_inline(doc) for doc in kustomizations.values()):
         return UnitObjects([(file, doc) for _, file, doc in listed], {}, frozenset())
@@ -177,17 +163,6 @@ def _inline(doc: Mapping[str, Any]) -> bool:
     return any(isinstance(entry, Mapping) and isinstance(entry.get("patch"), str) for _, entry, _ in patch_entries(doc))
 
 
-def _children(file: str, doc: Mapping[str, Any], by_directory: Mapping[str, str]) -> list[str]:
-    base = os.path.dirname(file)
-    found = []
-    for key in KUSTOMIZATION_REFERENCES:
-        for entry in list_or_empty(doc.get(key)):
-            path = local_reference(base, entry)
-            if path is not None:
-                found.append(by_directory.get(path, path))
-    return found
-
-
 def _built(file: str, kustomizations: Mapping[str, Any], by_directory: Mapping[str, str]) -> set[str]:
     """The files kustomization ``file`` builds, through its inner kustomizations (a directory stands for the YAML
     files in it when it holds no kustomization)."""
@@ -198,7 +173,7 @@ def _built(file: str, kustomizations: Mapping[str, Any], by_directory: Mapping[s
         if current in seen:
             continue
         seen.add(current)
-        for child in _children(current, kustomizations[current], by_directory):
+        for child in kustomization_children(current, kustomizations[current], by_directory):
             if child in kustomizations:
                 todo.append(child)
             else:
@@ -215,7 +190,7 @@ def _inner_first(kustomizations: Mapping[str, Any], by_directory: Mapping[str, s
         if file in state:
             return
         state[file] = False
-        for child in _children(file, kustomizations[file], by_directory):
+        for child in kustomization_children(file, kustomizations[file], by_directory):
             if child in kustomizations:
                 visit(child)
         state[file] = True

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from desched.gitops.clusters import KUSTOMIZATION_NAMES, KUSTOMIZATION_REFERENCES, clusters, local_reference
+from desched.gitops.clusters import KUSTOMIZATION_REFERENCES, clusters, is_kustomization, local_reference
 from desched.reading.yamlnodes import Position, YMap, YSeq
 
 __all__ = ["Ambiguity", "DeployUnit", "DeployUnits", "UnitReport", "deploy_units", "object_key"]
@@ -148,22 +148,13 @@ class UnitReport(NamedTuple):
         """``(file, position, reference)`` of each remote ``resources``, ``bases`` or ``components`` entry of the
         run's kustomizations: what desched does not fetch."""
         for file, doc in self.documents:
-            if not _is_kustomization(file, doc):
+            if not is_kustomization(file, doc):
                 continue
             for key in KUSTOMIZATION_REFERENCES:
                 entries = doc.get(key)
                 for index, entry in enumerate(entries if isinstance(entries, list) else []):
                     if isinstance(entry, str) and local_reference(".", entry) is None:
                         yield file, _position(entries, index), entry
-
-
-def _is_kustomization(file: str, doc: Any) -> bool:
-    if not isinstance(doc, Mapping):
-        return False
-    kind, api_version = doc.get("kind"), str(doc.get("apiVersion", ""))
-    return os.path.basename(file) in KUSTOMIZATION_NAMES or (
-        kind in ("Kustomization", "Component") and api_version.startswith("kustomize.config.k8s.io/")
-    )
 
 
 def _position(entries: list[Any], index: int) -> Position:
