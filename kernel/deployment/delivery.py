@@ -14,15 +14,13 @@ from typing import Any, NamedTuple
 
 from desched.chart.record import ChartRelease, chart_deploying
 from desched.deployment.releases import Release, chart_release
-from desched.gitops.clusters import KUSTOMIZATION_NAMES, local_reference
+from desched.gitops.clusters import is_kustomization, local_reference
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import Install, flux_sources, installs
 from desched.reading.yamlsrc import locate
 from desched.tree import Path, at_path, list_or_empty
 
 __all__ = ["Applied", "ChartInstall", "Delivery", "delivery"]
-
-_KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
 
 
 class ChartInstall(NamedTuple):
@@ -86,8 +84,7 @@ def delivery(documents: Iterable[tuple[str, Any]], policies: Iterable[PolicyDoc]
 def _applied(file: str, doc: Mapping[str, Any], raw: Mapping[str, PolicyDoc]) -> Iterable[Applied]:
     """The ``resources`` entries of ``doc`` that name a file of ``raw``, when ``doc`` is a kustomization: the
     document of a kustomization file, or one that declares itself a ``kustomize.config.k8s.io`` Kustomization."""
-    declared = doc.get("kind") == "Kustomization" and str(doc.get("apiVersion")).startswith(_KUSTOMIZE_GROUP)
-    if not declared and os.path.basename(file) not in KUSTOMIZATION_NAMES:
+    if not is_kustomization(file, doc):
         return
     base = os.path.dirname(file)
     for index, entry in enumerate(list_or_empty(doc.get("resources"))):
