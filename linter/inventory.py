@@ -105,15 +105,15 @@ class Targeted(NamedTuple):
 
 
 def _by_profile(pairs: Iterable[str]) -> str:
-    """``profile/plugin`` pairs as ``profile a (X, Y), profile b (X)``, in first-seen order; a profile that names its
-    only plugin itself (``strategy-X-profile``, as v1alpha1 strategies convert) is named alone."""
-    plugins: dict[str, list[str]] = {}
+    """``profile/plugin`` pairs as ``profile a (X, Y), profile b (X)``, each name once, in first-seen order; a profile
+    that names its only plugin itself (``strategy-X-profile``, as v1alpha1 strategies convert) is named alone."""
+    plugins: dict[str, dict[str, None]] = {}
     for pair in pairs:
         profile, _, plugin = pair.partition("/")
-        plugins.setdefault(profile, []).append(plugin)
+        plugins.setdefault(profile, {})[plugin] = None
     return ", ".join(
         f"profile {profile}"
-        if names == [names[0]] and names[0] in profile
+        if len(names) == 1 and next(iter(names)) in profile
         else f"profile {profile} ({', '.join(names)})"
         for profile, names in plugins.items()
     )

@@ -2,8 +2,11 @@
 
 :func:`delivery` reads every document of a run once for two things no single policy shows: each install of the
 descheduler chart its wrappers make (:class:`ChartInstall`: the chart it names, the version it pins or the one
-desched assumes), and each raw ``DeschedulerPolicy`` a kustomization lists among its ``resources`` (:class:`Applied`),
-which kustomize then applies as a Kubernetes object although no API serves that kind.
+desched assumes), and each raw ``DeschedulerPolicy`` applied as a Kubernetes object although no API serves that kind
+(:class:`Applied`): one a kustomization lists among its ``resources``, or one in a folder a Flux ``Kustomization``
+(``spec.path``, every manifest below it) or an Argo CD ``Application`` source (``path``, the manifests in it; below
+it with ``directory.recurse``) applies as manifests, a folder without a kustomization or a chart. Those paths start at
+the repository's root (the directory holding ``.git``, else the current directory).
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ from typing import Any, NamedTuple
 
 from desched.chart.record import ChartRelease, chart_deploying
 from desched.deployment.releases import Release, chart_release
-from desched.gitops.clusters import is_kustomization, local_reference
+from desched.gitops.clusters import KUSTOMIZATION_NAMES, deployed_folders, git_root, is_kustomization, local_reference
 from desched.gitops.documents import PolicyDoc, Shape
-from desched.gitops.wrappers import Install, flux_sources, installs
+from desched.gitops.wrappers import Install, flux_sources, installs, object_label
 from desched.reading.yamlsrc import locate
 from desched.tree import Path, at_path, list_or_empty
 
 __all__ = ["Applied", "ChartInstall", "Delivery", "delivery"]
+
+_NOT_MANIFESTS = (*KUSTOMIZATION_NAMES, "Chart.yaml")  # a folder holding one is built or rendered, not applied
 
 
 class ChartInstall(NamedTuple):
@@ -38,13 +43,13 @@ class ChartInstall(NamedTuple):
 
 
 class Applied(NamedTuple):
-    """A raw policy a kustomization applies as a resource: the ``resources`` entry at ``line``/``column`` of the
-    kustomization ``file`` names ``policy``."""
+    """A raw ``policy`` applied as a resource: ``file``, ``line`` and ``column`` are where that is written (the
+    kustomization's ``resources`` entry, else the policy's ``kind``), ``how`` says it for messages."""
 
     file: str
     line: int
     column: int
-    entry: str
+    how: str
     policy: PolicyDoc
 
 
@@ -73,11 +78,13 @@ class Delivery(NamedTuple):
 def delivery(documents: Iterable[tuple[str, Any]], policies: Iterable[PolicyDoc], release: Release) -> Delivery:
     """What the ``(file, document)`` pairs of a run deliver, with its ``policies`` (a raw one a kustomization lists is
     applied); ``release`` as :attr:`Delivery.release`."""
-    documents = [(file, doc) for file, doc in documents if isinstance(doc, Mapping)]
+    documents = [(file, doc) for file, doc in documents if isinstance(doc, dict)]
     flux = [source for _, doc in documents for source in flux_sources(doc)]
     found = [ChartInstall(file, doc, install) for file, doc in documents for install in installs(doc, file, flux)]
     raw = {os.path.normpath(doc.file): doc for doc in policies if doc.shape == Shape.POLICY}
     applied = [entry for file, doc in documents for entry in _applied(file, doc, raw)] if raw else []
+    if raw:
+        applied += [entry for file, doc in documents for entry in _in_folders(file, doc, raw.values())]
     return Delivery(found, applied, release)
 
 
@@ -92,4 +99,21 @@ def _applied(file: str, doc: Mapping[str, Any], raw: Mapping[str, PolicyDoc]) ->
         policy = raw.get(target) if target is not None else None
         if policy is not None:
             line, column = locate(doc, ("resources", index)) or (1, 1)
-            yield Applied(file, line, column, str(entry), policy)
+            yield Applied(file, line, column, f"kustomization {file} lists {entry} among its resources", policy)
+
+
+def _in_folders(file: str, doc: dict[str, Any], raw: Iterable[PolicyDoc]) -> Iterable[Applied]:
+    """The policies of ``raw`` in a folder the deployer ``doc`` (of ``file``) applies as manifests, at their
+    ``kind``."""
+    for path, recursive, manifests in deployed_folders(doc):
+        if not manifests:
+            continue  # a chart is rendered, not applied
+        folder = os.path.normpath(os.path.join(git_root(file), path.lstrip("/")))
+        if not os.path.isdir(folder) or any(os.path.exists(os.path.join(folder, name)) for name in _NOT_MANIFESTS):
+            continue  # a kustomization decides by its resources, a chart is rendered
+        for policy in raw:
+            inside = os.path.relpath(os.path.abspath(policy.file), folder)
+            if not inside.startswith(os.pardir) and (recursive or os.sep not in inside):
+                line, column = policy.position(("kind",))
+                how = f"{object_label(doc, str(doc.get('kind')))} ({file}) applies the manifests of {path}"
+                yield Applied(policy.file, line, column, how, policy)

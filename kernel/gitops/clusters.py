@@ -24,14 +24,17 @@ from typing import Any, NamedTuple
 
 from desched.reading.sources import is_ignored
 from desched.reading.yamlsrc import YamlError, load_all
-from desched.tree import list_or_empty, mapping_or_empty
+from desched.tree import at_path, list_or_empty, mapping_or_empty
 
 __all__ = [
     "KUSTOMIZATION_NAMES",
     "KUSTOMIZATION_REFERENCES",
     "PATCH_KEYS",
+    "DeployedFolder",
     "RepositoryCluster",
     "clusters",
+    "deployed_folders",
+    "git_root",
     "is_kustomization",
     "local_reference",
     "patch_path",
@@ -186,26 +189,46 @@ class _Graph:
 
     def _deployer(self, file: str, doc: Any) -> set[str]:
         """What a Flux Kustomization or an Argo CD Application in ``file`` deploys."""
-        if not isinstance(doc, dict):
+        folders = deployed_folders(doc)
+        if not folders:
             return set()
-        api_version, kind = doc.get("apiVersion"), doc.get("kind")
-        api_version = api_version if isinstance(api_version, str) else ""
-        spec = mapping_or_empty(doc.get("spec"))
-        paths: list[Any] = []
-        if kind == "Kustomization" and api_version.startswith(_FLUX_GROUP):
-            paths.append(spec.get("path") or ".")
-        elif kind in ("Application", "ApplicationSet") and api_version.startswith(_ARGO_GROUP):
-            if kind == "ApplicationSet":
-                spec = mapping_or_empty(mapping_or_empty(spec.get("template")).get("spec"))
-            sources = [spec.get("source"), *list_or_empty(spec.get("sources"))]
-            paths += [path for source in sources if (path := mapping_or_empty(source).get("path"))]
-        if not paths:
-            return set()
-        root = _repository_root(file)
+        root = git_root(file)
         targets: set[str] = set()
-        for path in paths:
-            targets |= self._reference(root, str(path).lstrip("/"), recursive=True)
+        for folder in folders:
+            targets |= self._reference(root, folder.path.lstrip("/"), recursive=True)
         return targets
+
+
+class DeployedFolder(NamedTuple):
+    """A folder a Flux Kustomization or an Argo CD source deploys: its ``path`` from the repository's root, whether
+    the files of its subfolders count (``recursive``: always for Flux, ``directory.recurse`` for Argo CD) and
+    whether it is deployed as plain manifests (``manifests``: not a Helm chart of an Argo CD source)."""
+
+    path: str
+    recursive: bool
+    manifests: bool
+
+
+def deployed_folders(doc: Any) -> list[DeployedFolder]:
+    """The folders the Flux ``Kustomization`` or Argo CD ``Application``/``ApplicationSet`` ``doc`` deploys (none for
+    any other document)."""
+    if not isinstance(doc, Mapping):
+        return []
+    api_version, kind = str(doc.get("apiVersion", "")), doc.get("kind")
+    spec = mapping_or_empty(doc.get("spec"))
+    if kind == "Kustomization" and api_version.startswith(_FLUX_GROUP):
+        return [DeployedFolder(str(spec.get("path") or "."), True, True)]
+    if kind not in ("Application", "ApplicationSet") or not api_version.startswith(_ARGO_GROUP):
+        return []
+    if kind == "ApplicationSet":
+        spec = mapping_or_empty(mapping_or_empty(spec.get("template")).get("spec"))
+    found = []
+    for source in map(mapping_or_empty, [spec.get("source"), *list_or_empty(spec.get("sources"))]):
+        path = source.get("path")
+        if path:
+            recursive = at_path(source, ("directory", "recurse")) is True
+            found.append(DeployedFolder(str(path), recursive, source.get("chart") is None and "helm" not in source))
+    return found
 
 
 #: The keys of a kustomization that list patches (files, or inline patches).
@@ -224,7 +247,7 @@ def repository_root(file: str) -> str | None:
     return _nearest(file, (".git", ".desched.yaml"))
 
 
-def _repository_root(file: str) -> str:
+def git_root(file: str) -> str:
     """The root of the Git repository ``file`` is in (where Flux and Argo CD paths start), else the current
     directory."""
     return _nearest(file, (".git",)) or os.getcwd()

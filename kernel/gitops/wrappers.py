@@ -99,10 +99,13 @@ def _last_segment(reference: str) -> str:
     return name.split("@", 1)[0].split(":", 1)[0]
 
 
-def _misnamed(name: Any) -> bool:
+def _misnamed(name: Any, repository: Any = None) -> bool:
     """Whether a chart reference names the descheduler chart by a name it never had (``descheduler-charts``): one
-    that says ``descheduler`` and is not an ``oci://`` reference (a registry's names are its own)."""
+    that says ``descheduler``, is not an ``oci://`` reference (a registry's names are its own) and comes from no
+    ``repository`` but the chart's, when one is written."""
     if not isinstance(name, str) or name.startswith("oci://"):
+        return False
+    if isinstance(repository, str) and _CHART_URL.search(repository) is None:
         return False
     last = _last_segment(name)
     return "descheduler" in last.lower() and last not in chart_names()
@@ -339,7 +342,8 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
     label = object_label(doc, kind)
     for path, source in sources:
         source = mapping_or_empty(source)
-        if not is_descheduler_chart(source.get("chart"), source.get("repoURL")) and not _misnamed(source.get("chart")):
+        chart, repository = source.get("chart"), source.get("repoURL")
+        if not is_descheduler_chart(chart, repository) and not _misnamed(chart, repository):
             continue
         helm = mapping_or_empty(source.get("helm"))
         version = text_or_none(source.get("targetRevision"))
@@ -374,7 +378,9 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
     base = os.path.dirname(file)
     for index, chart in enumerate(doc["helmCharts"]):
         chart = mapping_or_empty(chart)
-        if not is_descheduler_chart(chart.get("name"), chart.get("repo")) and not _misnamed(chart.get("name")):
+        if not is_descheduler_chart(chart.get("name"), chart.get("repo")) and not _misnamed(
+            chart.get("name"), chart.get("repo")
+        ):
             continue
         sources: list[ValuesSource] = []
         values_file = text_or_none(chart.get("valuesFile"))

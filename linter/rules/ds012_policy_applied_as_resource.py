@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -15,12 +16,13 @@ NAME = "policy-applied-as-resource"
 SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DELIVERY})
-SUMMARY = "DeschedulerPolicy listed among a kustomization's resources"
+SUMMARY = "DeschedulerPolicy applied as a Kubernetes resource"
 RATIONALE = (
     "A DeschedulerPolicy is a file format, not a Kubernetes API: the descheduler reads it from the file its "
     "`--policy-config-file` flag names, which a ConfigMap mounted into its pod provides. No API server serves the "
     "kind `DeschedulerPolicy` of `descheduler/v1alpha2`, so a kustomization that lists the policy file among its "
-    "`resources` builds an object the cluster refuses ('no matches for kind DeschedulerPolicy'): the apply "
+    "`resources`, or a Flux Kustomization or Argo CD Application that applies the folder holding it as manifests, "
+    "sends the cluster an object it refuses ('no matches for kind DeschedulerPolicy'): the apply "
     "fails, and the descheduler never reads the policy, however well it is written."
 )
 REMEDIATION = (
@@ -46,12 +48,14 @@ EXAMPLES = {
 
 def check(delivery: Delivery) -> Iterator[RepoHit]:
     for applied in delivery.applied:
+        name = os.path.basename(applied.policy.file)
         yield RepoHit(
             applied.file,
             applied.line,
             applied.column,
-            f"{applied.entry} holds a {applied.policy.object}, which no API serves (the descheduler reads it as "
-            "the file --policy-config-file names): applying it fails and the descheduler never reads it; generate a "
-            "ConfigMap from it (configMapGenerator, files: [" + applied.entry + "]) and mount it for the descheduler",
-            f"kustomization {applied.file}",
+            f"{applied.how}, so {applied.policy.object} is applied as a Kubernetes resource, but no API serves that "
+            "kind (the descheduler reads it as the file --policy-config-file names): applying it fails and the "
+            f"descheduler never reads it; generate a ConfigMap from it instead (configMapGenerator, files: [{name}]) "
+            "and mount it for the descheduler",
+            applied.policy.object,
         )

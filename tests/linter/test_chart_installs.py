@@ -4,6 +4,7 @@ repository under tests/linter/installs/, linted whole as ``desched lint`` lints 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,19 @@ def test_a_policy_listed_among_a_kustomizations_resources_is_reported_at_the_ent
     (applied,) = [finding for finding in _findings("kustomize-policy-resource") if finding[3] == "DS012"]
     assert applied[:4] == ("kustomization.yaml", 6, 5, "DS012")
     assert "configMapGenerator" in applied[4]
+
+
+@pytest.mark.parametrize("case", ["flux-folder", "argo-folder"])
+def test_a_policy_in_a_folder_applied_as_manifests_is_reported_at_its_kind(tmp_path, case):
+    """observed 9: a folder a Flux Kustomization's ``spec.path`` or an Argo CD Application's source ``path`` names
+    (from the repository's root), with no kustomization in it, is applied manifest by manifest, the policy too; with
+    a kustomization that generates a ConfigMap from it instead, nothing is reported."""
+    repository = tmp_path / case
+    shutil.copytree(ROOT / INSTALLS / case, repository)
+    (repository / ".git").mkdir()
+    found = [(Path(f.file).name, f.line, f.column, f.rule) for f in lint_paths([str(repository)]).findings]
+    assert ("policy.yaml", 2, 7, "DS012") in found
+    (repository / "apps" / "descheduler" / "kustomization.yaml").write_text(
+        "configMapGenerator:\n- name: descheduler-policy\n  files: [policy.yaml]\n"
+    )
+    assert "DS012" not in {f.rule for f in lint_paths([str(repository)]).findings}

@@ -72,3 +72,10 @@ def test_argo_and_kustomize_report_a_misnamed_chart_too():
     assert all(
         found.unserved and "no chart descheduler-chart" in found.unserved for found in (from_argo, from_kustomize)
     )
+
+
+def test_a_chart_that_says_descheduler_from_another_repository_is_no_install():
+    kustomization = yaml.safe_load(
+        "helmCharts:\n- {name: descheduler-config, repo: https://charts.example.com, version: 1.0.0}\n"
+    )
+    assert list(installs(kustomization, "kustomization.yaml")) == []
