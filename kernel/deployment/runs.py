@@ -105,6 +105,9 @@ class DeschedulerRun(NamedTuple):
     #: ``(file, object)`` pairs: another install's never grant it anything
     rbac: tuple[tuple[str, Any], ...] = ()
     program: str = "descheduler"  #: ``descheduler`` (upstream's binary) or ``desched`` (``desched run``)
+    #: Why the install of a rendered workload fails before anything runs, as ``(path, reason)`` pairs: the chart
+    #: refuses to render it, or the API server rejects what it renders
+    refused: tuple[tuple[Path, str], ...] = ()
 
     @property
     def label(self) -> str:

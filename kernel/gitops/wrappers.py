@@ -195,6 +195,7 @@ class Install(NamedTuple):
     version_path: Path | None
     sources: tuple[ValuesSource, ...]
     ignored: tuple[tuple[ValuesSource, str], ...] = ()
+    release: tuple[str | None, str | None] = (None, None)  #: the Helm release's name and namespace, where written
 
 
 def chart_values(doc: dict[str, Any], flux: Collection[FluxSource] = ()) -> Iterator[ChartValues]:
@@ -272,7 +273,12 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
     pin: Path | None = ("spec", "chart", "spec", "version") if version else None
     if version is None and served is not None:
         version = served.version  # the chart version the OCIRepository or HelmChart pins
-    yield Install(object_label(doc, "HelmRelease"), version, pin, tuple(sources), tuple(ignored))
+    target = text_or_none(spec.get("targetNamespace"))
+    name = text_or_none(mapping_or_empty(doc.get("metadata")).get("name"))
+    release = text_or_none(spec.get("releaseName")) or (f"{target}-{name}" if target and name else name)
+    yield Install(
+        object_label(doc, "HelmRelease"), version, pin, tuple(sources), tuple(ignored), (release, target or namespace)
+    )
 
 
 def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
@@ -303,7 +309,10 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
                 ignored.append((text, _ARGO_VALUES_IGNORED))
         elif is_values_text(helm.get("values")):
             found.append(text)
-        yield Install(label, version, pin, tuple(found), tuple(ignored))
+        named = mapping_or_empty(doc.get("metadata")).get("name") if kind == "Application" else None
+        release = text_or_none(helm.get("releaseName")) or text_or_none(named)  # an ApplicationSet's is templated
+        target = text_or_none(mapping_or_empty(spec.get("destination")).get("namespace"))
+        yield Install(label, version, pin, tuple(found), tuple(ignored), (release, target))
 
 
 def _ref_files(value_files: Any) -> Iterator[str]:
@@ -336,4 +345,5 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
                 sources.append(ValuesSource("file", (os.path.normpath(os.path.join(base, extra)),)))
         version = text_or_none(chart.get("version"))
         pin: Path | None = ("helmCharts", index, "version") if version else None
-        yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources))
+        release = (text_or_none(chart.get("releaseName")), text_or_none(chart.get("namespace")))
+        yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources), (), release)

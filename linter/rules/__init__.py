@@ -25,6 +25,7 @@ _MODULES = (
     "ds007_policy_newer_than_release",
     "ds008_chart_value_ignored",
     "ds009_values_never_reach_chart",
+    "ds010_chart_policy_not_rendered",
     "ds101_v1alpha1_policy",
     "ds102_mixed_shapes",
     "ds103_deprecated_evictor_flags",
@@ -79,6 +80,7 @@ _MODULES = (
     "ds614_kubernetes_version_skew",
     "ds615_chart_value_ignored_by_kind",
     "ds616_image_tag_unpinned",
+    "ds617_chart_install_fails",
 )
 
 RETIRED: tuple[str, ...] = ()
