@@ -146,7 +146,7 @@ def test_a_template_desched_cannot_evaluate_is_not_judged(tmp_path: Path, templa
 # -- the image's registry (values.yaml's image.repository) -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [v for v in charts() if (0, 19) <= tuple(map(int, v.split(".")))[:2]])
+@pytest.mark.parametrize("version", [v for v in charts() if tuple(map(int, v.split(".")))[:2] >= (0, 19)])
 def test_the_image_comes_from_the_registry_the_charts_values_name(version: str):
     chart = chart_at(version)
     assert chart is not None
