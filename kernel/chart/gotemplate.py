@@ -1,5 +1,5 @@
 """What Go templates, as Helm 3 runs them, make of values: their truth (:func:`truthy`), how they print a value
-(:func:`go_text`), and ``tpl`` over the strings of a tree (:func:`tpl_strings`, docs/helm-chart.md#1.4).
+(:func:`go_text`), and ``tpl`` over the strings of a tree (:func:`tpl_strings`; docs/helm-chart.md, section 1.4).
 
 ``tpl`` is modelled for the actions a values file can mean with the data Helm hands the template: a field chain on
 ``.Release``, ``.Chart`` or ``.Values`` (``$`` for the root too), comments, and trim markers. Any other action (a

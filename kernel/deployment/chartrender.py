@@ -43,7 +43,7 @@ class ChartDoc(PolicyDoc):
     writes; ``defaults`` are the paths whose values the chart's defaults supplied; ``values`` the sources merged
     (before the chart's defaults), which also render the workload (:mod:`desched.deployment.chartruns`)."""
 
-    __slots__ = ("chart", "defaults", "layers", "no_policy", "pin", "pinned", "source", "unknown", "values")
+    __slots__ = ("chart", "defaults", "layers", "no_policy", "pin", "pinned", "release", "source", "unknown", "values")
 
     def __init__(
         self,
@@ -83,6 +83,7 @@ class ChartDoc(PolicyDoc):
         self.no_policy = no_policy
         #: The policy paths whose strings ``tpl`` makes something desched cannot compute: nothing is judged there
         self.unknown = frozenset(unknown)
+        self.release = release  # the Helm release's name and namespace, where the install writes them
 
     @property
     def renders_no_policy(self) -> bool:

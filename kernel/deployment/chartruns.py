@@ -78,12 +78,15 @@ class _Render:
             target[str(path[-1])] = copy.deepcopy(value)  # the values may hold the chart's shared defaults
 
 
-def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any]) -> ChartRun:
+def chart_documents(
+    values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any], release: str | None = None
+) -> ChartRun:
     """What ``chart`` renders from the user's merged ``values`` (the chart's defaults coalesced under them) around
-    the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule)."""
+    the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule), for the release named
+    ``release`` (``None``: not known)."""
     # read, never changed: the chart's defaults are shared here, and copied only where a template copies a subtree
     merged = coalesce(values, chart.values_defaults, shared=True).values
-    name = fullname(merged, chart.name)
+    name = fullname(merged, chart.name, release)
     helpers = {"descheduler.fullname": name, "descheduler.serviceAccountName": _account(merged, name)}
     render = _Render(merged, helpers)
     workload = None
@@ -101,7 +104,7 @@ def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun
     rendered field; ``None`` when the chart renders no workload."""
     from desched.deployment.runs import descheduler_runs
 
-    rendered = chart_documents(doc.values, doc.chart, doc.root)
+    rendered = chart_documents(doc.values, doc.chart, doc.root, doc.release[0])
     run = next(descheduler_runs([(doc.file, rendered.workload)]), None) if rendered.workload else None
     if run is None:
         return None
@@ -133,11 +136,18 @@ def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:
     return (doc.file, *doc.source.position((CHART_VALUES,)))
 
 
-def fullname(values: Mapping[str, Any], chart_name: str) -> str:
-    """The chart's ``descheduler.fullname`` for the merged ``values``: ``fullnameOverride``, else the release name
-    when it contains the chart's name; desched does not know the release name, so it takes one that does."""
+def fullname(values: Mapping[str, Any], chart_name: str, release: str | None = None) -> str:
+    """The chart's ``descheduler.fullname`` for the merged ``values`` and the ``release`` name: ``fullnameOverride``,
+    else the release name when it contains ``nameOverride`` (default: the chart's name), else ``<release>-<name>``,
+    cut to 63 characters; for a release desched does not know, it takes one that contains the name."""
     override = values.get("fullnameOverride")
-    return override if isinstance(override, str) and override else chart_name
+    if isinstance(override, str) and override:
+        return override[:63].removesuffix("-")
+    name = values.get("nameOverride")
+    name = name if isinstance(name, str) and name else chart_name
+    if release is None or name in release:
+        return (release or chart_name)[:63].removesuffix("-")
+    return f"{release}-{name}"[:63].removesuffix("-")
 
 
 def _account(values: Mapping[str, Any], fullname: str) -> str:

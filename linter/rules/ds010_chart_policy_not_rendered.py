@@ -49,7 +49,7 @@ def check(ctx: Context) -> Iterator[Hit]:
     if not isinstance(doc, ChartDoc) or not doc.no_policy or doc.values_writer((HELM_POLICY_KEY,)) is not doc.source:
         return
     chart, value = doc.chart, doc.values.get(HELM_POLICY_KEY)
-    name = fullname(doc.values, chart.name)
+    name = fullname(doc.values, chart.name, doc.release[0])
     if chart.renders_no_empty_policy:
         yield Hit(
             f"deschedulerPolicy is {json.dumps(value)}: chart {chart.version} renders no policy ConfigMap, so the "
