@@ -86,13 +86,14 @@ def _field(action: str, data: Mapping[str, Any]) -> Any:
     if found is None:
         return UNKNOWN
     value: Any = data
-    for part in found[1].split(".")[1:]:
+    parts = found[1].split(".")[1:]
+    for index, part in enumerate(parts):
         if not isinstance(value, Mapping):
             return UNKNOWN  # Go fails on a field of nil or of a scalar: Helm refuses to render
         if part not in value:
-            if value is data or (value is data.get("Release") or value is data.get("Chart")):
+            if value is data or value is data.get("Release") or value is data.get("Chart"):
                 return UNKNOWN  # a built-in object's field desched does not know
-            return None
+            return None if index == len(parts) - 1 else UNKNOWN  # a missing value, or a field of it: Helm fails
         value = value[part]
     return value
 
