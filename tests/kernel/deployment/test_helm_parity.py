@@ -72,6 +72,37 @@ def test_the_workload_of_a_null_policy_reads_no_policy_of_the_chart(tmp_path: Pa
     assert dict(checked.doc.root) == {}
 
 
+_OWN_CONFIGMAP = """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: descheduler, namespace: kube-system}
+data:
+  policy.yaml: |
+    apiVersion: descheduler/v1alpha2
+    kind: DeschedulerPolicy
+    metricsProviders:
+    - source: KubernetesMetrics
+    profiles:
+    - name: p
+      pluginConfig:
+      - name: LowNodeUtilization
+        args:
+          thresholds: {cpu: 20}
+          targetThresholds: {cpu: 50}
+          metricsUtilization: {source: KubernetesMetrics}
+      plugins:
+        balance: {enabled: [LowNodeUtilization]}
+"""
+
+
+def test_the_workload_of_a_null_policy_runs_the_configmap_the_user_brings(tmp_path: Path):
+    # the chart grants metrics.k8s.io only for the metricsProviders of its own deschedulerPolicy (none here), while
+    # the ConfigMap the descheduler reads asks for them
+    text = _release("0.36.0", "deschedulerPolicy: null") + _OWN_CONFIGMAP
+    (rbac,) = [f for f in _findings(tmp_path, text) if f.rule == "DS609"]
+    assert "may not get nodes.metrics.k8s.io" in rbac.message and "chart 0.36.0" in rbac.object
+
+
 # -- cmdOptions (charts 0.30.1 and 0.30.2 write `--key=<toString value>`) --------------------------------------------
 
 
