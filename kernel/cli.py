@@ -37,7 +37,7 @@ BUILT_IN = {
     "rules": "desched.linter.command:RULES",
     "explain": "desched.linter.command:EXPLAIN",
     "migrate": "desched.migrate.command:MIGRATE",
-    "render": "desched.openshift.command:RENDER",
+    "render": "desched.render.command:RENDER",
     "scope": "desched.linter.scope:SCOPE",
 }
 

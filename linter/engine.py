@@ -199,6 +199,8 @@ def check(
         ctx = Context(doc, release, settings.options, settings.distribution)
         if doc.unreached is not None:  # values the chart never receives: only what says so runs
             _run(ctx, [m for m in running_on(DocumentKind.POLICY) if getattr(m, "UNREACHED", False)], settings, result)
+        elif doc.renders_no_policy:  # values the chart writes no policy from: only what says so runs
+            _run(ctx, [m for m in running_on(DocumentKind.POLICY) if getattr(m, "NO_POLICY", False)], settings, result)
         elif ctx.is_kubedescheduler:
             _run(ctx, running_on(DocumentKind.KUBEDESCHEDULER), settings, result)
             _run_derived(ctx, running_on(DocumentKind.RENDERED), settings, result)

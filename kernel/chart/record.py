@@ -10,7 +10,7 @@ rendered. No chart fact is written here: a new chart version is a new record.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -28,6 +28,7 @@ __all__ = [
     "chart_names",
     "chart_version",
     "charts",
+    "first_newer",
     "values_at",
     "values_read",
 ]
@@ -135,6 +136,17 @@ class ChartRelease(NamedTuple):
         return str(values_at(self.values_defaults, header["value"]) or "")
 
     @property
+    def renders_no_empty_policy(self) -> bool:
+        """The ConfigMap template renders nothing when ``deschedulerPolicy`` is empty (null, ...): the policy comes
+        from a ConfigMap of the user's; before, it writes the empty value as the policy."""
+        return self.record["policy"]["empty_policy_renders_no_configmap"]
+
+    @property
+    def policy_through_tpl(self) -> bool:
+        """The ConfigMap template renders the policy's text as a template (``tpl``)."""
+        return self.record["policy"]["passes_through_tpl"]
+
+    @property
     def workloads(self) -> list[tuple[str, WorkloadTemplate]]:
         """The workloads the chart's templates can render, each with its kind: the CronJob, then the Deployment where
         the chart has one."""
@@ -188,8 +200,13 @@ def api_version_upgrade(chart: ChartRelease | None) -> str | None:
     it from the values. ``None`` for no chart, a chart that does already, and when no newer one does."""
     if chart is None or chart.api_version_templated:
         return None
+    return first_newer(chart, lambda found: found.api_version_templated)
+
+
+def first_newer(chart: ChartRelease, test: Callable[[ChartRelease], bool]) -> str | None:
+    """The oldest chart version newer than ``chart`` that passes ``test``; ``None`` when none does."""
     newer = (chart_at(text) for text in charts() if _key(text) > _key(chart.version))
-    return next((found.version for found in newer if found is not None and found.api_version_templated), None)
+    return next((found.version for found in newer if found is not None and test(found)), None)
 
 
 def values_at(values: Mapping[str, Any], path: str) -> Any:

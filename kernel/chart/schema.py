@@ -47,11 +47,13 @@ class TemplateField(TypedDict):
 
 class Replicas(TypedDict):
     """The Deployment's ``replicas``: the value at ``value`` when it is above ``used_above``, else ``otherwise``
-    (always ``otherwise`` when ``value`` is ``None``)."""
+    (always ``otherwise`` when ``value`` is ``None``); above ``used_above``, the template ``fail``s unless the
+    values path ``fails_without`` is truthy (``None``: it never fails)."""
 
     value: str | None
     used_above: int | None
     otherwise: int
+    fails_without: str | None
 
 
 class Image(TypedDict):
@@ -198,11 +200,14 @@ class ValuesFacts(TypedDict):
 
 class PolicyFacts(TypedDict):
     """``templates/configmap.yaml``: the default ``deschedulerPolicy`` (values.yaml's order) and
-    ``deschedulerPolicyAPIVersion``, and how the policy's ``apiVersion`` header is written."""
+    ``deschedulerPolicyAPIVersion``, how the policy's ``apiVersion`` header is written, whether the template
+    renders no ConfigMap when ``deschedulerPolicy`` is empty, and whether it passes the policy through ``tpl``."""
 
     default: dict[str, Any] | None
     api_version_default: str | None
     header_api_version: TemplateField
+    empty_policy_renders_no_configmap: bool
+    passes_through_tpl: bool
 
 
 class Workloads(TypedDict):

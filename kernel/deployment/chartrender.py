@@ -22,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from desched.chart.gotemplate import tpl_strings, truthy
 from desched.chart.record import ChartRelease, chart_at, chart_deploying
 from desched.chart.values import coalesce, merge_sources
 from desched.deployment.releases import chart_yaml_app_version, install_label
 from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY, HELM_VERSION_KEY, PolicyDoc, Shape
 from desched.reading.yamlsrc import Position, YMap
+from desched.tree import Path
 
 if TYPE_CHECKING:
     from desched.deployment.releases import Deployments, Release
@@ -41,7 +43,7 @@ class ChartDoc(PolicyDoc):
     writes; ``defaults`` are the paths whose values the chart's defaults supplied; ``values`` the sources merged
     (before the chart's defaults), which also render the workload (:mod:`desched.deployment.chartruns`)."""
 
-    __slots__ = ("chart", "defaults", "layers", "pin", "pinned", "source", "values")
+    __slots__ = ("chart", "defaults", "layers", "no_policy", "pin", "pinned", "release", "source", "unknown", "values")
 
     def __init__(
         self,
@@ -51,14 +53,22 @@ class ChartDoc(PolicyDoc):
         pin: Position | None,
         layers: Sequence[PolicyDoc],
         clearing: Container[int] = (),
+        release: tuple[str | None, str | None] = (None, None),
     ) -> None:
         values = merge_sources((layer.envelope for layer in layers), clearing)
         written = values.get(HELM_POLICY_KEY)
         at = source.root.line, source.root.column
-        policy = coalesce(written if isinstance(written, Mapping) else {}, chart.default_policy, at)
+        # a null (or another empty value that is no map) deletes the default: the template has no policy to write
+        no_policy = HELM_POLICY_KEY in values and not isinstance(written, Mapping) and not truthy(written)
+        defaults = {} if no_policy else chart.default_policy
+        policy = coalesce(written if isinstance(written, Mapping) else {}, defaults, at)
+        root: dict[str, Any] = policy.values
+        unknown: list[Path] = []
+        if chart.policy_through_tpl:
+            root, unknown = tpl_strings(root, _template_data(values, chart, release))
         super().__init__(
-            source.file, cast(YMap, policy.values), _api_version(values, chart), source.kind, Shape.HELM,
-            source.object, source.envelope, extra=source.extra,
+            source.file, cast(YMap, root), _api_version(values, chart), source.kind, Shape.HELM, source.object,
+            source.envelope, extra=source.extra,
         )  # fmt: skip
         self.line_offset, self.column_offset, self.fixed = source.line_offset, source.column_offset, source.fixed
         self.prefix = source.prefix
@@ -69,6 +79,15 @@ class ChartDoc(PolicyDoc):
         self.values = values
         self.pinned = pinned  # how the chart version is known: "pinned by <wrapper>", or the release it deploys
         self.pin = pin
+        #: ``deschedulerPolicy`` is null (or another empty value): the chart writes no policy desched can judge
+        self.no_policy = no_policy
+        #: The policy paths whose strings ``tpl`` makes something desched cannot compute: nothing is judged there
+        self.unknown = frozenset(unknown)
+        self.release = release  # the Helm release's name and namespace, where the install writes them
+
+    @property
+    def renders_no_policy(self) -> bool:
+        return self.no_policy
 
     @property
     def primary(self) -> bool:
@@ -103,6 +122,8 @@ class ChartDoc(PolicyDoc):
         return next((layer for layer in reversed(self.layers) if _holds(layer.envelope, path)), None)
 
     def reported_here(self, path: Sequence[str | int]) -> bool:
+        if any(tuple(path[:end]) in self.unknown for end in range(1, len(path) + 1)):
+            return False  # a value known only once Helm renders it
         writer = self.writer(path)
         return writer is self.source or (writer is None and self.primary)
 
@@ -134,6 +155,20 @@ def _api_version(values: Mapping[str, Any], chart: ChartRelease) -> Any:
         return chart.default_api_version
     value = values[HELM_VERSION_KEY]
     return "" if value is None else value  # a null deletes the default: the template writes an empty apiVersion
+
+
+def _template_data(
+    values: Mapping[str, Any], chart: ChartRelease, release: tuple[str | None, str | None]
+) -> dict[str, Any]:
+    """What ``tpl`` hands the policy's template: the values over the chart's defaults, the chart's ``Chart.yaml``
+    facts, and the release's name and namespace where the install writes them."""
+    name, namespace = release
+    known = {"Name": name, "Namespace": namespace, "Service": "Helm"}
+    return {
+        "Values": coalesce(values, chart.values_defaults, shared=True).values,
+        "Chart": {"Name": chart.name, "Version": chart.version, "AppVersion": chart.app_version},
+        "Release": {key: value for key, value in known.items() if value is not None},
+    }
 
 
 def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> tuple[list[PolicyDoc], frozenset[int]]:
@@ -182,4 +217,4 @@ def rendered(doc: PolicyDoc, deployments: Deployments, release: Release | None =
         )
         return doc
     pin = doc.extra.get("pin") if file == doc.file else None
-    return ChartDoc(doc, chart, f"pinned by {label}", pin, ordered, clearing)
+    return ChartDoc(doc, chart, f"pinned by {label}", pin, ordered, clearing, install.release)

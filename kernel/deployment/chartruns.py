@@ -14,6 +14,7 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from desched.chart.gotemplate import go_text, truthy
 from desched.chart.record import ChartRelease, values_at
 from desched.chart.values import coalesce
 from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY
@@ -24,19 +25,21 @@ if TYPE_CHECKING:
     from desched.deployment.chartrender import ChartDoc
     from desched.deployment.runs import DeschedulerRun
 
-__all__ = ["ChartRun", "chart_documents", "chart_run"]
+__all__ = ["ChartRun", "chart_documents", "chart_run", "fullname"]
 
 
 class ChartRun(NamedTuple):
     """The documents the chart renders for one install: its workload (none when ``kind`` names neither), its RBAC
     objects, ``origins``: each path of the workload mapped to the values path that renders it (``()``: the chart's
     template itself), and ``whole``: the workload paths that copy their values subtree whole (``toYaml``).
-    :meth:`values_path` reads them."""
+    :meth:`values_path` reads them. ``refused``: why the install fails before anything runs (Helm fails the render,
+    or the API server rejects what it renders), by the workload path it is about."""
 
     workload: dict[str, Any] | None
     rbac: list[dict[str, Any]]
     origins: dict[Path, Path]
     whole: frozenset[Path]
+    refused: dict[Path, str]
 
     def values_path(self, path: Path) -> Path:
         """The values path behind the workload's ``path``: that of its nearest mapped ancestor, followed by the
@@ -56,6 +59,7 @@ class _Render:
         self.values, self.helpers = values, helpers
         self.origins: dict[Path, Path] = {}
         self.whole: set[Path] = set()
+        self.refused: dict[Path, str] = {}
 
     def field(self, path: Path, source: TemplateField, *, whole: bool = False) -> Any:
         """What ``source`` writes at the workload's ``path`` (``None``: nothing), its origin noted; ``whole``: the
@@ -70,17 +74,20 @@ class _Render:
         whole (``toYaml``); an empty or null value, or no ``source`` (the template has no such field), sets
         nothing."""
         value = self.field(path, source, whole=True) if source is not None else None
-        if _truthy(value):
+        if truthy(value):
             target[str(path[-1])] = copy.deepcopy(value)  # the values may hold the chart's shared defaults
 
 
-def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any]) -> ChartRun:
+def chart_documents(
+    values: Mapping[str, Any], chart: ChartRelease, policy: Mapping[str, Any], release: str | None = None
+) -> ChartRun:
     """What ``chart`` renders from the user's merged ``values`` (the chart's defaults coalesced under them) around
-    the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule)."""
+    the rendered ``policy`` (``deschedulerPolicy``, which decides the metrics rule), for the release named
+    ``release`` (``None``: not known)."""
     # read, never changed: the chart's defaults are shared here, and copied only where a template copies a subtree
     merged = coalesce(values, chart.values_defaults, shared=True).values
-    fullname = _fullname(merged, chart.name)
-    helpers = {"descheduler.fullname": fullname, "descheduler.serviceAccountName": _account(merged, fullname)}
+    name = fullname(merged, chart.name, release)
+    helpers = {"descheduler.fullname": name, "descheduler.serviceAccountName": _account(merged, name)}
     render = _Render(merged, helpers)
     workload = None
     for kind, facts in chart.workloads:
@@ -88,7 +95,7 @@ def chart_documents(values: Mapping[str, Any], chart: ChartRelease, policy: Mapp
             workload = (_deployment if kind == "Deployment" else _cronjob)(render, facts)
             break
     rbac = _rbac(render, chart, {**merged, HELM_POLICY_KEY: policy})
-    return ChartRun(workload, rbac, render.origins, frozenset(render.whole))
+    return ChartRun(workload, rbac, render.origins, frozenset(render.whole), render.refused)
 
 
 def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun | None:
@@ -97,7 +104,7 @@ def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun
     rendered field; ``None`` when the chart renders no workload."""
     from desched.deployment.runs import descheduler_runs
 
-    rendered = chart_documents(doc.values, doc.chart, doc.root)
+    rendered = chart_documents(doc.values, doc.chart, doc.root, doc.release[0])
     run = next(descheduler_runs([(doc.file, rendered.workload)]), None) if rendered.workload else None
     if run is None:
         return None
@@ -112,7 +119,9 @@ def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun
         return ".".join(str(part) for part in rendered.values_path(path)) or None
 
     rbac = tuple((doc.file, obj) for obj in rendered.rbac)
-    return run._replace(locator=where, title=title, policy=policy, naming=naming, rbac=rbac)
+    refused = tuple(rendered.refused.items())
+    policy = None if doc.no_policy else policy  # the ConfigMap the descheduler reads is not the chart's
+    return run._replace(locator=where, title=title, policy=policy, naming=naming, rbac=rbac, refused=refused)
 
 
 def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:
@@ -127,11 +136,18 @@ def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:
     return (doc.file, *doc.source.position((CHART_VALUES,)))
 
 
-def _fullname(values: Mapping[str, Any], chart_name: str) -> str:
-    # descheduler.fullname: fullnameOverride, else the release name when it contains the chart's name; desched does
-    # not know the release name, so it takes one that does
+def fullname(values: Mapping[str, Any], chart_name: str, release: str | None = None) -> str:
+    """The chart's ``descheduler.fullname`` for the merged ``values`` and the ``release`` name: ``fullnameOverride``,
+    else the release name when it contains ``nameOverride`` (default: the chart's name), else ``<release>-<name>``,
+    cut to 63 characters; for a release desched does not know, it takes one that contains the name."""
     override = values.get("fullnameOverride")
-    return override if isinstance(override, str) and override else chart_name
+    if isinstance(override, str) and override:
+        return override[:63].removesuffix("-")
+    name = values.get("nameOverride")
+    name = name if isinstance(name, str) and name else chart_name
+    if release is None or name in release:
+        return (release or chart_name)[:63].removesuffix("-")
+    return f"{release}-{name}"[:63].removesuffix("-")
 
 
 def _account(values: Mapping[str, Any], fullname: str) -> str:
@@ -141,7 +157,7 @@ def _account(values: Mapping[str, Any], fullname: str) -> str:
     name = account.get("name")
     if isinstance(name, str) and name:
         return name
-    return fullname if _truthy(account.get("create")) else "default"
+    return fullname if truthy(account.get("create")) else "default"
 
 
 def _values_path(dotted: str | None) -> Path:
@@ -154,7 +170,7 @@ def _written(values: Mapping[str, Any], source: TemplateField) -> Any:
     if source["value"] is None:
         return source["literal"]
     value = values_at(values, source["value"])
-    if _truthy(value):
+    if truthy(value):
         return value
     if source["literal"] is not None:
         return source["literal"]
@@ -181,8 +197,12 @@ def _replicas(render: _Render, facts: Replicas) -> int:
     template's own number."""
     render.origins[("spec", "replicas")] = _values_path(facts["value"])
     value = values_at(render.values, facts["value"]) if facts["value"] else None
-    above = facts["used_above"]
+    above, needed = facts["used_above"], facts["fails_without"]
     if isinstance(value, int) and not isinstance(value, bool) and above is not None and value > above:
+        if needed is not None and not truthy(values_at(render.values, needed)):
+            render.refused[("spec", "replicas")] = (
+                f"the chart's template fails the render for replicas above {above} unless {needed} is true"
+            )
         return value
     return facts["otherwise"]
 
@@ -209,18 +229,24 @@ def _pod(render: _Render, facts: WorkloadTemplate, pod_path: Path) -> dict[str, 
     """The pod spec the workload's template writes at ``pod_path``."""
     container_path: Path = (*pod_path, "containers", 0)
     words = list(_args(render.values, facts))
-    for index, (_, origin) in enumerate(words):
+    for index, (word, origin, bare) in enumerate(words):
         render.origins[(*container_path, "args", index)] = origin
+        read = _yaml_type(word) if bare else "string"
+        if read != "string":
+            render.refused[(*container_path, "args", index)] = (
+                f"the chart writes the argument {word or '(empty)'} unquoted, which YAML reads as a {read}: the "
+                "API server rejects a container whose args are not strings, so the install fails"
+            )
     image = facts["image"]
     tag = values_at(render.values, image["tag_value"])
     render.origins[(*container_path, "image")] = _values_path(image["tag_value"])
-    repository = _go_text(values_at(render.values, image["repository_value"]))
+    repository = go_text(values_at(render.values, image["repository_value"]))
     container: dict[str, Any] = {
         "name": facts["container_name"],
-        "image": f"{repository}:{_go_text(tag) if _truthy(tag) else image['tag_when_empty']}",
+        "image": f"{repository}:{go_text(tag) if truthy(tag) else image['tag_when_empty']}",
     }
     render.copy(container, (*container_path, "command"), facts["command"])
-    container["args"] = [word for word, _ in words]
+    container["args"] = [word for word, _, _ in words]
     render.copy(container, (*container_path, "ports"), facts["ports"])
     volume = facts["policy_volume"]
     container["volumeMounts"] = [{"mountPath": volume["mount_path"], "name": _POLICY_VOLUME}]
@@ -237,8 +263,9 @@ def _pod(render: _Render, facts: WorkloadTemplate, pod_path: Path) -> dict[str, 
     return pod
 
 
-def _args(values: Mapping[str, Any], facts: WorkloadTemplate) -> Iterator[tuple[str, Path]]:
-    """The container's arguments as the chart's template writes them, each with the values path behind it."""
+def _args(values: Mapping[str, Any], facts: WorkloadTemplate) -> Iterator[tuple[str, Path, bool]]:
+    """The container's arguments as the chart's template writes them, each with the values path behind it and
+    whether the template writes it bare (a value as a list item of its own, unquoted: ``- {{ value }}``)."""
     config = facts["policy_config_file"]
     yield from _flag("--policy-config-file", config["path"], (), config["style"])
     interval = facts["descheduling_interval"]
@@ -246,62 +273,80 @@ def _args(values: Mapping[str, Any], facts: WorkloadTemplate) -> Iterator[tuple[
         value = values_at(values, interval["value"])
         if value is not None and value != "":  # else the chart's `required` refuses to render
             origin = _values_path(interval["value"])
-            yield from _flag("--descheduling-interval", _go_text(value), origin, interval["style"])
+            yield from _flag("--descheduling-interval", go_text(value), origin, interval["style"])
     options = mapping_or_empty(values.get("cmdOptions"))
     style = facts["cmd_options_style"]
     for key in sorted(options):
         value, origin = options[key], ("cmdOptions", key)
         if style == "string":
-            yield (f"--{key}" if value is None else f"--{key}={_go_text(value)}"), origin
+            yield (f"--{key}" if value is None else f"--{key}={go_text(value)}"), origin, False
         elif style == "truthy":
-            yield (f"--{key}={_go_text(value)}" if _truthy(value) else f"--{key}"), origin
+            yield (f"--{key}={go_text(value)}" if truthy(value) else f"--{key}"), origin, False
         else:
-            yield f"--{key}", origin
-            if _truthy(value):
-                yield _go_text(value), origin
+            yield f"--{key}", origin, False
+            if truthy(value):
+                yield go_text(value), origin, False  # quoted
     if facts["leader_election"] is not None:
         yield from _leader_election(values, facts["leader_election"])
 
 
-def _leader_election(values: Mapping[str, Any], election: LeaderElection) -> Iterator[tuple[str, Path]]:
-    if not all(_truthy(values_at(values, path)) for path in election["rendered_when_truthy"]):
+def _leader_election(values: Mapping[str, Any], election: LeaderElection) -> Iterator[tuple[str, Path, bool]]:
+    if not all(truthy(values_at(values, path)) for path in election["rendered_when_truthy"]):
         return
     enabled = election["enabled_flag"]
     value = values_at(values, enabled["value"])
-    if enabled["default"] is not None and not _truthy(value):
+    if enabled["default"] is not None and not truthy(value):
         value = enabled["default"]
-    yield from _flag(enabled["flag"], _go_text(value), _values_path(enabled["value"]), election["style"])
+    yield from _flag(enabled["flag"], go_text(value), _values_path(enabled["value"]), election["style"])
     for option in election["option_flags"]:
         found = [(path, values_at(values, path)) for path in option["values"]]
-        written = [(path, option_value) for path, option_value in found if _truthy(option_value)]
+        written = [(path, option_value) for path, option_value in found if truthy(option_value)]
         if written:
             path, option_value = written[0]
-            yield from _flag(option["flag"], _go_text(option_value), _values_path(path), election["style"])
+            yield from _flag(option["flag"], go_text(option_value), _values_path(path), election["style"])
 
 
-def _flag(flag: str, value: str, origin: Path, style: Style) -> Iterator[tuple[str, Path]]:
+def _flag(flag: str, value: str, origin: Path, style: Style) -> Iterator[tuple[str, Path, bool]]:
+    """``flag`` and its ``value`` as the template writes them: two list items, the value's unquoted (the records'
+    ``words`` forms), or one ``--flag=value`` item."""
     if style == "words":
-        yield flag, origin
-        yield value, origin
+        yield flag, origin, False
+        yield value, origin, True
     else:
-        yield f"{flag}={value}", origin
+        yield f"{flag}={value}", origin, False
+
+
+def _yaml_type(word: str) -> str:
+    """What YAML reads a bare list item ``word`` as: ``string``, or the type that takes its place (``boolean``,
+    ``number``, ``null``), as the API server's YAML decoder (YAML 1.1 scalars) reads it."""
+    import yaml  # only the oldest charts write bare values
+
+    try:
+        value = yaml.safe_load(word)
+    except yaml.YAMLError:
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number" if isinstance(value, (int, float)) else "string"
 
 
 def _rbac(render: _Render, chart: ChartRelease, values: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The ClusterRole and its binding, from ``values`` with the rendered policy in place (nothing without the
     role's gate)."""
     facts = chart.rbac
-    if not _truthy(values_at(values, facts["rendered_when_truthy"])):
+    if not truthy(values_at(values, facts["rendered_when_truthy"])):
         return []
     rules = [_rule(rule) for rule in facts["rules"]]
     leases = facts["lease_rules"]
-    if leases is not None and _truthy(values_at(values, leases["rendered_when_truthy"])):
+    if leases is not None and truthy(values_at(values, leases["rendered_when_truthy"])):
         name = _written(values, leases["lease_name"])
         rules += [_rule(leases["any_lease_rule"]), _rule(leases["named_lease_rule"], resourceNames=[name])]
     if facts["metrics_rule"] is not None and _metrics_granted(facts["metrics_rule"], values):
         rules.append(_rule(facts["metrics_rule"]["rule"]))
     psp = facts["pod_security_policy_rule"]
-    if psp is not None and _truthy(values_at(values, psp["rendered_when_truthy"])):
+    if psp is not None and truthy(values_at(values, psp["rendered_when_truthy"])):
         rules.append(_rule(psp["rule"], resourceNames=[render.helpers[psp["resource_name"]]]))
     fullname, account = render.helpers["descheduler.fullname"], render.helpers["descheduler.serviceAccountName"]
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": fullname}}
@@ -317,7 +362,7 @@ def _rbac(render: _Render, chart: ChartRelease, values: Mapping[str, Any]) -> li
 
 def _metrics_granted(metrics: MetricsRule, values: Mapping[str, Any]) -> bool:
     if metrics["when_truthy"] is not None:
-        return _truthy(values_at(values, metrics["when_truthy"]))
+        return truthy(values_at(values, metrics["when_truthy"]))
     listed = metrics["per_entry_of"]
     entries = list_or_empty(values_at(values, listed)) if listed is not None else []
     wanted = (metrics["entry_where"] or {}).items()
@@ -328,25 +373,3 @@ def _rule(rule: Rule, **more: list[Any]) -> dict[str, Any]:
     """A copy of ``rule`` (the record's is shared), with ``more`` fields."""
     copied = {"apiGroups": list(rule["apiGroups"]), "resources": list(rule["resources"]), "verbs": list(rule["verbs"])}
     return {**copied, **more}
-
-
-def _truthy(value: Any) -> bool:
-    """Go template truth: false, 0, nil and empty strings, maps and lists are false."""
-    return (
-        value is not None
-        and value is not False
-        and value != 0
-        and not (isinstance(value, (str, Mapping, list)) and not value)
-    )
-
-
-def _go_text(value: Any) -> str:
-    """A value as a Go template prints it: Helm reads YAML numbers as float64 (``3``, not ``3.0``), booleans as
-    ``true``/``false``, a missing value as nothing."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

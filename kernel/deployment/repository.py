@@ -103,6 +103,8 @@ def repository_runs(unit: UnitObjects, policies: Iterable[tuple[PolicyDoc, Mappi
 
         for doc, tree in policies:
             run = chart_run(doc, tree) if isinstance(doc, ChartDoc) and doc.primary else None
+            if run is not None and run.policy is None:  # no policy of the chart's: it reads the user's ConfigMap
+                run = run._replace(policy=_mounted_policy(run, trees))
             runs.extend([run] if run is not None else [])
     rbac = [(file, doc) for file, doc in listed if doc.get("kind") in RBAC_KINDS]
     named = [(f, doc) for f, doc in listed if doc.get("kind") in _NAMED_KINDS]

@@ -108,6 +108,9 @@ class DeschedulerRun(NamedTuple):
     #: Where a path of a workload kustomize patches is written: in the patch that set it, else in ``file``
     #: (:meth:`desched.gitops.patches.PatchedObject.where`); ``None`` for a workload no patch changed
     written_at: Callable[[Path], tuple[str, int, int]] | None = None
+    #: Why the install of a rendered workload fails before anything runs, as ``(path, reason)`` pairs: the chart
+    #: refuses to render it, or the API server rejects what it renders
+    refused: tuple[tuple[Path, str], ...] = ()
 
     @property
     def label(self) -> str:

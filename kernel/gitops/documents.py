@@ -156,6 +156,12 @@ class PolicyDoc:
         reason = self.extra.get("unreached")
         return reason if isinstance(reason, str) else None
 
+    @property
+    def renders_no_policy(self) -> bool:
+        """Whether these are chart values from which the chart writes no policy desched can judge
+        (``deschedulerPolicy: null``, :mod:`desched.deployment.chartrender`): only the rules that say so run."""
+        return False
+
     def reported_here(self, path: Sequence[str | int]) -> bool:
         """Whether a finding at ``path`` is this document's to report: always, but for one of several values sources
         of a chart install, which report only the values they set (:mod:`desched.deployment.chartrender`)."""
@@ -457,9 +463,10 @@ def _with_default_policy(written: YMap | None, at: Position) -> YMap:
         values.key_pos.update(written.key_pos)
         values.value_pos.update(written.value_pos)
         values.styles.update(written.styles)
-    values[HELM_POLICY_KEY] = YMap(*at)
-    values.key_pos[HELM_POLICY_KEY] = values.value_pos[HELM_POLICY_KEY] = at
-    values.styles[HELM_POLICY_KEY] = ""
+    if HELM_POLICY_KEY not in values or values[HELM_POLICY_KEY] is not None:  # a null is kept: no policy at all
+        values[HELM_POLICY_KEY] = YMap(*at)
+        values.key_pos[HELM_POLICY_KEY] = values.value_pos[HELM_POLICY_KEY] = at
+        values.styles[HELM_POLICY_KEY] = ""
     return values
 
 
@@ -550,6 +557,8 @@ def _helm_doc(file: str, values: YMap, location: Location) -> PolicyDoc:
     tag = image.get("tag") if isinstance(image, dict) else None
     label = f"{location.wrapper}: values deschedulerPolicy" if location.wrapper else "Helm values deschedulerPolicy"
     policy = values[HELM_POLICY_KEY]
+    if policy is None:  # deschedulerPolicy: null, which the chart renders (:mod:`desched.deployment.chartrender`)
+        policy = YMap(*values.value_pos[HELM_POLICY_KEY])
     extra = {"image_tag": tag, "chart_version": location.hint, "wrapper": location.wrapper, "pin": location.pin}
     if location.unreached is not None:
         extra["unreached"] = location.unreached

@@ -244,6 +244,7 @@ class Install(NamedTuple):
     ignored: tuple[tuple[ValuesSource, str], ...] = ()
     chart_path: Path | None = None
     unserved: str | None = None
+    release: tuple[str | None, str | None] = (None, None)  #: the Helm release's name and namespace, where written
 
 
 def chart_values(doc: dict[str, Any], flux: Collection[FluxSource] = ()) -> Iterator[ChartValues]:
@@ -324,8 +325,13 @@ def _flux(doc: dict[str, Any], flux: Collection[FluxSource]) -> Iterator[Install
     unserved = _unserved(chart.get("chart"), version) if served is None or served.kind == "HelmRepository" else None
     if version is None and served is not None:
         version = served.version  # the chart version the OCIRepository or HelmChart pins
+    target = text_or_none(spec.get("targetNamespace"))
+    name = text_or_none(mapping_or_empty(doc.get("metadata")).get("name"))
+    release = text_or_none(spec.get("releaseName")) or (f"{target}-{name}" if target and name else name)
     label = object_label(doc, "HelmRelease")
-    yield Install(label, version, pin, tuple(sources), tuple(ignored), named_at, unserved)
+    yield Install(
+        label, version, pin, tuple(sources), tuple(ignored), named_at, unserved, (release, target or namespace)
+    )
 
 
 def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
@@ -359,7 +365,10 @@ def _argo(doc: dict[str, Any], kind: str) -> Iterator[Install]:
             found.append(text)
         named_at = (*path, "chart" if source.get("chart") is not None else "repoURL")
         unserved = _unserved(source.get("chart"), version)
-        yield Install(label, version, pin, tuple(found), tuple(ignored), named_at, unserved)
+        named = mapping_or_empty(doc.get("metadata")).get("name") if kind == "Application" else None
+        release = text_or_none(helm.get("releaseName")) or text_or_none(named)  # an ApplicationSet's is templated
+        target = text_or_none(mapping_or_empty(spec.get("destination")).get("namespace"))
+        yield Install(label, version, pin, tuple(found), tuple(ignored), named_at, unserved, (release, target))
 
 
 def _ref_files(value_files: Any) -> Iterator[str]:
@@ -396,4 +405,6 @@ def _kustomize(doc: dict[str, Any], file: str) -> Iterator[Install]:
         pin: Path | None = ("helmCharts", index, "version") if version else None
         named_at = ("helmCharts", index, "name" if chart.get("name") is not None else "repo")
         unserved = _unserved(chart.get("name"), version)
-        yield Install(f"kustomization helmCharts[{index}]", version, pin, tuple(sources), (), named_at, unserved)
+        release = (text_or_none(chart.get("releaseName")), text_or_none(chart.get("namespace")))
+        label = f"kustomization helmCharts[{index}]"
+        yield Install(label, version, pin, tuple(sources), (), named_at, unserved, release)

@@ -28,6 +28,7 @@ _MODULES = (
     "ds010_chart_not_served",
     "ds011_chart_version_assumed",
     "ds012_policy_applied_as_resource",
+    "ds013_chart_policy_not_rendered",
     "ds101_v1alpha1_policy",
     "ds102_mixed_shapes",
     "ds103_deprecated_evictor_flags",
@@ -82,6 +83,7 @@ _MODULES = (
     "ds614_kubernetes_version_skew",
     "ds615_chart_value_ignored_by_kind",
     "ds616_image_tag_unpinned",
+    "ds617_chart_install_fails",
     "ds701_unit_unchecked",
 )
 

@@ -20,8 +20,9 @@ ADMISSION = True  # the webhook applies it to an admitted descheduler workload: 
 SUMMARY = "Several descheduler replicas without leader election"
 RATIONALE = (
     "Each replica of a descheduler Deployment runs its own cycles: without `--leader-elect` they all evict at "
-    "once, each counting only its own evictions against the limits (upstream issues #720, #773). The chart refuses "
-    "to render `replicas` above 1 without `leaderElection`; raw manifests and kustomize patches do not."
+    "once, each counting only its own evictions against the limits (upstream issues #720, #773). From chart 0.24.0 "
+    "the chart refuses to render `replicas` above 1 without `leaderElection`, so its install fails before anything "
+    "runs; raw manifests and kustomize patches have no such guard."
 )
 REMEDIATION = "Set --leader-elect (with its Lease RBAC) or run a single replica."
 EXAMPLES = {
@@ -41,9 +42,16 @@ def check(runs: Sequence[DeschedulerRun]) -> Iterator[RepoHit]:
     for run in runs:
         if run.replicas < 2 or run.enabled("leader-elect"):
             continue
-        yield RepoHit(
-            *run.where(("spec", "replicas")),
-            f"{run.replicas} replicas without --leader-elect: every replica runs its own cycles and they evict at "
-            "once; set --leader-elect (and grant its Lease), or run one replica",
-            run.label,
-        )
+        refused = dict(run.refused).get(("spec", "replicas"))
+        if refused is not None:
+            message = (
+                f"{run.replicas} replicas without leader election: the chart refuses to render them ({refused}), "
+                "so the install fails before anything runs; set leaderElection.enabled (the chart grants its Lease), "
+                "or run one replica"
+            )
+        else:
+            message = (
+                f"{run.replicas} replicas without --leader-elect: every replica runs its own cycles and they evict "
+                "at once; set --leader-elect (and grant its Lease), or run one replica"
+            )
+        yield RepoHit(*run.where(("spec", "replicas")), message, run.label)

@@ -103,7 +103,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("policy",),  # the typed and effective policy, the structure checker, the schemas
     ("workloads", "openshift"),  # the eviction scope model; the KubeDescheduler operator
     ("deployment",),  # what runs the descheduler: workloads, chart renders, releases, RBAC
-    ("migrate",),  # v1alpha1 -> v1alpha2, files rewritten in place
+    ("migrate", "render"),  # v1alpha1 -> v1alpha2, files rewritten in place; what operator and chart render
     ("linter",),
     ("webhook", "executor"),
     ("cli", "desched"),  # the command line and the package face

@@ -19,11 +19,11 @@ from desched.linter.config import load
 from desched.linter.engine import Settings, lint_configmap_key
 from desched.linter.finding import Finding
 from desched.openshift import RenderError, render
-from desched.openshift.command import dump
 from desched.openshift.model import KUBEVIRT, OPERATOR_NAMESPACE, PROFILES
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, REGISTRY, UPSTREAM, elsewhere, validate_args
 from desched.plugins.openshift import kubevirtmigrationaware
 from desched.policy.model import decode
+from desched.render.command import dump
 from tests.conftest import lint
 
 NAME = kubevirtmigrationaware.NAME
