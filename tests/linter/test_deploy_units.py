@@ -23,11 +23,15 @@ from desched.reading.yamlsrc import load_all
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 UNITS = FIXTURES / "units"
-#: Every fixture repository of the suite: each folder of tests/fixtures (each of units/ on its own), and examples/.
+INSTALLS = ROOT / "tests" / "linter" / "installs"
+RENDERED = ROOT / "tests" / "kernel" / "render" / "golden"
+#: Every fixture repository of the suite: each folder of tests/fixtures (each of units/ on its own), each chart
+#: install of tests/linter/installs, the render goldens' inputs, and examples/.
 REPOSITORIES = sorted(
     [path for path in FIXTURES.iterdir() if path.is_dir() and path.name != "units"]
     + [path for path in UNITS.iterdir() if path.is_dir()]
-    + [ROOT / "examples"]
+    + [path for path in INSTALLS.iterdir() if path.is_dir()]
+    + [RENDERED, ROOT / "examples"]
 )
 
 
