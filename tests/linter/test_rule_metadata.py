@@ -31,7 +31,7 @@ def _ids(*ranges: tuple[int, int]) -> set[str]:
 # which yield nothing there: the metadata leaves them out.
 EXPECTED = {
     DocumentKind.FILE: {"DS001"},
-    DocumentKind.POLICY: _ids((2, 9), (100, 399)) | {"DS613", "DS615"},
+    DocumentKind.POLICY: _ids((2, 9), (100, 399)) | {"DS013", "DS613", "DS615"},
     DocumentKind.CONVERTED: _ids((200, 399)),
     DocumentKind.RENDERED: _ids((200, 399)) | {"DS005"},  # plugin names, checked against OpenShift's build
     DocumentKind.KUBEDESCHEDULER: {"DS210", "DS501", "DS502", "DS503", "DS504"},
