@@ -305,16 +305,22 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
     of the units (DS7xx); suppression applies in the file each finding points at."""
     grouped = units if units is not None else UnitGroups.of(results, settings)
     found: set[Finding] = set(_unit_findings(grouped.units, results, settings))
-    repository_rules = bool(settings.enabled_rules(DocumentKind.REPOSITORY))
-    for group in grouped.groups:
+    meeting: dict[object, tuple[list[CheckedPolicy], UnitObjects]] = {}  # the policies that meet the same objects
+    for index, group in enumerate(grouped.groups):
         from desched.gitops.patches import apply_patches
 
         unit_texts = {result.file: result.text for result in group}
         objects = apply_patches(((result.file, doc) for result in group for doc in result.others), unit_texts)
         found.update(_deployment_findings(group, settings, objects))
         found.update(_delivery_findings(group, settings))
-        if repository_rules and any(result.policies for result in group):
-            found.update(_policy_findings(group, settings, objects))
+        policies = [run for result in group for run in result.runs()]
+        if policies:
+            meeting.setdefault(_objects_key(group, objects, index), ([], objects))[0].extend(policies)
+    if meeting and settings.enabled_rules(DocumentKind.REPOSITORY):
+        from desched.linter.inventory import Repository
+
+        for policies, objects in meeting.values():
+            found.update(check_inventory(Repository.of(policies, objects.documents), settings))
     if not found:
         return []
     texts = {result.file: result.text for result in results}
@@ -380,14 +386,15 @@ def _annotated(findings: list[Finding], ignored: dict[tuple[str, str], frozenset
     ]
 
 
-def _policy_findings(results: list[FileResult], settings: Settings, objects: UnitObjects) -> list[Finding]:
-    """The repository rules' findings (DS4xx) in one deploy unit: its policies meeting its objects."""
-    from desched.linter.inventory import Repository
+def _objects_key(group: list[FileResult], objects: UnitObjects, index: int) -> object:
+    """What the policies of a unit meet (DS4xx): the files of its objects, unless its patches changed them. Units that
+    meet the same unpatched objects (overlays of one shared base, each with its own policy) are checked together, so
+    that an object is judged once against every policy that may evict it."""
+    if objects.patched:
+        return index
+    from desched.gitops.clusters import is_kustomization
 
-    policies = [run for result in results for run in result.runs()]
-    if not policies:
-        return []
-    return check_inventory(Repository.of(policies, objects.documents), settings)
+    return frozenset(r.file for r in group if any(not is_kustomization(r.file, doc) for doc in r.others))
 
 
 def _deployment_findings(results: list[FileResult], settings: Settings, objects: UnitObjects) -> list[Finding]:

@@ -249,3 +249,30 @@ def test_loose_folders_split_only_where_they_define_an_object_twice():
     assert ambiguity.files == ("r/east/d.yaml", "r/west/d.yaml")
     del files["r/west/d.yaml"]
     assert [sorted(unit.files) for unit in deploy_units(files).units] == [sorted(files)]
+
+
+def test_a_shared_base_is_judged_once_against_the_policies_of_every_unit_that_deploys_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Two overlays deploy one base of workloads, each with its own policy: the base's single-replica workload gets
+    one DS404 naming both policies, not one per unit."""
+    policy = (
+        "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: {name}\n  pluginConfig:\n"
+        "  - name: RemoveDuplicates\n  plugins:\n    balance: {{enabled: [RemoveDuplicates]}}\n"
+    )
+    web = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 1\n"
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec:\n      containers: [{name: web, image: web:1}]\n"
+    )
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "web.yaml").write_text(web)
+    (tmp_path / "apps" / "kustomization.yaml").write_text("resources: [web.yaml]\n")
+    for name in ("east", "west"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "policy.yaml").write_text(policy.format(name=name))
+        (tmp_path / name / "kustomization.yaml").write_text("resources: [../apps, policy.yaml]\n")
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    (single,) = [f for f in lint_paths(["."]).findings if f.rule == "DS404"]
+    assert "profile east" in single.message and "and 1 more" in single.message
