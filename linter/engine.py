@@ -276,11 +276,13 @@ class UnitGroups(NamedTuple):
     """The results of a run by deploy unit (:mod:`desched.gitops.units`): each unit's results, and the units."""
 
     groups: list[list[FileResult]]
-    units: DeployUnits
+    units: DeployUnits | None  #: ``None``: one file of policies alone, one unit, nothing to guess
 
     @classmethod
     def of(cls, results: list[FileResult], settings: Settings) -> UnitGroups:
         """``results`` split by the units their files are in (a file in several units is in each group)."""
+        if len(results) < 2 and not settings.clusters and not any(result.others for result in results):
+            return cls([results] if results else [], None)  # a policy file alone pays for no unit model
         from desched.gitops.units import deploy_units
 
         found = deploy_units({r.file: (r.text, r.others) for r in results}, settings.clusters, settings.clusters_base)
@@ -307,12 +309,15 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
     found: set[Finding] = set(_unit_findings(grouped.units, results, settings))
     meeting: dict[object, tuple[list[CheckedPolicy], UnitObjects]] = {}  # the policies that meet the same objects
     for index, group in enumerate(grouped.groups):
+        found.update(_delivery_findings(group, settings))
+        if not any(result.others for result in group):  # chart values alone: what the chart renders runs
+            found.update(_deployment_findings(group, settings, None))
+            continue
         from desched.gitops.patches import apply_patches
 
         unit_texts = {result.file: result.text for result in group}
         objects = apply_patches(((result.file, doc) for result in group for doc in result.others), unit_texts)
         found.update(_deployment_findings(group, settings, objects))
-        found.update(_delivery_findings(group, settings))
         policies = [run for result in group for run in result.runs()]
         if policies:
             meeting.setdefault(_objects_key(group, objects, index), ([], objects))[0].extend(policies)
@@ -332,10 +337,10 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
     return placed
 
 
-def _unit_findings(units: DeployUnits, results: list[FileResult], settings: Settings) -> list[Finding]:
+def _unit_findings(units: DeployUnits | None, results: list[FileResult], settings: Settings) -> list[Finding]:
     """What the enabled unit rules (DS7xx) say of the run's deploy units."""
     modules = settings.enabled_rules(DocumentKind.UNITS)
-    if not modules or not any(result.others for result in results):
+    if units is None or not modules or not any(result.others for result in results):
         return []
     from desched.gitops.units import UnitReport
 
@@ -397,9 +402,9 @@ def _objects_key(group: list[FileResult], objects: UnitObjects, index: int) -> o
     return frozenset(r.file for r in group if any(not is_kustomization(r.file, doc) for doc in r.others))
 
 
-def _deployment_findings(results: list[FileResult], settings: Settings, objects: UnitObjects) -> list[Finding]:
-    """The deployment rules' findings (DS6xx) on every descheduler of one deploy unit: the workloads that run it
-    and what the chart renders for each install of it."""
+def _deployment_findings(results: list[FileResult], settings: Settings, objects: UnitObjects | None) -> list[Finding]:
+    """The deployment rules' findings (DS6xx) on every descheduler of one deploy unit: the workloads among its
+    ``objects`` (``None``: it holds none) that run it and what the chart renders for each install of it."""
     modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
     if not modules:
         return []
@@ -407,8 +412,10 @@ def _deployment_findings(results: list[FileResult], settings: Settings, objects:
     if not charted and not _workload_among(results):
         return []
     from desched.deployment.repository import repository_runs  # only runs with workloads or chart values pay for it
+    from desched.gitops.patches import UnitObjects
 
-    runs = repository_runs(objects, ((run.doc, run.effective.tree) for result in results for run in result.runs()))
+    policies = ((run.doc, run.effective.tree) for result in results for run in result.runs())
+    runs = repository_runs(objects or UnitObjects([], {}, frozenset()), policies)
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []
 

@@ -41,12 +41,14 @@ EXAMPLES = {
 
 
 def check(ctx: Context) -> Iterator[Hit]:
+    doc = ctx.doc
+    if not getattr(doc, "no_policy", False):
+        return
     from desched.chart.record import first_newer
     from desched.deployment.chartrender import ChartDoc  # only chart values that write no policy reach here
     from desched.deployment.chartruns import fullname
 
-    doc = ctx.doc
-    if not isinstance(doc, ChartDoc) or not doc.no_policy or doc.values_writer((HELM_POLICY_KEY,)) is not doc.source:
+    if not isinstance(doc, ChartDoc) or doc.values_writer((HELM_POLICY_KEY,)) is not doc.source:
         return
     chart, value = doc.chart, doc.values.get(HELM_POLICY_KEY)
     name = fullname(doc.values, chart.name, doc.release[0])
