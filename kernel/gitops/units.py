@@ -72,7 +72,12 @@ def deploy_units(
     ambiguous: list[Ambiguity] = []
     if loose:
         keys = {file: dict(pair for doc in reversed(files[file][1]) for pair in _keys(doc)) for file in loose}
-        for folder, members in _split(loose, keys, ambiguous):
+        if not _defined_twice(loose, keys):  # the usual case: the loose files are one unit
+            top = os.path.commonpath([os.path.dirname(os.path.abspath(loose[0])), os.path.abspath(loose[-1])])
+            structured.append(DeployUnit(_folder(top), frozenset(loose)))
+            return DeployUnits(structured, ambiguous)
+        folders = {file: tuple(os.path.dirname(os.path.abspath(file)).split(os.sep)) for file in loose}
+        for folder, members in _split(loose, _Loose(keys, folders), ambiguous):
             structured.append(DeployUnit(folder, frozenset(members)))
     return DeployUnits(structured, ambiguous)
 
@@ -86,27 +91,35 @@ def _keys(doc: Any) -> Iterable[tuple[tuple[str, str, str], Position]]:
             yield key, (item.line, item.column) if isinstance(item, YMap) else (1, 1)
 
 
-def _split(
-    files: list[str], keys: Mapping[str, dict[tuple[str, str, str], Position]], ambiguous: list[Ambiguity]
-) -> list[tuple[str, list[str]]]:
+class _Loose(NamedTuple):
+    """The loose files' object keys (with where each object starts) and folders (as path parts)."""
+
+    keys: Mapping[str, dict[tuple[str, str, str], Position]]
+    folders: Mapping[str, tuple[str, ...]]
+
+
+def _split(files: list[str], loose: _Loose, ambiguous: list[Ambiguity]) -> list[tuple[str, list[str]]]:
     """``files`` as one group, or split by folder while two of them define the same object (module docstring)."""
-    top = os.path.commonpath([os.path.dirname(os.path.abspath(file)) for file in files])
-    here = [file for file in files if os.path.dirname(os.path.abspath(file)) == top]
+    keys = loose.keys
+    first, last = min(loose.folders[file] for file in files), max(loose.folders[file] for file in files)
+    depth = next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last)))
+    top = first[:depth]  # the folders' common prefix: that of the smallest and the largest
+    here = [file for file in files if len(loose.folders[file]) == depth]
     below: dict[str, list[str]] = {}
     for file in files:
-        if file not in here:
-            below.setdefault(os.path.relpath(os.path.abspath(file), top).split(os.sep)[0], []).append(file)
+        if len(loose.folders[file]) > depth:
+            below.setdefault(loose.folders[file][depth], []).append(file)
     if not below or not _defined_twice(files, keys):
-        return [(_folder(top), files)]  # no duplicate, or one folder defines an object twice: a conflict in it
+        return [(_folder(os.sep.join(top) or os.sep), files)]  # no duplicate, or a folder defines one twice
     sides = [here, *(below[name] for name in sorted(below))]
     across = _defined_twice([f"{index}" for index, _ in enumerate(sides)], _side_keys(sides, keys))
     if across:
         obj = min(across)
-        first = [min(f for f in side if obj in keys[f]) for side in sides if any(obj in keys[f] for f in side)]
-        ambiguous.append(Ambiguity(_label(obj), tuple(first), keys[first[0]][obj]))
+        defining = [min(f for f in side if obj in keys[f]) for side in sides if any(obj in keys[f] for f in side)]
+        ambiguous.append(Ambiguity(_label(obj), tuple(defining), keys[defining[0]][obj]))
     groups: list[tuple[str, list[str]]] = []
     for name in sorted(below):
-        groups.extend((folder, sorted(here + group)) for folder, group in _split(below[name], keys, ambiguous))
+        groups.extend((folder, sorted(here + group)) for folder, group in _split(below[name], loose, ambiguous))
     return groups
 
 
