@@ -129,7 +129,8 @@ def lint_paths(
     named_kept = {result.file: result for result in kept if result.file in unchecked}
     unchecked = [file for file in unchecked if file not in named_kept or not _judged(named_kept[file])]
     units = UnitGroups.of(kept, chosen)
-    checked = [_checked_in_unit(group, units, chosen, findings, sources) for group in units.groups]
+    state = _Shared(units.shared(), set())
+    checked = [_checked_in_unit(group, state, chosen, findings, sources) for group in units.groups]
     texts = {result.file: result.text for result in kept}
     for finding in lint_repository(kept, chosen, UnitGroups(checked, units.units)):
         findings.append(finding)
@@ -164,20 +165,32 @@ class _Given:
 
 
 def _checked_in_unit(
-    group: list[FileResult], units: UnitGroups, settings: Settings, findings: list[Finding], sources: dict[str, str]
+    group: list[FileResult], units: _Shared, settings: Settings, findings: list[Finding], sources: dict[str, str]
 ) -> list[FileResult]:
     """The results of one deploy unit checked against the releases the unit deploys (a policy is checked against
-    the release deployed with it, which another file of the unit may say); a file of several units is checked in a
-    copy for each. Their findings go to ``findings`` and ``sources``."""
-    shared = units.shared()
-    with_policies = any(result.policies for result in group)
-    documents = ((r.file, doc) for r in group for doc in r.others + r.wrappers)
-    values = (doc for r in group for doc in r.policies)
-    deployments = Deployments(documents, values) if with_policies else Deployments()
-    mine = [result.copy() if result.file in shared else result for result in group]
-    for result in mine:
-        _collect(check(result, settings, deployments), findings, sources)
+    the release deployed with it, which another file of the unit may say); a file with policies in several units is
+    checked in a copy for each, a file without policies once. Their findings go to ``findings`` and ``sources``."""
+    with_policies = [result for result in group if result.policies]
+    deployments = Deployments()
+    if with_policies:
+        documents = ((r.file, doc) for r in group for doc in r.others + r.wrappers)
+        deployments = Deployments(documents, (doc for r in with_policies for doc in r.policies))
+    mine = []
+    for result in group:
+        if not result.policies and result.file in units.checked:
+            mine.append(result)  # nothing in it depends on the unit
+            continue
+        units.checked.add(result.file)
+        mine.append(result.copy() if result.policies and result.file in units.shared else result)
+        _collect(check(mine[-1], settings, deployments), findings, sources)
     return mine
+
+
+class _Shared(NamedTuple):
+    """The files of a run in several units, and the files checked so far."""
+
+    shared: set[str]
+    checked: set[str]
 
 
 def _named_through_flux(kept: list[FileResult], settings: Settings) -> list[FileResult]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from desched.tree import Path
 
-__all__ = ["UNKNOWN", "go_text", "tpl_strings", "truthy"]
+__all__ = ["UNKNOWN", "go_text", "holds_action", "tpl_strings", "truthy"]
 
 
 class _Unknown:
@@ -96,6 +96,15 @@ def _field(action: str, data: Mapping[str, Any]) -> Any:
             return None if index == len(parts) - 1 else UNKNOWN  # a missing value, or a field of it: Helm fails
         value = value[part]
     return value
+
+
+def holds_action(tree: Any) -> bool:
+    """Whether a string of ``tree`` holds a template action (``{{``): only then has ``tpl`` anything to do."""
+    if isinstance(tree, str):
+        return "{{" in tree
+    if isinstance(tree, Mapping):
+        return any(holds_action(item) for item in tree.values())
+    return isinstance(tree, list) and any(holds_action(item) for item in tree)
 
 
 def tpl_strings(tree: Any, data: Mapping[str, Any], path: Path = ()) -> tuple[Any, list[Path]]:

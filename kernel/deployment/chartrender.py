@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from desched.chart.gotemplate import tpl_strings, truthy
+from desched.chart.gotemplate import holds_action, tpl_strings, truthy
 from desched.chart.record import ChartRelease, chart_at, chart_deploying
 from desched.chart.values import coalesce, merge_sources
 from desched.deployment.releases import chart_yaml_app_version, install_label
@@ -64,7 +64,7 @@ class ChartDoc(PolicyDoc):
         policy = coalesce(written if isinstance(written, Mapping) else {}, defaults, at)
         root: dict[str, Any] = policy.values
         unknown: list[Path] = []
-        if chart.policy_through_tpl:
+        if chart.policy_through_tpl and holds_action(root):  # the data is costly: most policies hold no action
             root, unknown = tpl_strings(root, _template_data(values, chart, release))
         super().__init__(
             source.file, cast(YMap, root), _api_version(values, chart), source.kind, Shape.HELM, source.object,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from desched.chart.gotemplate import UNKNOWN, go_text, tpl, tpl_strings, truthy
+from desched.chart.gotemplate import UNKNOWN, go_text, holds_action, tpl, tpl_strings, truthy
 from desched.reading.yamlsrc import load_all
 
 DATA = {
@@ -61,3 +61,17 @@ def test_truthy(value: object, expected: bool):
 @pytest.mark.parametrize(("value", "expected"), [(None, ""), (True, "true"), (3.0, "3"), (2.5, "2.5"), ("s", "s")])
 def test_go_text(value: object, expected: str):
     assert go_text(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("tree", "expected"),
+    [
+        ({"a": [{"b": "plain"}], "c": 3}, False),
+        ({"a": [{"b": "{{ .Release.Namespace }}"}]}, True),
+        (["x", {"y": ["{{ .Values.z }}"]}], True),
+        ("{{", True),
+        (None, False),
+    ],
+)
+def test_holds_action_finds_a_template_action_anywhere(tree: object, expected: bool) -> None:
+    assert holds_action(tree) is expected
