@@ -10,6 +10,9 @@ cancels, and the ratio is this checkout's median over the revision's (below 1: f
 2. Repository: ``--files`` generated files (policies, policy ConfigMaps, Deployments, PDBs), pinned to one core.
 3. GitOps: 200 Flux HelmReleases, Argo CD Applications and kustomizations with ``helmCharts``, pinned to one core:
    the case where chart values are present and the chart model does its work.
+4. One file in its repository (pre-commit in a GitOps checkout): ``desched lint`` of one kustomization of that tree,
+   its root holding ``.git``, which desched judges in the deploy unit that holds it (the shared ``apps/`` base)
+   where a revision before deploy units reads the file alone: the price of one verdict per object.
 """
 
 from __future__ import annotations
@@ -117,6 +120,11 @@ def main() -> int:
             True, rf'"files": {files}\b',
         )  # fmt: skip
         results["gitops"]["files"] = files
+        os.makedirs(os.path.join(gitops, ".git"))  # a checkout: a file given alone is judged in its deploy units
+        results["file_in_repository"] = case(
+            "one kustomization of the GitOps tree, in its repository", [os.path.join("clusters", "cluster-2",
+            "kustomization.yaml")], gitops, baseline, args.runs, False, r"\bin 1 file\b",
+        )  # fmt: skip
         results["repository"]["files"] = args.files
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:

@@ -12,6 +12,7 @@ brings every other such loose file (they are judged together). Only the files th
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from desched.gitops.clusters import KUSTOMIZATION_NAMES, clusters, repository_ro
 from desched.reading.sources import SourceError, iter_paths, read_text
 from desched.reading.yamlsrc import YamlError, load_all
 
-__all__ = ["context_files"]
+__all__ = ["context_files", "without_values"]
 
 #: Text that marks a file holding a deployer (a Flux Kustomization, an Argo CD Application or ApplicationSet).
 _DEPLOYER_MARKS = ("kustomize.toolkit.fluxcd.io", "argoproj.io")
@@ -65,16 +66,43 @@ def _reached(
 
 
 def _indexed(path: str) -> tuple[str, list[Any]]:
-    """What the structure of units reads of ``path``: a kustomization's text, the deployers a file holds."""
+    """What the structure of units reads of ``path``: a kustomization's text, the deployers a file holds (an Argo CD
+    source deploys a folder only by its ``path``), each without the chart values it may carry."""
     try:
         text = read_text(path)
     except (SourceError, OSError):
         return "", []
     if os.path.basename(path) in KUSTOMIZATION_NAMES:
-        return text, []
-    if not any(mark in text for mark in _DEPLOYER_MARKS):
+        return without_values(text), []
+    flux, argo = (mark in text for mark in _DEPLOYER_MARKS)
+    if not flux and not (argo and "path:" in text):
         return "", []
     try:
-        return "", [doc for doc in load_all(text) if isinstance(doc, dict)]
+        return "", [doc for doc in load_all(without_values(text)) if isinstance(doc, dict)]
     except YamlError:
         return "", []
+
+
+#: The keys whose blocks hold chart values inline: nothing the structure of units reads.
+_VALUES_KEY = re.compile(r"^(?P<indent>[ -]*)(?:valuesInline|valuesObject|values)\s*:\s*(?:[|>][-+0-9]*)?\s*(?:#.*)?$")
+
+
+def without_values(text: str) -> str:
+    """``text`` with the block under each ``valuesInline``, ``valuesObject`` and ``values`` key left out (the key
+    stays, empty): the files of a kustomize or Argo CD build are named outside them, and chart values can be large."""
+    kept: list[str] = []
+    inside: int | None = None  # the indentation of the values key whose block is being left out
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if inside is not None:
+            if not stripped or stripped.startswith("#") or indent > inside:
+                continue
+            inside = None
+        match = _VALUES_KEY.match(line)
+        if match:
+            inside = len(match.group("indent"))
+            kept.append(line[: line.index(":") + 1])
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"

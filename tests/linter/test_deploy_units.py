@@ -16,6 +16,7 @@ import pytest
 
 from desched.gitops.patches import apply_patches
 from desched.gitops.units import deploy_units
+from desched.linter.context import without_values
 from desched.linter.finding import Finding
 from desched.linter.lint import lint_paths
 from desched.reading.yamlsrc import load_all
@@ -276,3 +277,27 @@ def test_a_shared_base_is_judged_once_against_the_policies_of_every_unit_that_de
     monkeypatch.chdir(tmp_path)
     (single,) = [f for f in lint_paths(["."]).findings if f.rule == "DS404"]
     assert "profile east" in single.message and "and 1 more" in single.message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # kustomize helmCharts: the inline values go, the values files stay
+        (
+            "helmCharts:\n- name: d\n  valuesInline:\n    a:\n      b: |\n        text\n\n  valuesFile: v.yaml\n",
+            "helmCharts:\n- name: d\n  valuesInline:\n  valuesFile: v.yaml\n",
+        ),
+        # Argo CD: values text and object go, the source's path stays
+        (
+            "spec:\n  source:\n    helm:\n      values: |\n        a: b\n"
+            "      valuesObject:\n        c: d\n    path: p\n",
+            "spec:\n  source:\n    helm:\n      values:\n      valuesObject:\n    path: p\n",
+        ),
+        # a values key in a list item, and a flow value kept as written
+        ("- values:\n    a: 1\n- path: x\n  values: {a: 1}\n", "- values:\n- path: x\n  values: {a: 1}\n"),
+        ("resources: [a.yaml]\n", "resources: [a.yaml]\n"),
+    ],
+)
+def test_the_index_reads_a_kustomization_or_deployer_without_its_chart_values(text: str, expected: str):
+    assert without_values(text) == expected
+    assert load_all(without_values(text))  # still YAML
