@@ -318,6 +318,7 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
         unit_texts = {result.file: result.text for result in group}
         objects = apply_patches(((result.file, doc) for result in group for doc in result.others), unit_texts)
         found.update(_deployment_findings(group, settings, objects))
+        found.update(_remote_patch_findings(objects, settings))
         policies = [run for result in group for run in result.runs()]
         if policies:
             meeting.setdefault(_objects_key(group, objects, index), ([], objects))[0].extend(policies)
@@ -418,6 +419,22 @@ def _deployment_findings(results: list[FileResult], settings: Settings, objects:
     runs = repository_runs(objects or UnitObjects([], {}, frozenset()), policies)
     runs.kubernetes = settings.kubernetes  # the cluster's version is the configuration's, never the files'
     return _hits(modules, runs, settings) if runs else []
+
+
+def _remote_patch_findings(objects: UnitObjects, settings: Settings) -> list[Finding]:
+    """The deployment rules' findings on the descheduler workloads a unit patches in a remote base, judged only for
+    what each patch sets: a rule runs when the patch sets every part it reads (its ``PATCH_READS``)."""
+    if not objects.remote:
+        return []
+    from desched.deployment.repository import Runs, remote_patch_runs
+
+    modules = [m for m in settings.enabled_rules(DocumentKind.DEPLOYMENT) if getattr(m, "PATCH_READS", None)]
+    found: list[Finding] = []
+    for run, parts in remote_patch_runs(objects):
+        runs = Runs([run])
+        runs.kubernetes = settings.kubernetes
+        found.extend(_hits([m for m in modules if parts >= m.PATCH_READS], runs, settings))
+    return found
 
 
 def _delivery_findings(results: list[FileResult], settings: Settings) -> list[Finding]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from desched.deployment.runs import DeschedulerRun, descheduler_runs
 from desched.gitops.clusters import KUSTOMIZATION_NAMES
 from desched.gitops.documents import PolicyDoc, Shape
-from desched.tree import list_or_empty, mapping_or_empty, same_namespace
+from desched.tree import at_path, list_or_empty, mapping_or_empty, same_namespace
 
 if TYPE_CHECKING:
     from desched.deployment.rbac import Grants
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from desched.tree import Path
     from desched.versions import KubernetesVersion
 
-__all__ = ["RBAC_KINDS", "Runs", "repository_runs"]
+__all__ = ["PATCH_PARTS", "RBAC_KINDS", "Runs", "patched_parts", "remote_patch_runs", "repository_runs"]
 
 
 class Runs(list[DeschedulerRun]):
@@ -166,3 +166,32 @@ def _mounted_policy(
             if (configmap, data_key) == (name, key) and same_namespace(namespace, run.namespace):
                 return tree
     return None
+
+
+#: The parts of a descheduler workload a kustomize patch may set whole, each with the paths (from the container,
+#: or from the pod spec, or from the workload) whose presence in the patch says it does: strategic merge replaces
+#: a list without a merge key (``args``, ``command``) and a scalar whole, so the patch then says all there is.
+PATCH_PARTS = {
+    "args": ("container", ("args",)),
+    "image": ("container", ("image",)),
+    "probe": ("container", ("livenessProbe",)),
+    "priority": ("pod", ("priorityClassName",)),
+    "replicas": ("workload", ("spec", "replicas")),
+}
+
+
+def patched_parts(run: DeschedulerRun) -> frozenset[str]:
+    """The parts of :data:`PATCH_PARTS` that the patch ``run`` was read from sets."""
+    roots = {"container": run.container, "pod": run.container[:-2], "workload": ()}
+    return frozenset(
+        part for part, (root, path) in PATCH_PARTS.items() if at_path(run.document, (*roots[root], *path)) is not None
+    )
+
+
+def remote_patch_runs(unit: UnitObjects) -> list[tuple[DeschedulerRun, frozenset[str]]]:
+    """The descheduler containers of the ``unit``'s patches of a remote base, each with the parts the patch sets:
+    what desched can judge of a workload it does not see (:attr:`desched.gitops.patches.UnitObjects.remote`)."""
+    from desched.workloads.model import objects
+
+    runs = descheduler_runs(list(objects(unit.remote)), patches=True)
+    return [(run, parts) for run in runs if (parts := patched_parts(run))]

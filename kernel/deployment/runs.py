@@ -240,9 +240,11 @@ class DeschedulerRun(NamedTuple):
         return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
-def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[DeschedulerRun]:
+def descheduler_runs(documents: Iterable[tuple[str, Any]], *, patches: bool = False) -> Iterator[DeschedulerRun]:
     """Every container that runs the descheduler or ``desched run`` among ``documents`` (``(file, object)`` pairs,
-    lists flattened), in a workload of any kind."""
+    lists flattened), in a workload of any kind. With ``patches`` the documents are kustomize patches of a remote
+    base, which may name neither the image nor the command: a container named ``descheduler`` (as upstream's
+    manifests name it) runs the descheduler too."""
     for file, doc in documents:
         kind = doc.get("kind") if isinstance(doc, Mapping) else None
         if not isinstance(kind, str) or kind not in WORKLOAD_KINDS:
@@ -260,6 +262,8 @@ def descheduler_runs(documents: Iterable[tuple[str, Any]]) -> Iterator[Deschedul
             image = container.get("image")
             image = image if isinstance(image, str) else ""
             program = _program(image, [word for word, _ in words])
+            if program is None and patches and container.get("name") == "descheduler":
+                program = "descheduler"
             if program is None:
                 continue
             flags = parse_flags(words) if program == "descheduler" else _desched_run_flags(words, path)

@@ -21,7 +21,13 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from desched.gitops.clusters import PATCH_KEYS, is_kustomization, patch_path
+from desched.gitops.clusters import (
+    KUSTOMIZATION_REFERENCES,
+    PATCH_KEYS,
+    is_kustomization,
+    local_reference,
+    patch_path,
+)
 from desched.gitops.documents import block_offsets
 from desched.gitops.kustomize import kustomization_children
 from desched.reading.yamlnodes import Position, YMap, YSeq
@@ -77,11 +83,14 @@ class PatchedObject(NamedTuple):
 
 class UnitObjects(NamedTuple):
     """A unit's documents after its patches: ``documents`` as ``(file, object)`` pairs (patched objects in place of
-    the resources they patch), ``patched`` by the identity of each patched object, and the ``patch_files``."""
+    the resources they patch), ``patched`` by the identity of each patched object, the ``patch_files``, and the
+    strategic-merge patches of kustomizations with a remote base that change no local object (``remote``, as
+    ``(file, patch)`` pairs): they patch what the remote base brings, which desched does not see."""
 
     documents: list[tuple[str, Any]]
     patched: dict[int, PatchedObject]
     patch_files: frozenset[str]
+    remote: tuple[tuple[str, Any], ...] = ()
 
 
 def patch_entries(doc: Mapping[str, Any]) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
@@ -110,7 +119,7 @@ def apply_patches(documents: Iterable[tuple[str, Any]], texts: Mapping[str, str]
         os.path.normpath(file): text for file, text in (texts or {}).items() if os.path.normpath(file) in kustomizations
     }
     names = {norm: file for norm, file, _ in listed}
-    current, deleted = _patch_all(kustomizations, resources, patch_docs, inline)
+    current, deleted, remote = _patch_all(kustomizations, resources, patch_docs, inline)
     for patched in current.values():  # origins by the names the unit gives its files
         for files in patched.origins.values():
             files.update((key, names.get(origin, origin)) for key, origin in files.items())
@@ -119,7 +128,8 @@ def apply_patches(documents: Iterable[tuple[str, Any]], texts: Mapping[str, str]
         (file, doc) for (file, doc), (_, _, original) in zip(out, resources, strict=True) if id(original) not in deleted
     ]
     out += [(file, doc) for norm, file, doc in listed if norm in kustomizations]
-    return UnitObjects(out, {id(obj.doc): obj for obj in current.values()}, patch_files)
+    remote_patches = tuple((names.get(origin, origin), patch) for origin, patch in remote)
+    return UnitObjects(out, {id(obj.doc): obj for obj in current.values()}, patch_files, remote_patches)
 
 
 def _patch_all(
@@ -127,26 +137,38 @@ def _patch_all(
     resources: list[tuple[str, str, Any]],
     patch_docs: Mapping[str, list[Any]],
     texts: Mapping[str, str],
-) -> tuple[dict[int, PatchedObject], set[int]]:
+) -> tuple[dict[int, PatchedObject], set[int], list[tuple[str, Any]]]:
     """Every patch of the ``kustomizations`` applied to the ``resources`` each builds, inner kustomizations first:
-    the patched objects and the objects deleted, by the identity of the original resource."""
+    the patched objects and the objects deleted, by the identity of the original resource, and the strategic-merge
+    patches of a kustomization with a remote base that selected no local object (``(file, patch)`` pairs)."""
     current: dict[int, PatchedObject] = {}
     deleted: set[int] = set()
+    remote: list[tuple[str, Any]] = []
     by_directory = {os.path.dirname(file): file for file in kustomizations}
     for kustomization in _inner_first(kustomizations, by_directory):
         built = _built(kustomization, kustomizations, by_directory)
         targets = [(file, doc) for norm, file, doc in resources if {norm, os.path.dirname(norm)} & built]
         patches = _patches(kustomization, kustomizations[kustomization], patch_docs, texts.get(kustomization, ""))
         for patch, target, origin in patches:
+            selected = False
             for file, doc in targets:
                 now = current.get(id(doc))
                 if id(doc) in deleted or not _selected(now.doc if now else doc, patch, target):
                     continue
+                selected = True
                 if now is None:
                     now = current[id(doc)] = PatchedObject(file, copy.deepcopy(doc), {})
                 if not _apply(now, patch, origin):
                     deleted.add(id(doc))
-    return current, deleted
+            if not selected and isinstance(patch, Mapping) and _remote_base(kustomizations[kustomization]):
+                remote.append((origin, patch))
+    return current, deleted, remote
+
+
+def _remote_base(doc: Mapping[str, Any]) -> bool:
+    """Whether kustomization ``doc`` builds a remote base (a URL, ``github.com/...``, ``git@...``)."""
+    entries = (entry for key in KUSTOMIZATION_REFERENCES for entry in list_or_empty(doc.get(key)))
+    return any(isinstance(entry, str) and local_reference(".", entry) is None for entry in entries)
 
 
 def _patch_files(kustomizations: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:

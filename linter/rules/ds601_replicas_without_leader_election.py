@@ -17,6 +17,7 @@ SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"replicas", "args"})  # what a remote base's patch must set to be judged
 SUMMARY = "Several descheduler replicas without leader election"
 RATIONALE = (
     "Each replica of a descheduler Deployment runs its own cycles: without `--leader-elect` they all evict at "

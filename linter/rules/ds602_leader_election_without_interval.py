@@ -17,6 +17,7 @@ SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"args"})  # what a remote base's patch must set to be judged
 SUMMARY = "Leader election without --descheduling-interval"
 RATIONALE = (
     "The descheduler refuses leader election without a descheduling interval and exits at start-up "

@@ -18,6 +18,7 @@ SEVERITY_NOTE = "error with several replicas (they all run)"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"args", "replicas"})  # what a remote base's patch must set to be judged
 SUMMARY = "Leader election is skipped in dry-run mode"
 RATIONALE = (
     "In dry-run mode the descheduler skips leader election (upstream PR #853): every replica runs its own cycles "

@@ -17,6 +17,7 @@ SEVERITY = "error"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"args"})  # what a remote base's patch must set to be judged
 SUMMARY = "Descheduler Deployment without --descheduling-interval"
 RATIONALE = (
     "Without `--descheduling-interval` (or with 0) the descheduler runs one cycle and exits 0. A Deployment "

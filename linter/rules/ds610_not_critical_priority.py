@@ -17,6 +17,7 @@ SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"priority"})  # what a remote base's patch must set to be judged
 SUMMARY = "Descheduler pod without a system-critical priority class"
 RATIONALE = (
     "Upstream runs the descheduler as a critical pod (`priorityClassName: system-cluster-critical` in its "

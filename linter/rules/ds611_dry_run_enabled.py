@@ -17,6 +17,7 @@ SEVERITY = "info"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"args"})  # what a remote base's patch must set to be judged
 SUMMARY = "Descheduler left in dry-run mode"
 RATIONALE = (
     "With `--dry-run` the descheduler evicts nothing: it only logs what it would evict (and keeps a fake client's "

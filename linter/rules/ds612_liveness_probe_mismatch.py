@@ -18,6 +18,7 @@ SEVERITY = "warning"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"probe", "args"})  # what a remote base's patch must set to be judged
 SUMMARY = "Liveness probe over HTTP, or not on the descheduler's --secure-port"
 RATIONALE = (
     "The descheduler serves `/healthz` over HTTPS only, on `--secure-port` (10258 by default; upstream "

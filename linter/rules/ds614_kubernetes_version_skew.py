@@ -20,6 +20,7 @@ SEVERITY_NOTE = "error for an image from v0.25 on (policy/v1 Eviction) on a clus
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"image"})  # what a remote base's patch must set to be judged
 SUMMARY = "Descheduler image built for a Kubernetes version far from the cluster's"
 RATIONALE = (
     "Descheduler v0.NN is built with the client libraries of Kubernetes 1.NN and supported within 3 minors of it "

@@ -17,6 +17,7 @@ SEVERITY = "info"
 SCOPE = "repository"
 RUNS_ON = frozenset({DocumentKind.DEPLOYMENT})
 ADMISSION = True  # the webhook applies it to an admitted descheduler workload: it reads that object alone
+PATCH_READS = frozenset({"image"})  # what a remote base's patch must set to be judged
 SUMMARY = "Descheduler image without a release tag"
 RATIONALE = (
     "The policy's meaning depends on the release that reads it (fields added and removed, v1alpha1's removal in "

@@ -19,9 +19,10 @@ SUMMARY = "Part of a deploy unit is not checked, or its unit is a guess"
 RATIONALE = (
     "desched judges the objects of each deploy unit as the cluster receives them: a kustomization's build with its "
     "patches applied, a Flux Kustomization's path, an Argo CD Application's source. A remote base (a URL or "
-    "`github.com/...` reference) is not fetched, so the objects it brings and the patches made to them are not "
-    "judged. Files no kustomization, Flux or Argo CD resource deploys are judged together, unless two folders "
-    "define the same object: one cluster cannot receive it twice, so desched judges each folder as its own unit."
+    "`github.com/...` reference) is not fetched, so the objects it brings are not judged, and the patches made to "
+    "them only for what they set whole (the container's args, image or probe, the replicas, the priority class). "
+    "Files no kustomization, Flux or Argo CD resource deploys are judged together, unless two folders define the "
+    "same object: one cluster cannot receive it twice, so desched judges each folder as its own unit."
 )
 REMEDIATION = (
     "Vendor the remote base to have it checked; for folders per cluster, add their kustomizations or name the "
@@ -44,8 +45,8 @@ def check(report: UnitReport) -> Iterator[RepoHit]:
             file,
             line,
             column,
-            f"remote base {reference} is not checked: desched does not fetch it, so the objects it brings and the "
-            "patches made to them are not judged",
+            f"remote base {reference} is not checked: desched does not fetch it, so the objects it brings are not "
+            "judged, and the patches made to them only for what they set",
             "",
         )
     for ambiguity in report.units.ambiguous:

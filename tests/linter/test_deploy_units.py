@@ -301,3 +301,38 @@ def test_a_shared_base_is_judged_once_against_the_policies_of_every_unit_that_de
 def test_the_index_reads_a_kustomization_or_deployer_without_its_chart_values(text: str, expected: str):
     assert without_values(text) == expected
     assert load_all(without_values(text))  # still YAML
+
+
+def test_a_patch_of_a_remote_base_is_judged_only_for_what_it_sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Its args, replicas and image are set whole: DS611 (--dry-run), DS601 (two replicas, no --leader-elect) and
+    DS616 (no tag) judge them, on the patch's lines; what the base brings (volumes, RBAC, the priority class) is not
+    judged, so no DS607, DS609 or DS610."""
+    patch = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: descheduler, namespace: kube-system}\nspec:\n"
+        "  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: descheduler\n"
+        "        image: registry.k8s.io/descheduler/descheduler\n"
+        "        args: [--policy-config-file=/p/policy.yaml, --descheduling-interval=5m, --dry-run]\n"
+    )
+    mounts = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: descheduler, namespace: kube-system}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: descheduler\n"
+        "        volumeMounts: [{name: extra, mountPath: /extra}]\n"
+    )
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources:\n- github.com/kubernetes-sigs/descheduler/kubernetes/deployment?ref=v0.31.0\n"
+        "patches:\n- path: patch.yaml\n- path: mounts.yaml\n"
+    )
+    (tmp_path / "patch.yaml").write_text(patch)
+    (tmp_path / "mounts.yaml").write_text(mounts)
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    found = sorted((f.rule, os.path.normpath(f.file), f.line) for f in lint_paths(["."]).findings)
+    assert found == [
+        ("DS601", "patch.yaml", 5), ("DS611", "patch.yaml", 11), ("DS616", "patch.yaml", 10),
+        ("DS701", "kustomization.yaml", 2),
+    ]  # fmt: skip
+    assert [(f.rule, f.line) for f in lint_paths(["patch.yaml"]).findings] == [
+        ("DS601", 5),
+        ("DS616", 10),
+        ("DS611", 11),
+    ]

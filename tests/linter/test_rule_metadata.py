@@ -159,3 +159,11 @@ def test_ds001_on_stdin_honours_severity_and_disable(tmp_path, monkeypatch, caps
     main(["lint", "--format", "json", *options, "-"])
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert [(finding["rule"], finding["severity"]) for finding in findings] == expected
+
+
+def test_the_parts_a_rule_reads_of_a_remote_base_patch_are_parts_a_patch_can_set():
+    from desched.deployment.repository import PATCH_PARTS
+
+    declared = {module.ID: module.PATCH_READS for module in rules.all_rules() if hasattr(module, "PATCH_READS")}
+    assert declared and all(parts and parts <= PATCH_PARTS.keys() for parts in declared.values())
+    assert all(DocumentKind.DEPLOYMENT in rules.get(rule).RUNS_ON for rule in declared)
