@@ -85,7 +85,7 @@ def lint_paths(
     :data:`~desched.reading.sources.TEMPLATE_SUFFIXES`, ``-`` for stdin reported as ``stdin_name``) with ``settings``
     (default: every rule, target from the chart or the newest release), deploy unit by deploy unit
     (:mod:`desched.gitops.units`). With ``context``, each file named is judged in the units of its repository that
-    hold it (:mod:`desched.linter.context`): their other files are read too, and only the findings in the paths
+    hold it (:mod:`desched.gitops.context`): their other files are read too, and only the findings in the paths
     given are reported. The cyclic garbage collector is paused meanwhile (:mod:`desched.runtime.collector`): the
     trees of every file are kept until the repository rules have run."""
     chosen = settings if settings is not None else Settings()
@@ -146,7 +146,7 @@ def _context(paths: list[str], ignore: Iterable[str], settings: Settings) -> lis
     named = [path for path in paths if path != "-" and os.path.isfile(path)]
     if not named:
         return []
-    from desched.linter.context import context_files
+    from desched.gitops.context import context_files
 
     return context_files(named, ignore, settings.clusters, settings.clusters_base)
 

@@ -76,10 +76,14 @@ def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
     """Render every KubeDescheduler and chart install of ``path``; raises :class:`~desched.errors.InputError` when
     the file cannot be read or holds neither, :class:`~desched.errors.PolicyRefused` when the operator refuses a CR
     or a pinned chart version has no record."""
-    from desched.gitops.documents import Shape
-    from desched.gitops.wrappers import installs
+    from desched.gitops.documents import Shape, extract
+    from desched.gitops.wrappers import flux_sources, installs
 
     _, extraction = _extracted(path)
+    context = _context(path)
+    flux = [source for _, found in context for doc in found.others for source in flux_sources(doc)]
+    if flux:  # a HelmRelease may name the chart through a Flux source of its unit only
+        extraction = extract(path, _extracted(path)[0], flux=flux)
     operator = [doc for doc in extraction.policies if doc.shape == Shape.KUBEDESCHEDULER]
     charted = [doc for doc in extraction.policies if doc.shape == Shape.HELM]
     wrappers = [doc for doc in extraction.wrappers + extraction.others if any(installs(doc, path))]
@@ -94,7 +98,7 @@ def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
     if operator:
         outputs += _operator(path, operator, namespaces, prometheus_host, notes)
     if charted or wrappers:
-        for found in _charts(path, extraction, wrappers):
+        for found in _charts(path, extraction, wrappers, context):
             outputs += [dump(document) for document in found.objects]
             notes += [f"{path}: note: {note}" for note in found.notes]
             failures += [f"{path}: error: {failure}" for failure in found.failures]
@@ -131,9 +135,28 @@ def _operator(
     return outputs
 
 
-def _charts(path: str, extraction: Extraction, wrappers: list[Any]) -> list[ChartManifests]:
+def _context(path: str) -> list[tuple[str, Extraction]]:
+    """The other files of the deploy units that hold ``path`` in its repository, read (those that cannot be are
+    left out): where a chart's pin, its Flux source and the release deployed with it may be written."""
+    from desched.gitops.context import context_files
+
+    if path == "-":
+        return []
+    found = []
+    for file in context_files([path], (), None, None):
+        try:
+            found.append((file, _extracted(file)[1]))
+        except InputError:
+            continue
+    return found
+
+
+def _charts(
+    path: str, extraction: Extraction, wrappers: list[Any], context: list[tuple[str, Extraction]]
+) -> list[ChartManifests]:
     """What the chart renders for each install of ``path`` (its chart values, and the ``wrappers`` that install
-    the chart), with the values files a kustomization's ``helmCharts`` names, read beside it."""
+    the chart), with the values files a kustomization's ``helmCharts`` names, read beside it, and the release the
+    ``context`` (the other files of its units) deploys, as ``desched lint`` judges it."""
     from desched.deployment.chartrender import ChartDoc, rendered
     from desched.deployment.releases import Deployments, release_of
     from desched.gitops.documents import Shape
@@ -146,7 +169,8 @@ def _charts(path: str, extraction: Extraction, wrappers: list[Any]) -> list[Char
             files = [source.where[0] for source in install.sources if source.kind == "file"]
             policies += [doc for file in files for doc in _extracted(file)[1].policies]
     documents = [(path, doc) for doc in extraction.others + extraction.wrappers]
-    deployments = Deployments(documents, policies)
+    documents += [(file, doc) for file, found in context for doc in found.others + found.wrappers]
+    deployments = Deployments(documents, policies + [doc for _, found in context for doc in found.policies])
     found: list[ChartManifests] = []
     for doc in policies:
         if doc.shape != Shape.HELM:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from desched.gitops.context import without_values
 from desched.gitops.patches import apply_patches
 from desched.gitops.units import deploy_units
-from desched.linter.context import without_values
 from desched.linter.finding import Finding
 from desched.linter.lint import lint_paths
 from desched.reading.yamlsrc import load_all

@@ -98,3 +98,16 @@ def test_a_chart_version_without_a_record_exits_2(capsys, tmp_path: Path):
     code, out, err = _render(capsys, str(path))
     assert (code, out) == (2, "")
     assert err.startswith("desched: ") and "no record of chart version 9.9.9" in err
+
+
+def test_render_reads_the_pin_a_sibling_file_of_its_unit_writes(capsys, monkeypatch, tmp_path: Path):
+    """A HelmRelease whose chart an OCIRepository beside it pins renders that chart version, as desched lint judges
+    it (issue 37, observed 3): render reads the deploy unit of the file it is given."""
+    fixture = Path(__file__).parents[2] / "fixtures" / "units" / "flux-oci"
+    for name in ("helmrelease.yaml", "ocirepository.yaml"):
+        (tmp_path / name).write_text((fixture / name).read_text())
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _render(capsys, "helmrelease.yaml")
+    assert code == 0 and "descheduler:v0.31.0" in out
+    assert "chart 0.31.0, pinned by HelmRelease kube-system/descheduler" in err

@@ -1,6 +1,6 @@
-"""The context of files linted alone (docs/deploy-units.md#files-in-context): what else a run must read so that each
-file given on the command line (as pre-commit passes them) is judged in the deploy units that hold it, exactly as
-a run over its whole repository judges it.
+"""The context of files given alone (docs/deploy-units.md#files-in-context): what else ``desched lint`` and ``desched
+render`` must read so that each file given on the command line (as pre-commit passes them) is judged in the deploy
+units that hold it, exactly as a run over its whole repository judges it.
 
 A file's repository is the nearest folder above it holding ``.git`` or ``.desched.yaml``; a file in no repository
 is judged alone. The repository is indexed without parsing it: every YAML file's text is read, and only the
