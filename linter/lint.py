@@ -26,7 +26,7 @@ from desched.linter.engine import (
     read_text_again,
 )
 from desched.linter.finding import Finding
-from desched.reading.sources import iter_paths
+from desched.reading.sources import iter_paths, repository_root
 from desched.runtime.collector import paused
 
 __all__ = ["LintRun", "lint_paths", "load_config", "settings_from"]
@@ -144,8 +144,8 @@ def lint_paths(
 def _context(paths: list[str], ignore: Iterable[str], settings: Settings) -> list[str]:
     """The files to read with the files among ``paths`` so that each is judged in its deploy units."""
     named = [path for path in paths if path != "-" and os.path.isfile(path)]
-    if not named:
-        return []
+    if not any(repository_root(path) for path in named):
+        return []  # files in no repository are judged alone
     from desched.gitops.context import context_files
 
     return context_files(named, ignore, settings.clusters, settings.clusters_base)

@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 
 from desched.chart.record import ChartRelease, chart_deploying
 from desched.deployment.releases import Release, chart_release
-from desched.gitops.clusters import KUSTOMIZATION_NAMES, deployed_folders, git_root, is_kustomization, local_reference
+from desched.gitops.clusters import KUSTOMIZATION_NAMES, deployed_folders, is_kustomization, local_reference
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import Install, flux_sources, installs, object_label
+from desched.reading.sources import git_root
 from desched.reading.yamlsrc import locate
 from desched.tree import Path, at_path, list_or_empty
 

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from desched.reading.sources import is_ignored
+from desched.reading.sources import git_root, is_ignored
 from desched.reading.yamlsrc import YamlError, load_all
 from desched.tree import at_path, list_or_empty, mapping_or_empty
 
@@ -34,11 +34,9 @@ __all__ = [
     "RepositoryCluster",
     "clusters",
     "deployed_folders",
-    "git_root",
     "is_kustomization",
     "local_reference",
     "patch_path",
-    "repository_root",
 ]
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -239,27 +237,3 @@ def patch_path(entry: Any) -> str | None:
     """The file a kustomization's patch entry names; ``None`` for an inline patch."""
     path = entry.get("path") if isinstance(entry, Mapping) else entry
     return path if isinstance(path, str) and path and "\n" not in path else None
-
-
-def repository_root(file: str) -> str | None:
-    """The root of the repository ``file`` is in: the nearest directory above it holding ``.git`` or
-    ``.desched.yaml``; ``None`` when there is none."""
-    return _nearest(file, (".git", ".desched.yaml"))
-
-
-def git_root(file: str) -> str:
-    """The root of the Git repository ``file`` is in (where Flux and Argo CD paths start), else the current
-    directory."""
-    return _nearest(file, (".git",)) or os.getcwd()
-
-
-def _nearest(file: str, markers: tuple[str, ...]) -> str | None:
-    """The nearest directory above ``file`` that holds one of ``markers``."""
-    directory = os.path.dirname(os.path.abspath(file))
-    while True:
-        if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent

@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from desched.gitops.clusters import KUSTOMIZATION_NAMES, clusters, repository_root
-from desched.reading.sources import SourceError, iter_paths, read_text
+from desched.gitops.clusters import KUSTOMIZATION_NAMES, clusters
+from desched.reading.sources import SourceError, iter_paths, read_text, repository_root
 from desched.reading.yamlsrc import YamlError, load_all
 
 __all__ = ["context_files", "without_values"]

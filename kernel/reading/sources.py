@@ -21,10 +21,12 @@ __all__ = [
     "MAX_FILE_BYTES",
     "TEMPLATE_SUFFIXES",
     "SourceError",
+    "git_root",
     "is_ignored",
     "is_template",
     "iter_paths",
     "read_text",
+    "repository_root",
     "require_regular",
 ]
 
@@ -177,3 +179,27 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
     line = data.count(b"\n", 0, offset) + 1
     start = data.rfind(b"\n", 0, offset) + 1
     return line, offset - start + 1
+
+
+def repository_root(file: str) -> str | None:
+    """The root of the repository ``file`` is in: the nearest directory above it holding ``.git`` or
+    ``.desched.yaml``; ``None`` when there is none."""
+    return _nearest(file, (".git", ".desched.yaml"))
+
+
+def git_root(file: str) -> str:
+    """The root of the Git repository ``file`` is in (where Flux and Argo CD paths start), else the current
+    directory."""
+    return _nearest(file, (".git",)) or os.getcwd()
+
+
+def _nearest(file: str, markers: tuple[str, ...]) -> str | None:
+    """The nearest directory above ``file`` that holds one of ``markers``."""
+    directory = os.path.dirname(os.path.abspath(file))
+    while True:
+        if any(os.path.exists(os.path.join(directory, marker)) for marker in markers):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
