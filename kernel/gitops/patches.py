@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -281,11 +282,9 @@ def _selected(doc: Mapping[str, Any], patch: Any, target: Mapping[str, Any]) -> 
             "name": metadata.get("name"),
             "namespace": metadata.get("namespace"),
         }
-        for key, value in wanted.items():
-            if key in target and target[key] != value:
-                return False
         group, _, version = str(doc.get("apiVersion", "")).rpartition("/")
-        if ("group" in target and target["group"] != group) or ("version" in target and target["version"] != version):
+        wanted.update(group=group, version=version)
+        if not all(_matches(target[key], value) for key, value in wanted.items() if key in target):
             return False
         return _labels_match(mapping_or_empty(metadata.get("labels")), target.get("labelSelector"))
     if not isinstance(patch, Mapping):
@@ -295,6 +294,17 @@ def _selected(doc: Mapping[str, Any], patch: Any, target: Mapping[str, Any]) -> 
         return False
     namespace = own.get("namespace")
     return namespace is None or namespace == metadata.get("namespace")
+
+
+def _matches(pattern: Any, value: Any) -> bool:
+    """Whether a target's field ``pattern`` selects ``value``: kustomize reads each as a whole-value regular
+    expression (``descheduler.*``), a plain name being one that matches itself."""
+    if not isinstance(pattern, str) or not isinstance(value, str):
+        return bool(pattern == value)
+    try:
+        return re.fullmatch(pattern, value) is not None
+    except re.error:
+        return pattern == value
 
 
 def _labels_match(labels: Mapping[str, Any], selector: Any) -> bool:

@@ -7,12 +7,15 @@ OCIRepository in a sibling file. The invariant test runs over every fixture repo
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from desched.gitops.context import without_values
 from desched.gitops.patches import apply_patches
@@ -336,3 +339,56 @@ def test_a_patch_of_a_remote_base_is_judged_only_for_what_it_sets(tmp_path: Path
         ("DS616", 10),
         ("DS611", 11),
     ]
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
+_KEYS = st.sampled_from(["spec", "template", "containers", "name", "args", "replicas", "$patch", "env", "a", "0"])
+_TREES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+_OPERATIONS = st.lists(
+    st.fixed_dictionaries(
+        {"op": st.sampled_from(["add", "remove", "replace", "copy", "move", "test", 5]),
+         "path": st.sampled_from(["/spec/replicas", "/spec/template/spec/containers/0/args/-", "/x/0", "", "/", 5]),
+         "from": st.sampled_from(["/spec", "/metadata/name", "/nope"]), "value": _TREES}
+    ),
+    max_size=4,
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(patch=st.one_of(_TREES, _OPERATIONS, st.dictionaries(_KEYS, _TREES, max_size=3).map(
+    lambda body: {"kind": "Deployment", "metadata": {"name": "d"}, **body})))  # fmt: skip
+def test_any_patch_applies_without_error_and_leaves_the_resource_as_written(patch: object):
+    """Patches are open-ended input: whatever a patch file holds, applying it raises nothing and changes a copy,
+    never the resource the rules also read as written."""
+    base = load_all(BASE)[0]
+    before = json.dumps(base, sort_keys=True)
+    kustomization = load_all("resources: [base.yaml]\npatches:\n- path: patch.yaml\n  target: {kind: Deployment}\n")[0]
+    unit = apply_patches([("k/kustomization.yaml", kustomization), ("k/base.yaml", base), ("k/patch.yaml", patch)])
+    assert json.dumps(base, sort_keys=True) == before
+    assert {file for file, _ in unit.documents} <= {"k/kustomization.yaml", "k/base.yaml"}
+
+
+@pytest.mark.parametrize(
+    ("target", "applies"),
+    [
+        ("{kind: Deployment, name: d}", True),
+        ("{kind: Deployment, name: 'd.*'}", True),  # kustomize reads a target's fields as regular expressions
+        ("{kind: 'Deploy.*', name: '[cd]'}", True),
+        ("{kind: Deployment, name: 'x.*'}", False),
+        ("{kind: Deployment, name: '('}", False),  # not a regular expression: the name as written
+        ("{kind: Deployment, namespace: ns, group: apps, version: v1}", True),
+        ("{kind: Deployment, group: batch}", False),
+        ("{labelSelector: 'app=web'}", False),
+    ],
+)
+def test_a_patch_target_selects_as_kustomize_selects(target: str, applies: bool):
+    kustomization = load_all(f"resources: [base.yaml]\npatches:\n- path: p.yaml\n  target: {target}\n")[0]
+    patch = load_all("- {op: replace, path: /spec/replicas, value: 9}\n")[0]
+    unit = apply_patches([("k/kustomization.yaml", kustomization), ("k/base.yaml", load_all(BASE)[0]),
+                          ("k/p.yaml", patch)])  # fmt: skip
+    (deployment,) = [doc for file, doc in unit.documents if file == "k/base.yaml"]
+    assert (deployment["spec"]["replicas"] == 9) is applies
