@@ -14,7 +14,9 @@ on the pod like upstream (reason: the plugin; action ``Descheduled``); with ``ev
 failed one emits a Warning ``EvictionFailed``. ``--dry-run`` sends no mutating request at all. Metrics use upstream's
 names and, with ``--metrics-bind-address``, are served over HTTPS (:mod:`desched.executor.metrics`). Each API request
 is bounded by ``--request-timeout`` (30s) and each cycle by ``--cycle-timeout`` (10m): past it the cycle stops
-evicting, reports what it did and counts as failed. A summary (text or JSON, as ``simulate``, with
+evicting, reports what it did and counts as failed. A server's ``Retry-After`` (429, 503) is waited for at most
+``--request-timeout`` per request and never past the cycle's deadline (:mod:`desched.runtime.kube`); a warning says
+when the server asked for longer. A summary (text or JSON, as ``simulate``, with
 ``failures[].outcome``, ``summary.failed`` and ``summary.halted``) is printed after each cycle.
 
 Without ``--interval`` one cycle runs; a transient failure to list the cluster (a 5xx, a timeout, a refused connection)
@@ -139,7 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def connect(kubeconfig: str | None, context: str | None, timeout: float = 30) -> KubeClient:
     """The cluster connection; a configuration problem is a usage error (exit 2)."""
     try:
-        return KubeClient.connect(kubeconfig, context, timeout)
+        return KubeClient.connect(kubeconfig, context, timeout, warn=_warn)
     except KubeError as error:
         raise UsageError(str(error)) from None
 
@@ -314,16 +316,17 @@ def _cycle(driver: Driver) -> CycleDone:
     started = time.perf_counter()
     metrics, args = driver.metrics, driver.args
     guard = CycleGuard(driver.stop, driver.cycle_timeout, driver.elector.leading if driver.elector else None)
+    kube = driver.kube.within(guard.deadline)  # no wait for a server's Retry-After past the cycle's deadline
     evictor: PodEvictor | None = None
     result = HALTED
     try:
         with bulk_load():
-            listing = partial(list_cluster, driver.kube, guard.check)
+            listing = partial(list_cluster, kube, guard.check)
             if driver.args.interval is None:  # one cycle: retry within the deadline (the loop retries itself)
                 listing = partial(list_with_retries, listing, guard, _warn)
             cluster = Cluster.from_objects(listing())
             cluster.server = driver.server
-        backend = None if args.dry_run else Evictions(driver.kube, driver.policy, guard.pause)
+        backend = None if args.dry_run else Evictions(kube, driver.policy, guard.pause)
         evictor = PodEvictor(
             cluster,
             Limits.from_policy(driver.policy),

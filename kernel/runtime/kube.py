@@ -7,7 +7,10 @@ is imported only when a :class:`KubeClient` is created, never on the lint path. 
 connection errors, non-2xx answers) raises :class:`KubeError` with a one-line message and, for HTTP answers, the
 status; ``KubeError.sent`` is False only when no connection could be made. Every request is bounded by ``timeout``
 seconds per attempt (connecting and each read); the client retries a connection that could not be made and, for
-idempotent methods only, a failed read or a 429/503 with ``Retry-After``: at most three attempts per call.
+idempotent methods only, a failed read or a 429/503 with ``Retry-After``: at most three attempts per call. The waits
+for ``Retry-After`` (seconds or an HTTP date) of one call add up to at most ``timeout`` and, for a client bound by
+:meth:`KubeClient.within`, end by its deadline: a server asking for longer is said once per call through ``warn``
+(the value asked and the wait used), and when no time is left the answer is final.
 :meth:`KubeClient.list` follows pagination and fills in each item's ``apiVersion`` and ``kind``.
 :meth:`KubeClient.served` says which resource a group/version serves, from discovery (read once per client), and
 :meth:`KubeClient.find` picks a kind's preferred served version. The linter only ever sends GET requests; the executor
@@ -16,9 +19,15 @@ also posts evictions and events and keeps its leader-election Lease.
 
 from __future__ import annotations
 
+import copy
 import json
+import logging
+import math
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
@@ -27,6 +36,10 @@ from desched.extras import require
 from desched.tree import Json as Json
 
 PAGE_SIZE = 500
+ATTEMPTS = 3  # per call, for an idempotent request answered with Retry-After
+RETRY_AFTER_STATUSES = (429, 503)
+RETRIED_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})  # idempotent (urllib3's, but TRACE)
+LOG = logging.getLogger("desched.kube")
 
 
 class Served(NamedTuple):
@@ -52,7 +65,12 @@ class KubeClient:
     """Requests to one API server with the credentials of one kubeconfig context (see the module contract)."""
 
     def __init__(
-        self, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False, timeout: float = 30
+        self,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        in_cluster: bool = False,
+        timeout: float = 30,
+        warn: Callable[[str], None] = LOG.warning,
     ) -> None:
         import yaml
 
@@ -72,19 +90,37 @@ class KubeClient:
             raise KubeError(f"cannot load {where}: {_first_line(exc)}") from None
         self.server = configuration.host.rstrip("/")
         self.context = "in-cluster" if in_cluster else (context or _current_context(kubeconfig))
-        # urllib3's default retries a timed-out GET three times (four timeouts per call); never a POST once sent
-        configuration.retries = Retry(total=2, connect=2, read=1, other=0, raise_on_status=False)
+        # urllib3's default retries a timed-out GET three times (four timeouts per call); never a POST once sent. It
+        # would also sleep for any Retry-After, however long: request() waits for it itself, within its bounds.
+        configuration.retries = Retry(
+            total=2, connect=2, read=1, other=0, raise_on_status=False, respect_retry_after_header=False
+        )
         self._configuration = configuration
         self._rest = rest.RESTClientObject(configuration)
         self._timeout = timeout
+        self._deadline = math.inf
+        self._warn = warn
         self._discovery: dict[str, dict[str, Served]] = {}
 
     @classmethod
-    def connect(cls, kubeconfig: str | None = None, context: str | None = None, timeout: float = 30) -> KubeClient:
+    def connect(
+        cls,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        timeout: float = 30,
+        warn: Callable[[str], None] = LOG.warning,
+    ) -> KubeClient:
         """The in-cluster service account when running in a pod and neither ``kubeconfig`` nor ``context`` is given,
         else the kubeconfig (``KUBECONFIG`` or ``~/.kube/config`` without a path)."""
         in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        return cls(kubeconfig, context, in_cluster=in_cluster, timeout=timeout)
+        return cls(kubeconfig, context, in_cluster=in_cluster, timeout=timeout, warn=warn)
+
+    def within(self, deadline: float) -> KubeClient:
+        """This client (its connections and discovery shared) with no wait for ``Retry-After`` past ``deadline``
+        (a :func:`time.monotonic` time)."""
+        bound = copy.copy(self)
+        bound._deadline = deadline
+        return bound
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Json:
         """The JSON document at ``path`` (see the module contract for errors)."""
@@ -100,9 +136,6 @@ class KubeClient:
     ) -> Json:
         """Send ``body`` (JSON, sent as ``content_type``: a patch type for PATCH) with ``method`` to ``path``; the
         decoded 2xx answer, else :class:`KubeError`."""
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
-
         url = self.server + path + ("?" + urlencode(params) if params else "")
         headers = {"Accept": "application/json"}
         if body is not None:
@@ -110,13 +143,23 @@ class KubeClient:
         for setting in self._configuration.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[setting["key"]] = setting["value"]
-        try:
-            response = self._rest.request(method, url, headers=headers, body=body, _request_timeout=self._timeout)
-            status, data = int(response.status), response.read() if hasattr(response, "read") else response.data
-        except ApiException as error:  # older clients raise for non-2xx answers
-            status, data = int(error.status or 0), (error.body or b"")
-        except (HTTPError, OSError) as error:
-            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}", sent=_sent(error)) from None
+        end = min(time.monotonic() + self._timeout, self._deadline)  # of the waits for Retry-After
+        warned = False
+        for attempt in range(1, ATTEMPTS + 1):
+            status, data, asked = self._send(method, url, headers, body)
+            if asked is None or attempt == ATTEMPTS or method.upper() not in RETRIED_METHODS:
+                break
+            wait = min(asked, max(0.0, end - time.monotonic()))
+            if wait < asked and not warned:
+                warned = True
+                self._warn(
+                    f"{method} {path}: the server answered {status} and asked to retry after {asked:.0f} s; "
+                    f"{f'waiting {wait:.1f} s' if wait > 0 else 'not waiting'}: no longer than the request timeout "
+                    "and deadline allow"
+                )
+            if wait <= 0 < asked:
+                break
+            time.sleep(wait)
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
         try:
             document = json.loads(text) if text else {}
@@ -127,6 +170,23 @@ class KubeClient:
         message = document.get("message") if isinstance(document, dict) else None
         definite = _eviction_refused(status, document)
         raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status, definite=definite)
+
+    def _send(self, method: str, url: str, headers: dict[str, str], body: Any) -> tuple[int, Any, float | None]:
+        """One request (urllib3 retrying what it may): the status, the body and, for a 429 or 503, the seconds its
+        ``Retry-After`` asks for (None without one)."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            response = self._rest.request(method, url, headers=headers, body=body, _request_timeout=self._timeout)
+            status, data = int(response.status), response.read() if hasattr(response, "read") else response.data
+            answered = response.headers
+        except ApiException as error:  # older clients raise for non-2xx answers
+            status, data, answered = int(error.status or 0), (error.body or b""), error.headers
+        except (HTTPError, OSError) as error:
+            raise KubeError(f"cannot reach {self.server}: {_first_line(error)}", sent=_sent(error)) from None
+        asked = _retry_after((answered or {}).get("Retry-After")) if status in RETRY_AFTER_STATUSES else None
+        return status, data, asked
 
     def watch(self, path: str, params: dict[str, Any]) -> Iterator[Json]:
         """Watch events (``{"type", "object"}``) of the collection at ``path`` until the server ends the watch (use
@@ -220,6 +280,20 @@ def _sent(error: BaseException) -> bool:
 
     reason = error.reason if isinstance(error, MaxRetryError) else error
     return not isinstance(reason, ConnectTimeoutError)  # NewConnectionError (refused, DNS) is a ConnectTimeoutError
+
+
+def _retry_after(value: str | None) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (delay seconds or an HTTP date, at least 0); None when absent
+    or unreadable."""
+    text = (value or "").strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    when = when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _first_line(error: BaseException) -> str:
