@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from email.utils import formatdate
 from pathlib import Path
 
@@ -25,14 +26,18 @@ def _busy(status: int, after: str) -> FakeApi:
 
 @pytest.mark.parametrize(
     ("status", "after", "asked"),
-    [(429, "3600", 3600), (503, str(HUGE), HUGE), (429, formatdate(time.time() + 3600, usegmt=True), 3600)],
+    [
+        (429, lambda: "3600", 3600),
+        (503, lambda: str(HUGE), HUGE),
+        (429, lambda: formatdate(time.time() + 3600, usegmt=True), 3600),  # an HTTP date, made when the test runs
+    ],
     ids=["429-seconds", "503-huge", "429-http-date"],
 )
 def test_the_waits_of_a_call_add_up_to_at_most_the_request_timeout(
-    tmp_path: Path, status: int, after: str, asked: int
+    tmp_path: Path, status: int, after: Callable[[], str], asked: int
 ) -> None:
     warnings: list[str] = []
-    with _busy(status, after) as api:
+    with _busy(status, after()) as api:
         kube = KubeClient(str(api.kubeconfig(tmp_path / "config")), timeout=1, warn=warnings.append)
         started = time.monotonic()
         with bounded(10), pytest.raises(KubeError) as raised:
