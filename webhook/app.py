@@ -1,12 +1,14 @@
 """The HTTP face of the webhook: ``POST /validate`` (TLS port) and ``/healthz``, ``/readyz``, ``/metrics`` (plain port).
 
-Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``
-(:mod:`desched.webhook.review` decides). A body over ``max_body_bytes`` gets 413 (and the connection closes), a body
-that is not an AdmissionReview or nests too deep 400 (``{"message": ...}``), never 500: an unexpected failure while
-deciding is logged and answered as a decision (deny for policy objects in ``enforce`` mode, allow with a warning that
-says it was not checked otherwise), as are a policy object over the :class:`~desched.webhook.limits.PolicyLimits`
-(checked before any YAML is parsed), a full worker pool ("webhook busy"), no worker able to start, and running out
-of the time budget (counted from the request's arrival, reading the body and queueing included).
+Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``, written in
+ASCII JSON (a lone surrogate in it comes back as the escape it came in; :mod:`desched.webhook.review` decides). A body
+over ``max_body_bytes`` gets 413 (and the connection closes), a body that is not an AdmissionReview or nests too deep
+400 (``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision (deny
+for policy objects in ``enforce`` mode, allow with a warning that says it was not checked otherwise), as are an object
+holding a lone surrogate (:func:`~desched.webhook.review.lone_surrogate`: not text, nothing could parse it), a policy
+object over the :class:`~desched.webhook.limits.PolicyLimits` (checked before any YAML is parsed), a full worker pool
+("webhook busy"), no worker able to start, and running out of the time budget (counted from the request's arrival,
+reading the body and queueing included).
 
 The event loop reads, parses and answers; it does no work that grows with a policy's text beyond hashing it. Small
 policy objects (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on it: their cost is bounded by
@@ -41,7 +43,7 @@ from desched.webhook.cache import DecisionCache, reads_cluster
 from desched.webhook.decision import ClusterView, Decision, Options, response
 from desched.webhook.limits import PolicyLimits
 from desched.webhook.pool import DecisionPool, OverLimits, WorkerError
-from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
+from desched.webhook.review import POLICY_KINDS, BadReview, decide, lone_surrogate, parse_review
 from desched.webhook.server import ARRIVAL, log_refusal
 from desched.webhook.workloads import bounded
 
@@ -156,6 +158,9 @@ class Reviewer:
         obj = request.get("object")
         if time.perf_counter() >= deadline:
             raise TimeoutError  # the budget went on reading and waiting: nothing is started that could not finish
+        where = lone_surrogate(body, request)
+        if where is not None:
+            return self._fallback(request, f"{where} holds a lone surrogate (half a UTF-16 pair), which is not text")
         if bounded(request, self.cluster):
             return decide(request, self.options, self.cluster)  # from the index, a few workloads: no thread hop
         if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
@@ -254,16 +259,24 @@ def create_app(reviewer: Reviewer) -> FastAPI:
         except BadReview as error:
             return _refuse(reviewer, 400, str(error))
         decision = await reviewer.answer(review, data, received)
-        return JSONResponse(response(decision))
+        return AsciiJSONResponse(response(decision))
 
     return app
+
+
+class AsciiJSONResponse(JSONResponse):
+    """JSON written in ASCII, every other character escaped: any string a JSON parser accepted is written back, a
+    lone surrogate (``"\\ud800"``) as the same escape, which the API server reads as it read the request's."""
+
+    def render(self, content: object) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
 
 
 def _refuse(reviewer: Reviewer, code: int, message: str, close: bool = False) -> JSONResponse:
     """A ``{"message": ...}`` answer with status ``code``; ``close`` when the body is left unread (the connection
     cannot be reused)."""
     reviewer.refused(code, message)
-    return JSONResponse({"message": message}, status_code=code, headers={"Connection": "close"} if close else None)
+    return AsciiJSONResponse({"message": message}, status_code=code, headers={"Connection": "close"} if close else None)
 
 
 def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool], detail: Callable[[], str] = str) -> FastAPI:
