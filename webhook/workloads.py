@@ -35,11 +35,11 @@ from desched.linter.inventory import PolicyGroup, Repository, concerning, policy
 from desched.linter.rules import admission_rules
 from desched.tree import list_or_empty, mapping_or_empty
 from desched.webhook.decision import (
-    MAX_MESSAGES,
     ClusterView,
     Decision,
     Json,
     Options,
+    capped,
     namespaced_name,
     settings_for,
     skip,
@@ -314,7 +314,4 @@ def pdb_decision(
 def policy_warnings(result: FileResult, options: Options, cluster: ClusterView) -> list[str]:
     """What the updated active policy means for the cached workloads (DS401-DS406), as warnings."""
     _, findings = _cluster_findings(result, cluster.objects(), None, options)
-    lines = [f"{f.rule} {f.object}: {f.message}" for f in findings]
-    if len(lines) > MAX_MESSAGES:
-        lines = [*lines[:MAX_MESSAGES], f"and {len(lines) - MAX_MESSAGES} more workload findings"]
-    return lines
+    return capped([f"{f.rule} {f.object}: {f.message}" for f in findings], "workload findings")
