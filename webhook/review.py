@@ -113,8 +113,11 @@ def lone_surrogate(body: bytes, request: Json) -> str | None:
     return None
 
 
-def decide(request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
-    """The decision on one admission request (see the module contract)."""
+def decide(
+    request: Json, options: Options, cluster: ClusterView | None = None, own: list[Finding] | None = None
+) -> Decision:
+    """The decision on one admission request (see the module contract); ``own``: what the deployment rules find in
+    the workload, when found elsewhere (:func:`~desched.webhook.workloads.own_findings`)."""
     uid = str(request["uid"])
     kind = str(mapping_or_empty(request["kind"]).get("kind", ""))
     operation = request["operation"]
@@ -132,7 +135,7 @@ def decide(request: Json, options: Options, cluster: ClusterView | None = None) 
     if kind == "KubeDescheduler" or kind in WRAPPER_KINDS:
         return _policy_object(uid, kind, obj, options)
     if kind in ADMITTED_KINDS:
-        return workload_decision(uid, kind, obj, options, cluster)
+        return workload_decision(uid, kind, obj, options, cluster, own=own)
     return Decision(uid, True, "", [], [], kind)
 
 

@@ -369,3 +369,51 @@ def test_a_lone_surrogate_in_policy_data_is_denied_by_name_without_a_traceback(
     warned = Reviewer(Options(mode="warn")).answer
     decision = asyncio.run(warned(review(configmap("\udc00"))["request"], b"\\udc00", time.perf_counter()))
     assert decision.allowed and decision.warnings == [decision.message]
+
+
+def crowded_descheduler(number: int, containers: int = 10_000) -> Json:
+    """A descheduler Deployment of ``containers`` containers (about 1.5 MB as JSON), each with its own unmounted
+    policy file: the deployment rules judge every one (about 1.5 s in all)."""
+    obj = workload(f"descheduler-{number}", ["--descheduling-interval=5m"])
+    (container,) = obj["spec"]["template"]["spec"]["containers"]
+    crowd = [{**container, "name": f"c{i}", "args": [f"--policy-config-file=/p{i}"]} for i in range(containers)]
+    obj["spec"]["template"]["spec"]["containers"] = crowd
+    return obj
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cluster-cache", "cluster-cache"])
+def test_a_flood_of_large_descheduler_workloads_is_answered_within_the_workload_webhooks_timeout(cached: bool) -> None:
+    from desched.webhook.review import parse_review
+    from tests.webhook.test_workload_index import EVICTING, new_cache
+
+    reviewer = Reviewer(Options(), cluster=new_cache(EVICTING) if cached else None)
+    bodies = [json.dumps(review(crowded_descheduler(n), f"w{n}", kind="Deployment")).encode() for n in range(12)]
+    small = json.dumps(review(configmap(POLICY), "policy")).encode()
+
+    async def one(body: bytes, arrival: float) -> tuple[Any, float]:
+        decision = await reviewer.answer(parse_review(body), body, arrival)
+        return decision, time.perf_counter() - arrival
+
+    async def flood() -> tuple[list[tuple[Any, float]], float]:
+        reviewer.pool.start()
+        await asyncio.sleep(2)  # the workers have started: the flood meets a running pool
+        arrival = time.perf_counter()
+        crowd = [asyncio.ensure_future(one(body, arrival)) for body in bodies]
+        await asyncio.sleep(0.2)
+        policy = await one(small, arrival + 0.2)  # sent meanwhile: it arrived 0.2 s after the flood
+        answered = [*await asyncio.gather(*crowd), policy]
+        cpu = time.process_time()
+        await asyncio.sleep(1)
+        return answered, time.process_time() - cpu
+
+    try:
+        answers, after = asyncio.run(flood())
+    finally:
+        reviewer.pool.close()
+    *workloads, (policy, policy_seconds) = answers
+    # The workload webhook's timeout is 3 s; an answer leaves at most 0.5 s after the 2.5 s budget.
+    assert max(seconds for _, seconds in workloads) < 3.0, [round(seconds, 2) for _, seconds in workloads]
+    assert all(decision.allowed for decision, _ in workloads)  # decided, or not checked (the webhook fails open)
+    assert any("not checked" in " ".join(decision.warnings) for decision, _ in workloads)  # more than the pool takes
+    assert after < 0.5  # nothing decides on in the server once the answers left (a worker out of time is stopped)
+    assert policy.rules == ["DS203"] and policy_seconds < 1.5, policy_seconds  # decided meanwhile, not after them
