@@ -1,12 +1,14 @@
 """The HTTP face of the webhook: ``POST /validate`` (TLS port) and ``/healthz``, ``/readyz``, ``/metrics`` (plain port).
 
-Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``
-(:mod:`desched.webhook.review` decides). A body over ``max_body_bytes`` gets 413 (and the connection closes), a body
-that is not an AdmissionReview or nests too deep 400 (``{"message": ...}``), never 500: an unexpected failure while
-deciding is logged and answered as a decision (deny for policy objects in ``enforce`` mode, allow with a warning that
-says it was not checked otherwise), as are a policy object over the :class:`~desched.webhook.limits.PolicyLimits`
-(checked before any YAML is parsed), a full worker pool ("webhook busy"), no worker able to start, and running out
-of the time budget (counted from the request's arrival, reading the body and queueing included).
+Contract: ``/validate`` answers every AdmissionReview v1 with an AdmissionReview carrying the same ``uid``, written in
+ASCII JSON (a lone surrogate in it comes back as the escape it came in; :mod:`desched.webhook.review` decides). A body
+over ``max_body_bytes`` gets 413 (and the connection closes), a body that is not an AdmissionReview or nests too deep
+400 (``{"message": ...}``), never 500: an unexpected failure while deciding is logged and answered as a decision (deny
+for policy objects in ``enforce`` mode, allow with a warning that says it was not checked otherwise), as are an object
+holding a lone surrogate (:func:`~desched.webhook.review.lone_surrogate`: not text, nothing could parse it), a policy
+object over the :class:`~desched.webhook.limits.PolicyLimits` (checked before any YAML is parsed), a full worker pool
+("webhook busy"), no worker able to start, and running out of the time budget (counted from the request's arrival,
+reading the body and queueing included).
 
 The event loop reads, parses and answers; it does no work that grows with a policy's text beyond hashing it. Small
 policy objects (a body of at most ``INLINE_BYTES`` without YAML aliases) are decided on it: their cost is bounded by
@@ -25,6 +27,7 @@ the caller's ``ready()`` says, the cluster cache, when there is one, has synced.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -35,15 +38,16 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from desched.linter.finding import Finding
 from desched.runtime.prometheus import Counter, Histogram
 from desched.tree import Json, mapping_or_empty
 from desched.webhook.cache import DecisionCache, reads_cluster
 from desched.webhook.decision import ClusterView, Decision, Options, response
 from desched.webhook.limits import PolicyLimits
-from desched.webhook.pool import DecisionPool, OverLimits, WorkerError
-from desched.webhook.review import POLICY_KINDS, BadReview, decide, parse_review
+from desched.webhook.pool import Answer, DecisionPool, OverLimits, OwnFindings, WorkerError
+from desched.webhook.review import POLICY_KINDS, BadReview, decide, lone_surrogate, parse_review
 from desched.webhook.server import ARRIVAL, log_refusal
-from desched.webhook.workloads import bounded
+from desched.webhook.workloads import ADMITTED_KINDS, bounded
 
 LOG = logging.getLogger("desched.webhook")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -97,6 +101,10 @@ class WebhookMetrics:
         return "\n".join(line for family in families for line in family.render()) + "\n"
 
 
+class Busy(Exception):
+    """Every worker and queue slot is taken: the request is answered at once, not checked (the message says so)."""
+
+
 class Reviewer:
     """Decides admission requests within the limits (see the module contract)."""
 
@@ -130,6 +138,8 @@ class Reviewer:
             decision = await self._route(request, body, received + self.budget)
         except TimeoutError:
             decision = self._fallback(request, f"validation did not finish within {self.budget:g}s")
+        except Busy as error:
+            decision = self._fallback(request, str(error))
         except WorkerError as error:
             decision = self._fallback(request, f"validation failed: {error}")
         except Exception as error:  # never a 500: the failure becomes a decision, and is logged
@@ -156,10 +166,14 @@ class Reviewer:
         obj = request.get("object")
         if time.perf_counter() >= deadline:
             raise TimeoutError  # the budget went on reading and waiting: nothing is started that could not finish
+        where = lone_surrogate(body, request)
+        if where is not None:
+            return self._fallback(request, f"{where} holds a lone surrogate (half a UTF-16 pair), which is not text")
+        own = await self._own(request, body, deadline)
         if bounded(request, self.cluster):
-            return decide(request, self.options, self.cluster)  # from the index, a few workloads: no thread hop
+            return decide(request, self.options, self.cluster, own)  # from the index, a few workloads: no thread hop
         if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
-            return await asyncio.wait_for(self._decide(request), timeout=deadline - time.perf_counter())
+            return await asyncio.wait_for(self._decide(request, own), timeout=deadline - time.perf_counter())
         if request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
             return decide(request, self.options)  # allowed at once: nothing to check
         inline = self.inline(request, body)
@@ -174,18 +188,37 @@ class Reviewer:
         known = self.decisions.get(key, request)
         if known is not None:
             return known
-        if self.pool.full():
-            pending = self.pool.workers + self.pool.queue
-            return self._fallback(request, f"webhook busy: {pending} policy decisions running or queued, retry later")
-        answer = await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+        answer = await self._pooled(body, deadline)
         if isinstance(answer, OverLimits):
             return self._fallback(request, f"policy over the limits: {answer.reason}")
+        if not isinstance(answer, Decision):
+            raise WorkerError(f"unexpected answer {type(answer).__name__}")
         self.decisions.put(key, answer)
         return answer
 
-    async def _decide(self, request: Json) -> Decision:
+    async def _own(self, request: Json, body: bytes, deadline: float) -> list[Finding] | None:
+        """What the deployment rules find in a workload of a body over ``INLINE_BYTES``, found in a worker (their
+        cost grows with its containers: 1.5 s for 10,000); None for every other request (found where it is
+        decided)."""
+        kind = mapping_or_empty(request["kind"]).get("kind")
+        if kind not in ADMITTED_KINDS or len(body) <= INLINE_BYTES or request["operation"] not in ("CREATE", "UPDATE"):
+            return None
+        answer = await self._pooled(body, deadline)
+        if not isinstance(answer, OwnFindings):
+            raise WorkerError(f"unexpected answer {type(answer).__name__}")
+        return answer.findings
+
+    async def _pooled(self, body: bytes, deadline: float) -> Answer:
+        """The worker pool's answer on ``body`` within ``deadline``; :class:`Busy` when the pool is full."""
+        if self.pool.full():
+            raise Busy(f"webhook busy: {self.pool.workers + self.pool.queue} decisions running or queued, retry later")
+        return await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+
+    async def _decide(self, request: Json, own: list[Finding] | None) -> Decision:
+        """The decision in a thread (a workload's ``own`` findings given: never cached, so not looked up)."""
+        work = self.decisions.decide if own is None else functools.partial(decide, own=own)
         async with self._slots:
-            return await run_in_threadpool(self.decisions.decide, request, self.options, self.cluster)
+            return await run_in_threadpool(work, request, self.options, self.cluster)
 
     def _fallback(self, request: Json, reason: str) -> Decision:
         """The answer when the object was not checked: denied for a policy object in enforce mode (the policy
@@ -254,16 +287,24 @@ def create_app(reviewer: Reviewer) -> FastAPI:
         except BadReview as error:
             return _refuse(reviewer, 400, str(error))
         decision = await reviewer.answer(review, data, received)
-        return JSONResponse(response(decision))
+        return AsciiJSONResponse(response(decision))
 
     return app
+
+
+class AsciiJSONResponse(JSONResponse):
+    """JSON written in ASCII, every other character escaped: any string a JSON parser accepted is written back, a
+    lone surrogate (``"\\ud800"``) as the same escape, which the API server reads as it read the request's."""
+
+    def render(self, content: object) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
 
 
 def _refuse(reviewer: Reviewer, code: int, message: str, close: bool = False) -> JSONResponse:
     """A ``{"message": ...}`` answer with status ``code``; ``close`` when the body is left unread (the connection
     cannot be reused)."""
     reviewer.refused(code, message)
-    return JSONResponse({"message": message}, status_code=code, headers={"Connection": "close"} if close else None)
+    return AsciiJSONResponse({"message": message}, status_code=code, headers={"Connection": "close"} if close else None)
 
 
 def create_ops_app(reviewer: Reviewer, ready: Callable[[], bool], detail: Callable[[], str] = str) -> FastAPI:

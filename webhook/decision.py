@@ -3,7 +3,8 @@ findings become an answer (denial message, warnings, locations).
 
 Contract: :func:`verdict` denies in ``enforce`` mode when some finding matches ``deny`` (the first
 :data:`MAX_MESSAGES` in the message), and returns every other finding as a warning of at most :data:`MAX_WARNING`
-characters, each as ``RULE LOCATION: MESSAGE``.
+characters, each as ``RULE LOCATION: MESSAGE``, the first :data:`MAX_MESSAGES` of them and then one line that says how
+many more there are (:func:`capped`: kubectl shows every warning, and an answer must not grow with the object).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "Decision",
     "Json",
     "Options",
+    "capped",
     "namespaced_name",
     "response",
     "settings_for",
@@ -100,6 +102,13 @@ def settings_for(options: Options, only: Sequence[str] | None = None) -> Setting
     return base._replace(disabled=frozenset(disabled | set(base.disabled)))
 
 
+def capped(lines: list[str], what: str) -> list[str]:
+    """The first :data:`MAX_MESSAGES` of ``lines``, then ``and N more <what>`` when there are more."""
+    if len(lines) <= MAX_MESSAGES:
+        return lines
+    return [*lines[:MAX_MESSAGES], f"and {len(lines) - MAX_MESSAGES} more {what}"]
+
+
 def verdict(
     uid: str,
     kind: str,
@@ -112,7 +121,7 @@ def verdict(
     """The decision on ``findings`` (see the module contract); ``locate`` says where a finding is."""
     denying = [f for f in findings if deny(f)] if options.mode == "enforce" else []
     warning_findings = [f for f in findings if f not in denying]
-    warnings = [_line(f, locate) for f in warning_findings] + extra_warnings
+    warnings = capped([_line(f, locate) for f in warning_findings], "findings") + extra_warnings
     rules = sorted({f.rule for f in findings})
     if not denying:
         return Decision(uid, True, "", [w[:MAX_WARNING] for w in warnings], rules, kind)

@@ -2,8 +2,9 @@
 
 Contract: :class:`DecisionPool` decides AdmissionReview bodies (:func:`desched.webhook.review.decide`, no cluster
 view; first the :class:`~desched.webhook.limits.PolicyLimits`, whose checks cost tens of ms per MB of policy text and
-so stay off the server's event loop) in ``workers`` daemon processes, ``spawn``ed by :meth:`DecisionPool.start` or
-the first call, one body at a time each. What crosses to a worker is the pickled
+so stay off the server's event loop; of a workload, what the deployment rules find in it alone,
+:class:`OwnFindings`, which the server completes with the cluster's) in ``workers`` daemon processes, ``spawn``ed by
+:meth:`DecisionPool.start` or the first call, one body at a time each. What crosses to a worker is the pickled
 :class:`~desched.webhook.decision.Options` and limits, plain values only (``Settings`` is an immutable record; the
 enabled-rule cache stays in the engine). At most ``workers + queue`` calls are running or waiting;
 :meth:`DecisionPool.full` says when one more would be refused (the caller answers at once). A call cancelled while its
@@ -31,11 +32,13 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any, NamedTuple
 
+from desched.linter.finding import Finding
 from desched.runtime.prometheus import Counter
-from desched.webhook.decision import Decision, Options
+from desched.tree import mapping_or_empty
+from desched.webhook.decision import Decision, Json, Options
 from desched.webhook.limits import PolicyLimits
 
-__all__ = ["BACKOFF", "MAX_BACKOFF", "NICE", "DecisionPool", "OverLimits", "WorkerError"]
+__all__ = ["BACKOFF", "MAX_BACKOFF", "NICE", "DecisionPool", "OverLimits", "OwnFindings", "WorkerError"]
 
 LOG = logging.getLogger("desched.webhook")
 BACKOFF = 0.5
@@ -59,6 +62,16 @@ class OverLimits(NamedTuple):
     reason: str
 
 
+class OwnFindings(NamedTuple):
+    """A worker's answer for a workload: what the deployment rules find in it alone
+    (:func:`~desched.webhook.workloads.own_findings`)."""
+
+    findings: list[Finding]
+
+
+Answer = Decision | OverLimits | OwnFindings
+
+
 class WorkerError(Exception):
     """A decision failed inside a worker, the worker died, or no worker runs; the message says which."""
 
@@ -77,7 +90,7 @@ class _Worker:
             child.close()
         self.tasks = 0
 
-    def call(self, body: bytes) -> Decision | OverLimits:
+    def call(self, body: bytes) -> Answer:
         """The decision on ``body``, or the limit it breaks (blocks until the worker answers)."""
         self.tasks += 1
         try:
@@ -85,7 +98,7 @@ class _Worker:
             answer = self.connection.recv()
         except (EOFError, OSError):
             raise WorkerError("worker exited") from None
-        if isinstance(answer, Decision | OverLimits):
+        if isinstance(answer, Decision | OverLimits | OwnFindings):
             return answer
         raise WorkerError(str(answer))
 
@@ -99,7 +112,7 @@ def _serve(connection: Connection, options: Options, limits: PolicyLimits) -> No
     """The worker's loop: an AdmissionReview body in, the limit its object breaks (:class:`OverLimits`), else its
     :class:`Decision`, or an error's type name out. It runs at a lower CPU priority (:data:`NICE`) than the server,
     whose event loop must answer on time."""
-    from desched.webhook.review import decide, parse_review
+    from desched.webhook.review import parse_review
 
     _yield_cpu()
 
@@ -107,12 +120,23 @@ def _serve(connection: Connection, options: Options, limits: PolicyLimits) -> No
         body = connection.recv_bytes()
         answer: Any
         try:
-            request = parse_review(body)
-            reason = limits.refuses(request)
-            answer = OverLimits(reason) if reason is not None else decide(request, options)
+            answer = _answer(parse_review(body), options, limits)
         except Exception as error:  # reported to the caller, which answers per the failure policy
             answer = type(error).__name__
         connection.send(answer)
+
+
+def _answer(request: Json, options: Options, limits: PolicyLimits) -> Answer:
+    """A worker's answer to ``request``: of a workload its :class:`OwnFindings`, of a policy object the limit it
+    breaks or the decision."""
+    from desched.webhook.review import POLICY_KINDS, decide
+    from desched.webhook.workloads import own_findings
+
+    kind, obj = str(mapping_or_empty(request["kind"]).get("kind", "")), request.get("object")
+    if kind not in POLICY_KINDS:
+        return OwnFindings(own_findings(kind, obj, options) if isinstance(obj, dict) else [])
+    reason = limits.refuses(request)
+    return OverLimits(reason) if reason is not None else decide(request, options)
 
 
 class DecisionPool:
@@ -153,7 +177,7 @@ class DecisionPool:
         started and starting has not failed."""
         return self._idle is None or bool(self._all) or not self._failing
 
-    async def decide(self, body: bytes) -> Decision | OverLimits:
+    async def decide(self, body: bytes) -> Answer:
         """The decision on the AdmissionReview ``body`` in a worker, or the limit its object breaks (see the module
         contract)."""
         self._pending += 1

@@ -15,6 +15,8 @@ Contract:
     runs the descheduler also gets the deployment rules (DS6xx) that need only the object;
   - ``warn`` mode never denies; the annotation ``desched.io/skip-validation: <reason>`` skips validation (with a
     warning saying so); DELETE and other operations are allowed at once. ``dryRun`` requests are decided the same way.
+* :func:`lone_surrogate` finds text that is not Unicode: a JSON escape of half a surrogate pair (``"\\ud800"``), which a
+  JSON parser accepts but nothing can encode or parse as YAML; the server answers such an object without a decision.
 * Nothing is made into text that was not text: of a ConfigMap only the data keys that hold a policy are parsed (the
   policy locator's rule, :func:`desched.gitops.documents.configmap_keys`), each on its own, and a location is
   ``data[<key>]:<line>:<column>`` inside that key's text; a KubeDescheduler or a wrapper is linted as the object
@@ -24,6 +26,7 @@ Contract:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from desched.gitops.documents import configmap_keys
@@ -51,11 +54,15 @@ from desched.webhook.decision import (
 from desched.webhook.depth import MAX_DEPTH, too_deep
 from desched.webhook.workloads import ADMITTED_KINDS, pdb_decision, policy_warnings, workload_decision
 
-__all__ = ["POLICY_KINDS", "BadReview", "configmap_policies", "decide", "parse_review"]
+__all__ = ["POLICY_KINDS", "BadReview", "configmap_policies", "decide", "lone_surrogate", "parse_review"]
 
 #: The GitOps wrappers of the descheduler chart's values the webhook is sent (docs/architecture.md#policy-locator).
 WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")
 POLICY_KINDS = ("ConfigMap", "KubeDescheduler", *WRAPPER_KINDS)
+#: A JSON escape that may stand for half a surrogate pair: a body without one holds no lone surrogate (its bytes
+#: must be UTF-8, which encodes none).
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins a pair into one character: what remains is lone
 
 
 class BadReview(Exception):
@@ -89,8 +96,28 @@ def parse_review(body: bytes) -> Json:
     return request
 
 
-def decide(request: Json, options: Options, cluster: ClusterView | None = None) -> Decision:
-    """The decision on one admission request (see the module contract)."""
+def lone_surrogate(body: bytes, request: Json) -> str | None:
+    """The JSON pointer (surrogates written ``\\udXXX``) of the first key or string of the request's ``object`` or
+    ``oldObject`` that holds a lone surrogate, or None. A body without an escape that could be one is not walked."""
+    if _ESCAPED_SURROGATE.search(body) is None:
+        return None
+    pending: list[tuple[str, Any]] = [(f"/{field}", request.get(field)) for field in ("oldObject", "object")]
+    while pending:
+        pointer, value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend((f"{pointer}/{key}", item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            pending.extend((f"{pointer}/{index}", item) for index, item in reversed(list(enumerate(value))))
+        if _SURROGATE.search(pointer) or (isinstance(value, str) and _SURROGATE.search(value)):
+            return pointer.encode("utf-8", "backslashreplace").decode("utf-8")
+    return None
+
+
+def decide(
+    request: Json, options: Options, cluster: ClusterView | None = None, own: list[Finding] | None = None
+) -> Decision:
+    """The decision on one admission request (see the module contract); ``own``: what the deployment rules find in
+    the workload, when found elsewhere (:func:`~desched.webhook.workloads.own_findings`)."""
     uid = str(request["uid"])
     kind = str(mapping_or_empty(request["kind"]).get("kind", ""))
     operation = request["operation"]
@@ -108,7 +135,7 @@ def decide(request: Json, options: Options, cluster: ClusterView | None = None) 
     if kind == "KubeDescheduler" or kind in WRAPPER_KINDS:
         return _policy_object(uid, kind, obj, options)
     if kind in ADMITTED_KINDS:
-        return workload_decision(uid, kind, obj, options, cluster)
+        return workload_decision(uid, kind, obj, options, cluster, own=own)
     return Decision(uid, True, "", [], [], kind)
 
 

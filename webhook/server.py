@@ -16,7 +16,9 @@ so that probes are answered while admission is busy, until SIGTERM or SIGINT, an
   new connection that sent nothing is closed quietly). At most ``max_reading`` connections may be reading a request:
   one more closes the oldest of them the same way, so connections trickling a request cannot take the slots of those
   that send theirs at once. Headers are at most :data:`MAX_HEADER_BYTES`; an idle keep-alive connection is closed
-  after :data:`KEEP_ALIVE` seconds. Beyond ``max_connections`` open connections (per port), requests get 503.
+  after :data:`KEEP_ALIVE` seconds. At ``max_connections`` open connections (per port), a request that begins to
+  arrive closes the connection that has been reading a request longest the same way; only when none is reading (all
+  are being answered or idle) does it get 503.
   Every request's ASGI scope carries its arrival time under ``extensions[ARRIVAL]``.
 * Framing (RFC 9112), checked before any request reaches the application: a request with both Content-Length and
   Transfer-Encoding is answered 400, a chunk announcing more than ``max_body_bytes`` (with what came before) 413 at
@@ -195,6 +197,8 @@ class _Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         if not self._reading and self._idle():
             self._begin()  # the next request on a kept-alive connection
+        if self._reading and not self._partial:
+            self._make_room()  # the first bytes of a request
         self._partial = self._reading
         super().data_received(data)
         self._after_events()
@@ -251,6 +255,18 @@ class _Protocol(H11Protocol):
         if len(self.gate.reading) > self.gate.max_reading:
             oldest = next(iter(self.gate.reading))
             LOG.warning("too many connections reading a request: the oldest is closed", extra={"event": {}})
+            oldest._late()
+
+    def _make_room(self) -> None:
+        """At the connection cap (where uvicorn answers 503), close the connection that has been reading a request
+        longest, as if late (408, or quietly when it sent nothing), so that this request is served: a connection
+        trickling its body gives way to one that sends its request."""
+        limit = self.limit_concurrency
+        if limit is None or len(self.connections) < limit:
+            return
+        oldest = next((other for other in self.gate.reading if other is not self), None)
+        if oldest is not None:
+            LOG.warning("connection cap reached: the connection reading longest is closed", extra={"event": {}})
             oldest._late()
 
     def _end(self) -> None:

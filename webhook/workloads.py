@@ -35,11 +35,11 @@ from desched.linter.inventory import PolicyGroup, Repository, concerning, policy
 from desched.linter.rules import admission_rules
 from desched.tree import list_or_empty, mapping_or_empty
 from desched.webhook.decision import (
-    MAX_MESSAGES,
     ClusterView,
     Decision,
     Json,
     Options,
+    capped,
     namespaced_name,
     settings_for,
     skip,
@@ -57,6 +57,7 @@ __all__ = [
     "Indexed",
     "bounded",
     "object_key",
+    "own_findings",
     "pdb_decision",
     "policy_warnings",
     "workload_decision",
@@ -215,10 +216,18 @@ def _plain(obj: Any, kind: str) -> bool:
 
 
 def workload_decision(
-    uid: str, kind: str, obj: Json, options: Options, cluster: ClusterView | None, *, reference: bool = False
+    uid: str,
+    kind: str,
+    obj: Json,
+    options: Options,
+    cluster: ClusterView | None,
+    *,
+    reference: bool = False,
+    own: list[Finding] | None = None,
 ) -> Decision:
-    """The decision on the workload ``obj`` (see the module contract; ``reference``: over every cached object)."""
-    own = _deployment(kind, obj, options)
+    """The decision on the workload ``obj`` (see the module contract; ``reference``: over every cached object;
+    ``own``: :func:`own_findings` of ``obj``, when made elsewhere)."""
+    own = own_findings(kind, obj, options) if own is None else own
     policy = cluster.policy() if cluster is not None else None
     mine: list[Finding] = []
     if cluster is not None and policy is not None and kind in REPOSITORY_KINDS:
@@ -233,7 +242,7 @@ def workload_decision(
     return verdict(uid, kind, found, lambda finding: kind, options, [], deny=lambda f: f.rule in options.deny_rules)
 
 
-def _deployment(kind: str, obj: Json, options: Options) -> list[Finding]:
+def own_findings(kind: str, obj: Json, options: Options) -> list[Finding]:
     """What the admission-capable deployment rules (DS6xx) find in the incoming ``obj`` alone, but what its
     ``desched.io/ignore`` annotation suppresses: nothing unless it may run the descheduler and no controller owns it."""
     if kind not in WORKLOAD_KINDS or _controlled(obj):
@@ -314,7 +323,4 @@ def pdb_decision(
 def policy_warnings(result: FileResult, options: Options, cluster: ClusterView) -> list[str]:
     """What the updated active policy means for the cached workloads (DS401-DS406), as warnings."""
     _, findings = _cluster_findings(result, cluster.objects(), None, options)
-    lines = [f"{f.rule} {f.object}: {f.message}" for f in findings]
-    if len(lines) > MAX_MESSAGES:
-        lines = [*lines[:MAX_MESSAGES], f"and {len(lines) - MAX_MESSAGES} more workload findings"]
-    return lines
+    return capped([f"{f.rule} {f.object}: {f.message}" for f in findings], "workload findings")

@@ -314,3 +314,106 @@ def test_memory_stays_bounded_under_malformed_load() -> None:
     grown = tracemalloc.get_traced_memory()[0] - baseline
     tracemalloc.stop()
     assert grown < 2 * 2**20, f"{grown} bytes retained after 2,000 more requests"
+
+
+def lone() -> st.SearchStrategy[str]:
+    """Text holding one lone surrogate (``st.text`` makes none, so nothing pairs it)."""
+    surrounding = st.text(max_size=12)
+    return st.tuples(surrounding, st.integers(0xD800, 0xDFFF), surrounding).map(lambda t: t[0] + chr(t[1]) + t[2])
+
+
+def workload(name: str, args: list[str]) -> Json:
+    container = {"name": "descheduler", "image": "registry.k8s.io/descheduler/descheduler:v0.30.1", "args": args}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "ops"},
+        "spec": {"replicas": 1, "template": {"spec": {"containers": [container]}}},
+    }
+
+
+SURROGATE_OBJECTS = st.one_of(
+    lone().map(lambda text: ("ConfigMap", configmap(POLICY + "# " + text))),
+    lone().map(lambda key: ("ConfigMap", {**configmap(POLICY), "data": {key: POLICY}})),
+    lone().map(lambda text: ("KubeDescheduler", {"kind": "KubeDescheduler", "spec": {"profiles": [text]}})),
+    st.tuples(lone(), lone()).map(lambda t: ("Deployment", workload(t[0], ["--policy-config-file", t[1]]))),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(uid=st.one_of(lone(), st.just("uid-7")), sent=st.one_of(st.none(), SURROGATE_OBJECTS))
+def test_lone_surrogates_anywhere_get_an_admission_review_with_the_uid(uid: str, sent: tuple[str, Json] | None) -> None:
+    kind, obj = sent or ("ConfigMap", configmap(POLICY))
+    body = json.dumps(review(obj, uid=uid, kind=kind)).encode()  # ensure_ascii: the surrogate is a JSON escape
+    status, answer = post(FUZZ_APP, body)
+    assert status == 200, answer
+    assert answer.isascii()
+    decided = json.loads(answer)["response"]
+    assert decided["uid"] == uid  # the escape sent comes back: the API server matches the uid as it read it
+    said = " ".join([decided.get("status", {}).get("message", ""), *decided.get("warnings", [])])
+    assert ("lone surrogate" in said) == (sent is not None)
+    assert decided["allowed"] is (sent is not None and kind == "Deployment")  # a policy fails closed; DS203 denies
+
+
+def test_a_lone_surrogate_in_policy_data_is_denied_by_name_without_a_traceback(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="desched")
+    answer = client.post("/validate", content=json.dumps(review(configmap(POLICY + "# \ud800"))).encode())
+    decided = answer.json()["response"]
+    assert answer.status_code == 200 and decided["allowed"] is False
+    assert decided["status"]["message"] == (
+        "desched: not checked: /object/data/policy.yaml holds a lone surrogate (half a UTF-16 pair), which is not text"
+    )
+    assert not [record for record in caplog.records if record.exc_info or record.levelno >= logging.ERROR]
+    warned = Reviewer(Options(mode="warn")).answer
+    decision = asyncio.run(warned(review(configmap("\udc00"))["request"], b"\\udc00", time.perf_counter()))
+    assert decision.allowed and decision.warnings == [decision.message]
+
+
+def crowded_descheduler(number: int, containers: int = 10_000) -> Json:
+    """A descheduler Deployment of ``containers`` containers (about 1.5 MB as JSON), each with its own unmounted
+    policy file: the deployment rules judge every one (about 1.5 s in all)."""
+    obj = workload(f"descheduler-{number}", ["--descheduling-interval=5m"])
+    (container,) = obj["spec"]["template"]["spec"]["containers"]
+    crowd = [{**container, "name": f"c{i}", "args": [f"--policy-config-file=/p{i}"]} for i in range(containers)]
+    obj["spec"]["template"]["spec"]["containers"] = crowd
+    return obj
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cluster-cache", "cluster-cache"])
+def test_a_flood_of_large_descheduler_workloads_is_answered_within_the_workload_webhooks_timeout(cached: bool) -> None:
+    from desched.webhook.review import parse_review
+    from tests.webhook.test_workload_index import EVICTING, new_cache
+
+    reviewer = Reviewer(Options(), cluster=new_cache(EVICTING) if cached else None)
+    bodies = [json.dumps(review(crowded_descheduler(n), f"w{n}", kind="Deployment")).encode() for n in range(12)]
+    small = json.dumps(review(configmap(POLICY), "policy")).encode()
+
+    async def one(body: bytes, arrival: float) -> tuple[Any, float]:
+        decision = await reviewer.answer(parse_review(body), body, arrival)
+        return decision, time.perf_counter() - arrival
+
+    async def flood() -> tuple[list[tuple[Any, float]], float]:
+        reviewer.pool.start()
+        await asyncio.sleep(2)  # the workers have started: the flood meets a running pool
+        arrival = time.perf_counter()
+        crowd = [asyncio.ensure_future(one(body, arrival)) for body in bodies]
+        await asyncio.sleep(0.2)
+        policy = await one(small, arrival + 0.2)  # sent meanwhile: it arrived 0.2 s after the flood
+        answered = [*await asyncio.gather(*crowd), policy]
+        cpu = time.process_time()
+        await asyncio.sleep(1)
+        return answered, time.process_time() - cpu
+
+    try:
+        answers, after = asyncio.run(flood())
+    finally:
+        reviewer.pool.close()
+    *workloads, (policy, policy_seconds) = answers
+    # The workload webhook's timeout is 3 s; an answer leaves at most 0.5 s after the 2.5 s budget.
+    assert max(seconds for _, seconds in workloads) < 3.0, [round(seconds, 2) for _, seconds in workloads]
+    assert all(decision.allowed for decision, _ in workloads)  # decided, or not checked (the webhook fails open)
+    assert any("not checked" in " ".join(decision.warnings) for decision, _ in workloads)  # more than the pool takes
+    assert after < 0.5  # nothing decides on in the server once the answers left (a worker out of time is stopped)
+    assert policy.rules == ["DS203"] and policy_seconds < 1.5, policy_seconds  # decided meanwhile, not after them

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 
 from desched.linter.engine import FileResult, Settings
 from desched.linter.rules._deployment_examples import runner
-from desched.webhook.decision import Decision, Options, response
+from desched.webhook.decision import MAX_MESSAGES, Decision, Options, response
 from desched.webhook.review import BadReview, configmap_policies, decide, parse_review
 from desched.webhook.workloads import WORKLOAD_RULES
 from tests.conftest import lint
@@ -286,6 +287,18 @@ def test_a_descheduler_deployment_is_denied_only_for_the_rules_deny_names() -> N
 def test_an_ordinary_deployment_gets_no_deployment_rule() -> None:
     assert decide(request(deployment(replicas=2), kind="Deployment"), Options()).warnings == []
     assert decide(request(deployment(), kind="Deployment"), Options(), Cache(GOOD, [])).warnings == []
+
+
+def test_the_warnings_on_a_descheduler_workload_are_capped_as_the_policy_warnings_are() -> None:
+    obj = descheduler("Deployment")
+    (container,) = obj["spec"]["template"]["spec"]["containers"]
+    many = [{**container, "name": f"c{i}", "args": [f"--policy-config-file=/p{i}"]} for i in range(1000)]
+    obj["spec"]["template"]["spec"]["containers"] = many  # each: its own unmounted policy file (DS607)
+    decision = decide(request(obj, kind="Deployment"), Options(), Cache(GOOD, []))
+    assert decision.allowed and decision.rules == ["DS604", "DS607"]
+    assert len(decision.warnings) == MAX_MESSAGES + 1
+    assert decision.warnings[-1] == f"and {1001 - MAX_MESSAGES} more findings"  # DS604 once, DS607 per container
+    assert len(json.dumps(response(decision))) < 4096
 
 
 @pytest.mark.parametrize("names", ["DS601", "replicas-without-leader-election", "DS606, DS601"])

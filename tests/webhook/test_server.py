@@ -285,3 +285,31 @@ def test_answers_are_not_held_back_by_nagle(running: Running) -> None:
     finally:
         connection.close()
     assert sorted(times)[len(times) // 2] < 0.02, times
+
+
+def test_at_the_connection_cap_a_trickling_body_gives_way_to_a_whole_request(tmp_path: Path) -> None:
+    """70 connections trickle their bodies against --max-connections 64: a request sent at once is still decided,
+    long before the server would cut the tricklers at their read deadline: the trickler reading longest gives way."""
+    running = start(tmp_path, "--timeout-seconds", "4", "--max-connections", "64")
+    context = _client(running)
+    tricklers: list[ssl.SSLSocket] = []
+    try:
+        for _ in range(70):
+            sock = context.wrap_socket(
+                socket.create_connection(("127.0.0.1", running.port)), server_hostname="127.0.0.1"
+            )
+            head = (
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+            )
+            sock.sendall(head + b"{")
+            tricklers.append(sock)
+        opened = time.monotonic()
+        status, _ = _post(running, context)
+        answered = time.monotonic() - opened
+        assert status == 200 and answered < 3, (status, answered)  # decided, not held until the 4 s read deadline
+        tricklers[0].settimeout(1)
+        assert tricklers[0].recv(64).startswith(b"HTTP/1.1 408")  # the one that waited longest gave way
+    finally:
+        for sock in tricklers:
+            sock.close()
+        running.stop()
