@@ -1,7 +1,7 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
 * ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]
-  [--dry-run] [--samples N [--seed S]]`` runs one cycle offline on a snapshot (``kind: List`` or multi-document
+  [--dry-run] [--samples N [--seed S] [--jobs J]]`` runs one cycle offline on a snapshot (``kind: List`` or multi-document
   YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it) as a real run makes it: every eviction meets the Eviction
   API's PodDisruptionBudget check (:mod:`desched.executor.budgets`; ``--ignore-pdbs``: it succeeds) and the evicted pod
   stays listed as terminating. ``--dry-run`` predicts upstream's ``--dry-run`` instead: no budget check, and the
@@ -149,7 +149,8 @@ class SimulateCommand:
             "--jobs",
             type=int,
             metavar="N",
-            help="processes that run the --samples orders (default: the usable CPUs); the forecast is the same",
+            help="processes that run the --samples orders (default and most: the CPUs this process may use, "
+            "and no more than N-1); the forecast is the same for any count",
         )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
@@ -159,13 +160,12 @@ class SimulateCommand:
         from desched.executor.cluster import Cluster, bulk_load
         from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
         from desched.executor.evictions import Limits, PodEvictor, SameCycle
-        from desched.executor.forecast import forecast, usable_cpus
+        from desched.executor.forecast import forecast
         from desched.executor.framework import CycleResult, ListingOrder, prepare_policy, run_cycle
 
         samples = _samples(args.samples)
-        jobs = usable_cpus() if args.jobs is None else args.jobs
-        if jobs < 1:
-            raise UsageError(f"--jobs {jobs}: give at least 1")
+        if args.jobs is not None and args.jobs < 1:
+            raise UsageError(f"--jobs {args.jobs}: give at least 1")
         policy = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
         with bulk_load():
@@ -193,7 +193,7 @@ class SimulateCommand:
                 result, evictor = cycle(ListingOrder())
                 ranged = None
             else:
-                result, evictor, ranged = forecast(cycle, samples, args.seed, jobs)
+                result, evictor, ranged = forecast(cycle, samples, args.seed, args.jobs)
         except UnrunnablePolicy as error:
             raise UsageError(str(error)) from None
         document = report(result, evictor.evictions, args.explain)
