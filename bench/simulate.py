@@ -15,6 +15,11 @@ The forecast (``simulate --samples 20``, nodeFit on) runs at the ``--sample-size
 default ``--jobs`` (the usable CPUs) and with ``--jobs 1``, against the time of 20 separate runs (20 times the median
 single run of the same size, measured in the same run). Target: with the default jobs, at most half that time. Run
 with ``python bench/simulate.py`` (``--sizes``/``--runs``/``--sample-sizes`` to change).
+
+``--memory`` measures instead what a snapshot costs in memory (the basis of the snapshot limit,
+desched.executor.snapshot): the peak RSS of a whole ``desched simulate`` process (nodeFit off) on JSON snapshots of
+the ``--memory-sizes`` nodes, printed per snapshot MiB, whole (the interpreter included) and from one size to the
+next (the cost of one more snapshot MiB).
 """
 
 from __future__ import annotations
@@ -130,7 +135,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per size up to 1,000 nodes (two above)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     parser.add_argument("--sample-sizes", default="300,1000", help="sizes of the --samples runs (default: %(default)s)")
+    parser.add_argument("--memory", action="store_true", help="measure peak memory per snapshot MiB instead")
+    parser.add_argument("--memory-sizes", default="100,300,1000", help="sizes of --memory (default: %(default)s)")
     args = parser.parse_args()
+    if args.memory:
+        memory([int(size) for size in args.memory_sizes.split(",")])
+        return 0
     sizes = [int(size) for size in args.sizes.split(",")]
     sample_sizes = {int(size) for size in args.sample_sizes.split(",") if size}
     rows = []
@@ -195,6 +205,26 @@ def main() -> int:
                 indent=2,
             )
     return 0 if all(verdicts) else 1
+
+
+def memory(sizes: list[int]) -> None:
+    """Print the peak RSS of ``desched simulate`` per snapshot MiB at each of ``sizes`` nodes (see the module doc)."""
+    print(f"{'nodes':>6} {'pods':>7} {'snapshot MiB':>12} {'peak MiB':>9} {'per MiB':>8} {'marginal':>9}")
+    last: tuple[float, float] | None = None
+    with tempfile.TemporaryDirectory() as work:
+        policy = os.path.join(work, "policy.yaml")
+        with open(policy, "w", encoding="utf-8") as handle:
+            handle.write(ALL_BUT_HNU)
+        for nodes in sizes:
+            snapshot = os.path.join(work, f"cluster-{nodes}.json")
+            with open(snapshot, "w", encoding="utf-8") as handle:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": generate(nodes, PODS_PER_NODE)}, handle)
+            size = os.path.getsize(snapshot) / 2**20
+            peak = _run(policy, snapshot)[1] / 2**20
+            marginal = f"{(peak - last[1]) / (size - last[0]):>9.1f}" if last else f"{'-':>9}"
+            print(f"{nodes:>6} {nodes * PODS_PER_NODE:>7} {size:>12.1f} {peak:>9.0f} {peak / size:>8.1f} {marginal}")
+            last = (size, peak)
+            os.unlink(snapshot)
 
 
 def _targets(rows: list[tuple[str, int, float, int, int]]) -> dict[str, dict[str, object]]:

@@ -1,8 +1,9 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
 * ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]
-  [--dry-run] [--samples N [--seed S]]`` runs one cycle offline on a snapshot (``kind: List`` or multi-document
-  YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it) as a real run makes it: every eviction meets the Eviction
+  [--dry-run] [--samples N [--seed S] [--jobs J]]`` runs one cycle offline on a snapshot (``kind: List`` or
+  multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it, read by :mod:`desched.executor.snapshot`,
+  at most 1 GiB) as a real run makes it: every eviction meets the Eviction
   API's PodDisruptionBudget check (:mod:`desched.executor.budgets`; ``--ignore-pdbs``: it succeeds) and the evicted pod
   stays listed as terminating. ``--dry-run`` predicts upstream's ``--dry-run`` instead: no budget check, and the
   evicted pod is gone for the rest of the cycle. ``--samples N`` runs the cycle over N listing orders
@@ -20,61 +21,26 @@ node, ``evictedIn`` samples) with ``--samples``.
 ``failures`` are the evictions tried and not done; ``pluginErrors`` the plugins that failed (the text output's ``plugin
 error:`` lines, also warned on stderr): every failure the text output shows is in the JSON too.
 
-Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error, unreadable policy or snapshot, a policy with lint
-errors, a policy that cannot run in this cluster (a missing PriorityClass, ...), or an unreachable cluster.
+Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error, unreadable policy or snapshot (a snapshot over
+1 GiB, not UTF-8, not YAML or JSON, or not a snapshot: :mod:`desched.executor.snapshot`), a policy with lint errors,
+a policy that cannot run in this cluster (a missing PriorityClass, ...), or an unreachable cluster.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from typing import Any
 
 from desched.errors import UsageError
-from desched.executor.cluster import Json
 from desched.executor.load import load_policy
 from desched.executor.report import render_text, report
+from desched.executor.snapshot import read_snapshot
 from desched.policy.model import EVICTING_POINTS, Policy
 from desched.runtime import jsontext
 
 EXIT_OK, EXIT_ERROR = 0, 2
-
-
-def read_snapshot(path: str) -> list[Json]:
-    """The objects of a snapshot file (``-`` for stdin): JSON or YAML, ``*List`` documents flattened."""
-    import yaml
-
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read {path}: not UTF-8 text") from None
-    try:
-        if text.lstrip().startswith("{"):
-            documents: list[Any] = [json.loads(text)]
-        else:
-            documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
-    except (ValueError, yaml.YAMLError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"cannot read {path}: {first}") from None
-    objects: list[Json] = []
-    for document in documents:
-        if (
-            isinstance(document, dict)
-            and str(document.get("kind", "")).endswith("List")
-            and isinstance(document.get("items"), list)
-        ):
-            objects.extend(item for item in document["items"] if isinstance(item, dict))
-        elif isinstance(document, dict):
-            objects.append(document)
-    return objects
 
 
 def parse_now(text: str | None) -> datetime:
@@ -120,7 +86,12 @@ class SimulateCommand:
             metavar="POLICY",
             help="policy file (raw, ConfigMap, chart values, v1alpha1 or KubeDescheduler)",
         )
-        parser.add_argument("--cluster", required=True, metavar="SNAPSHOT", help="cluster snapshot; - reads stdin")
+        parser.add_argument(
+            "--cluster",
+            required=True,
+            metavar="SNAPSHOT",
+            help="cluster snapshot (a kubectl List or objects; JSON or YAML, at most 1 GiB); - reads stdin",
+        )
         parser.add_argument("--now", metavar="RFC3339", help="the clock for age-based plugins (default: now)")
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument("--explain", action="store_true", help="also say, per pod, why it is (not) evictable")
@@ -149,7 +120,8 @@ class SimulateCommand:
             "--jobs",
             type=int,
             metavar="N",
-            help="processes that run the --samples orders (default: the usable CPUs); the forecast is the same",
+            help="processes that run the --samples orders (default and most: the CPUs this process may use, "
+            "and no more than N-1); the forecast is the same for any count",
         )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
@@ -159,13 +131,12 @@ class SimulateCommand:
         from desched.executor.cluster import Cluster, bulk_load
         from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
         from desched.executor.evictions import Limits, PodEvictor, SameCycle
-        from desched.executor.forecast import forecast, usable_cpus
+        from desched.executor.forecast import forecast
         from desched.executor.framework import CycleResult, ListingOrder, prepare_policy, run_cycle
 
         samples = _samples(args.samples)
-        jobs = usable_cpus() if args.jobs is None else args.jobs
-        if jobs < 1:
-            raise UsageError(f"--jobs {jobs}: give at least 1")
+        if args.jobs is not None and args.jobs < 1:
+            raise UsageError(f"--jobs {args.jobs}: give at least 1")
         policy = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
         with bulk_load():
@@ -193,7 +164,7 @@ class SimulateCommand:
                 result, evictor = cycle(ListingOrder())
                 ranged = None
             else:
-                result, evictor, ranged = forecast(cycle, samples, args.seed, jobs)
+                result, evictor, ranged = forecast(cycle, samples, args.seed, args.jobs)
         except UnrunnablePolicy as error:
             raise UsageError(str(error)) from None
         document = report(result, evictor.evictions, args.explain)

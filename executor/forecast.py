@@ -67,18 +67,28 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def forecast(cycle: Cycle, samples: int, seed: int, jobs: int = 1) -> tuple[CycleResult, PodEvictor, Forecast]:
+def pool_size(jobs: int | None, samples: int) -> int:
+    """The worker processes that run the ``samples - 1`` shuffled orders for ``--jobs jobs`` (``None``: not given):
+    at most the usable CPUs (more only add forks and memory, not speed) and the shuffled orders, at least 1;
+    1 means no pool (no ``fork`` start method, or nothing to share)."""
+    wanted = usable_cpus() if jobs is None else jobs
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(wanted, usable_cpus(), samples - 1))
+
+
+def forecast(cycle: Cycle, samples: int, seed: int, jobs: int | None = 1) -> tuple[CycleResult, PodEvictor, Forecast]:
     """Sample 0's result and PodEvictor (the listing order's single run) and the forecast over ``samples`` orders,
-    the shuffled ones run by ``jobs`` processes (see the module contract)."""
+    the shuffled ones run by :func:`pool_size` ``(jobs, samples)`` processes (see the module contract)."""
     result, evictor = cycle(AS_LISTED)
     shuffled = [f"{seed}:{sample}" for sample in range(1, samples)]
-    jobs = min(jobs, len(shuffled)) if "fork" in multiprocessing.get_all_start_methods() else 1
-    if jobs > 1:
+    workers = pool_size(jobs, samples)
+    if workers > 1:
         _WORKER_CYCLE.append(cycle)  # what a forked worker inherits
         sys.stdout.flush()  # a worker flushes the streams it inherited when it ends
         sys.stderr.flush()
         try:
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
                 later = pool.map(_sample, shuffled, chunksize=1)
         finally:
             _WORKER_CYCLE.clear()

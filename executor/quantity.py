@@ -9,6 +9,8 @@ Contract:
   digits are errors.
 * The value is exact, then rounded *away from zero* to a multiple of 10^-9 (``0.1n`` is ``1n``); binary-suffixed values
   are capped at 2^63-1 in magnitude, as upstream does.
+* A number of more than :data:`MAX_DIGITS` digits raises :class:`ValueError` (Go would read it, as a value far past
+  any resource).
 * JSON numbers are accepted: ``int`` exactly, ``float`` through its ``repr``. ``bool``, ``None``, NaN/inf, other types
   and malformed strings raise :class:`ValueError`.
 * :func:`milli_value` / :func:`int_value` are ``Quantity.MilliValue()`` / ``Quantity.Value()``: the ceiling of q*1000 /
@@ -27,6 +29,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 __all__ = [
+    "MAX_DIGITS",
     "NANO",
     "int_value",
     "milli_value",
@@ -48,6 +51,9 @@ _MAX_INT64 = 2**63 - 1
 _BINARY_CAP_NANO = _MAX_INT64 * NANO
 # Decimal exponents beyond this are far outside int64 in any unit; refuse them instead of building huge integers.
 _MAX_EXPONENT = 400
+#: The most digits a quantity's number may have: Python's smallest integer-conversion limit (640, whatever
+#: ``sys.set_int_max_str_digits`` says), far above any real amount (int64 has 19)
+MAX_DIGITS = 640
 _CACHE_LIMIT = 1 << 16
 _cache: dict[str, int] = {}
 
@@ -123,6 +129,9 @@ def _exponent(suffix: str, text: str) -> tuple[int, bool]:
 
 def _scaled(parts: _Parts, exponent: int, binary: bool, text: str) -> int:
     """The magnitude in nano-units, rounded up as Go's ``ScaledValue`` rounds."""
+    digits = len(parts.num) + len(parts.denom)
+    if digits > MAX_DIGITS:
+        raise ValueError(f"quantity {text[:20]!r}... has {digits} digits; desched reads at most {MAX_DIGITS}")
     mantissa = int(parts.num + parts.denom)
     if mantissa == 0:
         return 0

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "TEMPLATE_SUFFIXES",
     "SourceError",
+    "decode_text",
     "git_root",
     "is_ignored",
     "is_template",
@@ -160,6 +161,12 @@ def read_text(path: str) -> str:
     data = _read_bytes(path)
     if len(data) > MAX_FILE_BYTES:
         raise SourceError(f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; not read")
+    return decode_text(data)
+
+
+def decode_text(data: bytes | bytearray) -> str:
+    """``data`` as text: UTF-8 (a BOM dropped) or UTF-16 with its BOM; :class:`SourceError` (with the position of
+    the first bad byte) for binary data (a NUL in the first 8 KiB) or bytes that are not UTF-8."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")
@@ -175,7 +182,7 @@ def read_text(path: str) -> str:
         raise SourceError(f"invalid UTF-8 byte 0x{data[exc.start]:02x}; YAML must be UTF-8", line, column) from None
 
 
-def _position(data: bytes, offset: int) -> tuple[int, int]:
+def _position(data: bytes | bytearray, offset: int) -> tuple[int, int]:
     line = data.count(b"\n", 0, offset) + 1
     start = data.rfind(b"\n", 0, offset) + 1
     return line, offset - start + 1

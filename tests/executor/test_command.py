@@ -202,7 +202,7 @@ def test_a_policy_with_lint_errors_is_refused(capsys, tmp_path: Path) -> None:
             "no descheduler policy in {policy}",
         ),
         (lambda d: ("snapshot", "{not json"), "cannot read {snapshot}: "),
-        (lambda d: ("snapshot", b"\xff\xfe binary"), "cannot read {snapshot}: not UTF-8 text"),
+        (lambda d: ("snapshot", b"kind: List\n\x80 binary"), "cannot read {snapshot}:2:1: invalid UTF-8 byte 0x80"),
         (lambda d: ("now", "yesterday"), "--now 'yesterday' is not an RFC 3339 time"),
         (
             lambda d: (

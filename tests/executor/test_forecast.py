@@ -266,3 +266,46 @@ def test_the_readme_shows_what_the_bundled_example_prints(monkeypatch: pytest.Mo
     printed = out.getvalue().splitlines()
     positions = [printed.index(line) for line in shown]
     assert positions == sorted(positions) and positions[: len(shown) - 1] == list(range(len(shown) - 1))
+
+
+def test_jobs_are_capped_by_the_usable_cpus_and_the_shuffled_orders() -> None:
+    from desched.executor.forecast import pool_size, usable_cpus
+
+    assert 1 <= pool_size(100_000, 500) <= usable_cpus()
+    assert pool_size(None, 500) <= usable_cpus()
+    assert pool_size(100_000, 3) <= 2
+    assert pool_size(4, 1) == 1
+
+
+def test_simulate_with_a_huge_jobs_forks_no_more_workers_than_cpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--samples 500 --jobs 100000`` once forked 499 workers; the pool is as large as the CPUs at most."""
+    from desched.executor import forecast as module
+
+    sizes: list[int] = []
+
+    class Pool:
+        def __init__(self, size: int) -> None:
+            sizes.append(size)
+
+        def __enter__(self) -> Pool:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            return None
+
+        def map(self, function: Any, items: list[str], chunksize: int = 1) -> list[Any]:
+            return [function(item) for item in items]
+
+    class Context:
+        Pool = staticmethod(lambda size: Pool(size))
+
+    monkeypatch.setattr(module.multiprocessing, "get_context", lambda method: Context())
+    monkeypatch.setattr(module.multiprocessing, "get_all_start_methods", lambda: ["fork"])
+    objects = [node("a"), node("b")] + [pod(f"x-{i}", "a", "x") for i in range(2)]
+    code, _, err = simulate(
+        tmp_path, policy(("balance", "RemoveDuplicates", {})), objects, "--samples", "500", "--jobs", "100000"
+    )
+    assert code == 0, err
+    assert sizes and all(size <= module.usable_cpus() for size in sizes)

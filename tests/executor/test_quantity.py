@@ -222,3 +222,15 @@ def test_milli_value_rounds_the_magnitude_up(number):
         assert exact <= milli_value(text) < exact + 1  # the ceiling
     else:
         assert exact - 1 < milli_value(text) <= exact
+
+
+@pytest.mark.parametrize("text", ["1" * 4400, "0." + "1" * 4400, "1" * 700 + "Ki", "1" * 641])
+def test_a_number_of_more_digits_than_desched_reads_is_refused_in_desched_words(text: str) -> None:
+    """Past Python's own integer-conversion limit (4,300 digits) the message was Python's."""
+    from desched.executor.quantity import MAX_DIGITS
+
+    with pytest.raises(
+        ValueError, match=f"has {len(text.rstrip('Ki').replace('.', ''))} digits; desched reads at most {MAX_DIGITS}"
+    ):
+        nano_value(text)
+    assert nano_value("1" * MAX_DIGITS) > 0
