@@ -62,7 +62,7 @@ def main() -> int:
                 print(f"{shape:<11} {count:>7} {taken:>8.3f} {per_source * 1000:>9.2f} {per_source / first:>6.2f}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle, indent=2)
+            json.dump({"rows": rows}, handle, indent=2)
     return 0
 
 
