@@ -315,13 +315,13 @@ class _Index(Generic[_T]):
     def first(self, keys: Iterable[_Key]) -> _T | None:
         """The item added first under any of ``keys`` (in a namespace that may be the key's); ``None`` when none
         is."""
-        found = (
-            (order, item)
-            for name, namespace in keys
-            for held, order, item in self._items.get(name, ())
-            if same_namespace(held, namespace)
-        )
-        return min(found, key=lambda pair: pair[0], default=(0, None))[1]
+        best: tuple[int, _T] | None = None
+        for name, namespace in keys:
+            for held, order, item in self._items.get(name, ()):
+                if same_namespace(held, namespace):
+                    best = (order, item) if best is None or order < best[0] else best
+                    break  # the key's later items were added after this one
+        return None if best is None else best[1]
 
 
 def _source_key(source: ValuesSource, file: str, install: Install) -> _Key:
