@@ -213,6 +213,80 @@ def write_gitops_tree(root: str, count: int, seed: int = 11) -> list[str]:
     return paths
 
 
+VALUES_SHAPES = ("helmCharts", "valuesFrom")  # the two shapes of :func:`write_values_sources`
+
+_VALUES_KUSTOMIZATION = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+helmCharts:
+  - name: descheduler
+    repo: https://kubernetes-sigs.github.io/descheduler/
+    version: 0.36.0
+    releaseName: descheduler
+    namespace: kube-system
+    additionalValuesFiles:
+"""
+
+_VALUES_HELMRELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: descheduler
+  namespace: kube-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: descheduler
+      version: 0.36.0
+      sourceRef: {kind: HelmRepository, name: descheduler}
+  valuesFrom:
+"""
+
+_VALUES_CONFIGMAP = """\
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: v-{n}
+  namespace: kube-system
+data:
+  values.yaml: |
+    deschedulerPolicy:
+      maxNoOfPodsToEvictPerNode: {limit}
+"""
+
+
+def write_values_sources(root: str, count: int, shape: str) -> list[str]:
+    """Write one install of the descheduler chart with ``count`` values sources under ``root``: ``helmCharts``, a
+    kustomization whose entry lists ``count`` ``additionalValuesFiles`` (every other one sets
+    ``deschedulerPolicy``, the others ``replicas``); ``valuesFrom``, a HelmRelease naming ``count`` ConfigMaps, each
+    a ``values.yaml`` key setting ``deschedulerPolicy``, all in one file. Returns the files written."""
+    os.makedirs(root, exist_ok=True)
+    if shape == "helmCharts":
+        names = [f"values-{n}.yaml" for n in range(count)]
+        texts = {"kustomization.yaml": _VALUES_KUSTOMIZATION + "".join(f"      - {name}\n" for name in names)}
+        for n, name in enumerate(names):
+            texts[name] = (
+                f"deschedulerPolicy:\n  maxNoOfPodsToEvictPerNode: {n + 1}\n" if n % 2 else f"replicas: {n % 3 + 1}\n"
+            )
+    elif shape == "valuesFrom":
+        entries = "".join(f"    - kind: ConfigMap\n      name: v-{n}\n" for n in range(count))
+        texts = {
+            "release.yaml": _VALUES_HELMRELEASE + entries,
+            "configmaps.yaml": "".join(_VALUES_CONFIGMAP.format(n=n, limit=n + 1) for n in range(count)),
+        }
+    else:
+        raise ValueError(f"no values-sources shape {shape!r}: one of {', '.join(VALUES_SHAPES)}")
+    paths = []
+    for name, text in texts.items():
+        path = os.path.join(root, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        paths.append(path)
+    return paths
+
+
 # Hostile files for the lint limits (README.md, Limits): each the worst of its kind found, all under the read limit.
 HOSTILE = {
     "empty-profiles": "empty profiles (`- name: pN`) up to 8 MiB: issue 23, 31 s and 1.4 GB before the limits",

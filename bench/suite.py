@@ -7,7 +7,7 @@
    is missing, and runs itself again inside desched's environment;
 2. runs ``bench/lint.py`` (single file and repository case against the peers), ``bench/migrate.py``,
    ``bench/workloads.py``, ``bench/simulate.py``, ``bench/webhook.py`` and ``bench/webhook_workloads.py`` (on the
-   test control plane), each writing JSON;
+   test control plane) and ``bench/values_sources.py``, each writing JSON;
 3. prints one table and writes ``docs/performance.json`` (the figures), ``docs/performance.md`` (the table, the
    method, the targets) and ``docs/performance-simulate.png`` (simulate time and memory against cluster size).
 
@@ -45,6 +45,7 @@ SECTIONS: dict[str, tuple[list[str], list[str]]] = {  # name: (arguments, --quic
     "simulate": ([], ["--sizes", "100,300", "--runs", "1"]),
     "webhook": ([], ["--seconds", "2", "--rounds", "1"]),
     "webhook_workloads": ([], ["--workloads", "1000", "--pdbs", "200", "--seconds", "2", "--rounds", "1"]),
+    "values_sources": ([], ["--counts", "50,100,200", "--runs", "1"]),
 }
 
 
@@ -152,6 +153,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 f"{target['text'].split('target')[-1].strip()}: {verdict(target)}",
             )
         )
+    table += _values_rows(results.get("values_sources", {}))
     workloads = results.get("workloads", {})
     if "seconds" in workloads:
         table.append(
@@ -412,6 +414,10 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "shapes found for the lint limits of README.md, Limits): `desched lint --format json FILE` pinned to one core, "
         "median time and highest peak RSS (the process's own, from `wait4`); yamllint on the issue's file only, once "
         "(it takes minutes).",
+        "- Values sources (`bench/values_sources.py`): one install of the chart with 50 to 800 values sources "
+        "(a kustomize `helmCharts` entry's `additionalValuesFiles`; a HelmRelease's `valuesFrom` ConfigMaps), "
+        "`lint_paths` in process (start-up excluded), median of 3; the time a source at the most sources over the "
+        "time a source at the fewest is about 1 when the cost is linear.",
         "- Against an earlier revision (`bench/baseline.py --rev REV`): this checkout and the revision, each "
         "installed without dependencies beside the other and run as `python -m desched` from one interpreter, "
         "alternated; the ratio is this checkout's median over the revision's, with the range of the run-by-run "
@@ -442,6 +448,25 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "",
     ]
     return "\n".join(lines)
+
+
+def _values_rows(values: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """One row a shape of bench/values_sources.py: lint time at the most values sources, and the time per source
+    there over the time per source at the fewest (about 1: linear)."""
+    table = []
+    for shape in dict.fromkeys(row["shape"] for row in values.get("rows", [])):
+        measured = [row for row in values["rows"] if row["shape"] == shape]
+        fewest, most = measured[0], measured[-1]
+        table.append(
+            (
+                f"Lint, one install with {fewest['sources']:,} to {most['sources']:,} values sources ({shape})",
+                f"{most['seconds']:.2f} s ({most['per_source'] * 1000:.2f} ms a source)",
+                f"{fewest['sources']:,} sources: {fewest['per_source'] * 1000:.2f} ms a source",
+                f"{most['per_source'] / fewest['per_source']:.2f}x the time a source",
+                "linear: about 1x",
+            )
+        )
+    return table
 
 
 def render(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:

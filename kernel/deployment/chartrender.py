@@ -20,7 +20,7 @@ Values whose chart version is not known (a values file no wrapper in the reposit
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from desched.chart.gotemplate import holds_action, tpl_strings, truthy
 from desched.chart.record import ChartRelease, chart_at, chart_deploying
@@ -54,8 +54,10 @@ class ChartDoc(PolicyDoc):
         layers: Sequence[PolicyDoc],
         clearing: Container[int] = (),
         release: tuple[str | None, str | None] = (None, None),
+        values: dict[str, Any] | None = None,
     ) -> None:
-        values = merge_sources((layer.envelope for layer in layers), clearing)
+        if values is None:  # else the caller merged them, once for every source of the install
+            values = merge_sources((layer.envelope for layer in layers), clearing)
         written = values.get(HELM_POLICY_KEY)
         at = source.root.line, source.root.column
         # a null (or another empty value that is no map) deletes the default: the template has no policy to write
@@ -208,13 +210,35 @@ def rendered(doc: PolicyDoc, deployments: Deployments, release: Release | None =
     if chart is None:
         return doc
 
-    ordered, clearing = layers(deployments.sources(install, file))
+    merged = deployments.memo(
+        ("chart values", file, id(install)), lambda: _Merged.of(deployments.sources(install, file))
+    )
     label = install_label(install, file, doc)
-    if not any(layer is doc for layer in ordered):  # a source the tool drops: kustomize valuesMerge: replace
+    if id(doc) not in merged.members:  # a source the tool drops: kustomize valuesMerge: replace
         doc.extra["unreached"] = (
             f"{label} renders without these values: its valuesMerge: replace puts valuesInline in place of "
             "valuesFile; merge them into valuesInline, or set valuesMerge: override"
         )
         return doc
     pin = doc.extra.get("pin") if file == doc.file else None
-    return ChartDoc(doc, chart, f"pinned by {label}", pin, ordered, clearing, install.release)
+    return ChartDoc(
+        doc, chart, f"pinned by {label}", pin, merged.ordered, merged.clearing, install.release, merged.values
+    )
+
+
+class _Merged(NamedTuple):
+    """The values sources of one install as :func:`layers` orders them, the ``id`` of each (``members``) and their
+    merged values: the same for every source of the install, so computed once for them all (the install's
+    :meth:`~desched.deployment.releases.Deployments.memo`, which holds the documents, so the ids stay theirs)."""
+
+    ordered: list[PolicyDoc]
+    clearing: frozenset[int]
+    members: frozenset[int]
+    values: dict[str, Any]
+
+    @classmethod
+    def of(cls, found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> _Merged:
+        """The merge of the sources ``found`` (:meth:`~desched.deployment.releases.Deployments.sources`)."""
+        ordered, clearing = layers(found)
+        values = merge_sources((layer.envelope for layer in ordered), clearing)
+        return cls(ordered, clearing, frozenset(map(id, ordered)), values)

@@ -12,7 +12,8 @@ the repository's root (the directory holding ``.git``, else the current director
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched.chart.record import ChartRelease, chart_deploying
@@ -22,7 +23,7 @@ from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import Install, flux_sources, installs, object_label
 from desched.reading.sources import git_root
 from desched.reading.yamlsrc import locate
-from desched.tree import Path, at_path, list_or_empty
+from desched.tree import Path, at_path, list_or_empty, mapping_or_empty
 
 __all__ = ["Applied", "ChartInstall", "Delivery", "delivery"]
 
@@ -41,6 +42,38 @@ class ChartInstall(NamedTuple):
         found = locate(self.doc, path or ())
         line, column = found or (getattr(self.doc, "line", 1), getattr(self.doc, "column", 1))
         return self.file, line, column
+
+    def unreadable_values_files(self) -> Iterator[tuple[Path, str]]:
+        """Each ``valuesFile`` or ``additionalValuesFiles`` entry of this install, when a kustomize ``helmCharts``
+        entry, that names no regular file kustomize can read (missing, a directory, a device): its path in the
+        kustomization and why. A remote values file (a URL) is not checked."""
+        path = self.install.chart_path
+        if path is None or path[0] != "helmCharts" or not isinstance(path[1], int):
+            return
+        index = path[1]
+        chart = mapping_or_empty(list_or_empty(self.doc.get("helmCharts"))[index])
+        entries: list[tuple[Path, Any]] = [(("helmCharts", index, "valuesFile"), chart.get("valuesFile"))]
+        extra = enumerate(list_or_empty(chart.get("additionalValuesFiles")))
+        entries += [(("helmCharts", index, "additionalValuesFiles", at), entry) for at, entry in extra]
+        base = os.path.dirname(self.file)
+        for where, entry in entries:
+            if isinstance(entry, str) and entry and "://" not in entry:
+                reason = _unreadable(os.path.join(base, entry))
+                if reason is not None:
+                    yield where, f"values file {entry} {reason}"
+
+
+def _unreadable(path: str) -> str | None:
+    """Why kustomize cannot read the values file at ``path`` (``None``: a regular file it can)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        return "does not exist" if isinstance(error, FileNotFoundError) else f"cannot be read ({error.strerror})"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a device, a pipe or a socket)"
+    return None if os.access(path, os.R_OK) else "cannot be read (permission denied)"
 
 
 class Applied(NamedTuple):

@@ -15,9 +15,9 @@ whatever desched can check. :attr:`Release.target` is the supported release chec
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
 from desched.chart.record import chart_names, charts
 from desched.chart.record import chart_version as chart_version_of
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 
+_T = TypeVar("_T")
 _WRAPPER_KINDS = ("HelmRelease", "Application", "ApplicationSet")  # and kustomizations (kind Kustomization or none)
 
 
@@ -159,6 +160,9 @@ class Deployments:
         self._installs: list[tuple[str, Install]] = []  # each install of the chart, with the wrapper's file
         self._flux: list[FluxSource] = []  # the Flux sources of the chart, which HelmReleases may name it by
         self._values = [doc for doc in values if doc.shape == Shape.HELM and doc.unreached is None]  # sources
+        self._by_source: _Index[PolicyDoc] | None = None  # the values documents, by the sources they are
+        self._by_install: _Index[tuple[str, Install]] | None = None  # the installs, by their sources
+        self._memo: dict[Hashable, Any] = {}  # what readers compute once from these deployments (memo)
         self._add(documents)
 
     def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
@@ -173,6 +177,8 @@ class Deployments:
         documents = list(documents)
         if not documents:
             return
+        self._by_source = self._by_install = None  # the installs and generated keys change
+        self._memo = {}
         # the deployment and workload models only when there are documents to read
         from desched.deployment.runs import descheduler_runs
         from desched.workloads.model import objects
@@ -207,22 +213,37 @@ class Deployments:
     def install_of(self, doc: PolicyDoc) -> tuple[str, Install] | None:
         """The install of the chart whose values ``doc`` is one source of (its wrapper's values in the same file, a
         ConfigMap key a HelmRelease's ``valuesFrom`` names, or a values file of a kustomize ``helmCharts`` entry),
-        with the file of its wrapper."""
-        for file, install in self._installs:
-            if any(_is_source(doc, source, file, install, self._generated) for source in install.sources):
-                return file, install
-        return None
+        with the file of its wrapper: the first such install of these documents."""
+        if self._by_install is None:
+            self._by_install = _Index()
+            for file, install in self._installs:
+                for source in install.sources:
+                    self._by_install.add(_source_key(source, file, install), (file, install))
+        return self._by_install.first(_doc_keys(doc, self._generated))
 
     def sources(self, install: Install, file: str) -> list[tuple[ValuesSource, PolicyDoc]]:
         """The sources of ``install`` (whose wrapper is in ``file``) found among these documents' chart values, in
         order (the first document of each; a source the repository does not hold, or that sets no
-        ``deschedulerPolicy``, is left out)."""
+        ``deschedulerPolicy``, is left out). The values are indexed once, so that each call costs the install's
+        sources, not the sources times the documents."""
+        if self._by_source is None:
+            self._by_source = _Index()
+            for values in self._values:
+                for key in _doc_keys(values, self._generated):
+                    self._by_source.add(key, values)
         found = []
         for source in install.sources:
-            doc = next((doc for doc in self._values if _is_source(doc, source, file, install, self._generated)), None)
+            doc = self._by_source.first([_source_key(source, file, install)])
             if doc is not None:
                 found.append((source, doc))
         return found
+
+    def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, computed once for ``key`` while these deployments are unchanged (what a reader derives
+        from them and needs for many documents: an install's merged values for each of its sources)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(_T, self._memo[key])
 
     def reader(self, namespace: str | None, name: str, key: str) -> Release | None:
         """The release of the descheduler that reads key ``key`` of ConfigMap ``namespace/name``."""
@@ -271,29 +292,68 @@ def install_label(install: Install, file: str, doc: PolicyDoc) -> str:
     return install.wrapper if file == doc.file else f"{install.wrapper} ({file})"
 
 
-def _is_source(
-    doc: PolicyDoc,
-    source: ValuesSource,
-    file: str,
-    install: Install,
-    generated: Mapping[str, tuple[str | None, str, str]],
-) -> bool:
-    """Whether the chart values ``doc`` are ``source`` of ``install``, whose wrapper is in ``file``; ``generated``
-    maps each file a kustomize ``configMapGenerator`` turns into a ConfigMap key to that key."""
+#: What a values source is, as a values document and a source of an install both say it: ``("own", file, (wrapper,
+#: where))`` for values in the wrapper itself, ``("configmap", name, key)`` for a ConfigMap key, ``("file", path)``
+#: for a values file, ``("repofile", path)`` for a path from a repository's root; with the ConfigMap's namespace
+#: (``None``: any, :func:`desched.tree.same_namespace`), which is compared apart.
+_Key = tuple[tuple[Any, ...], str | None]
+
+
+class _Index(Generic[_T]):
+    """Items by the values sources they are, each key's items in the order added."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[Any, ...], list[tuple[str | None, int, _T]]] = {}
+        self._count = 0
+
+    def add(self, key: _Key, item: _T) -> None:
+        """Add ``item`` under ``key``: after every item added before it."""
+        name, namespace = key
+        self._items.setdefault(name, []).append((namespace, self._count, item))
+        self._count += 1
+
+    def first(self, keys: Iterable[_Key]) -> _T | None:
+        """The item added first under any of ``keys`` (in a namespace that may be the key's); ``None`` when none
+        is."""
+        best: tuple[int, _T] | None = None
+        for name, namespace in keys:
+            for held, order, item in self._items.get(name, ()):
+                if same_namespace(held, namespace):
+                    best = (order, item) if best is None or order < best[0] else best
+                    break  # the key's later items were added after this one
+        return None if best is None else best[1]
+
+
+def _source_key(source: ValuesSource, file: str, install: Install) -> _Key:
+    """The key of ``source`` of ``install``, whose wrapper is in ``file``."""
     if source.kind in ("inline", "text"):
-        return doc.file == file and doc.extra.get("install") == (install.wrapper, source.where)
+        return ("own", file, (install.wrapper, source.where)), None
     if source.kind == "configmap":
         namespace, name, key = source.where
-        found = doc.extra.get("values_from")
-        if found is None and not doc.extra.get("wrapper"):  # a values file kustomize makes into the ConfigMap
-            found = generated.get(os.path.normpath(doc.file))
-        return found is not None and found[1:] == (name, key) and same_namespace(found[0], namespace)
-    if doc.extra.get("wrapper") or doc.extra.get("values_from"):
-        return False
-    path, wanted = os.path.normpath(doc.file), str(source.where[0])
-    if source.kind == "repofile":  # a path from the root of a repository whose root desched does not know
-        return path == wanted or path.endswith(os.sep + wanted)
-    return path == wanted
+        return ("configmap", name, key), namespace
+    return (source.kind, str(source.where[0])), None
+
+
+def _doc_keys(doc: PolicyDoc, generated: Mapping[str, tuple[str | None, str, str]]) -> list[_Key]:
+    """The keys of the sources the chart values ``doc`` may be: its wrapper's own values; a ConfigMap key (a
+    HelmRelease's ``valuesFrom``, or a values file a kustomize ``configMapGenerator``, which ``generated`` maps
+    to its key, makes into one); a values file, by its path and, as a path from a repository's root, by each
+    ending of it after a separator."""
+    extra = doc.extra
+    keys: list[_Key] = []
+    if extra.get("install") is not None:
+        keys.append((("own", doc.file, extra["install"]), None))
+    found = extra.get("values_from")
+    if found is None and not extra.get("wrapper"):
+        found = generated.get(os.path.normpath(doc.file))
+    if found is not None:
+        keys.append((("configmap", found[1], found[2]), found[0]))
+    if not extra.get("wrapper") and not extra.get("values_from"):
+        path = os.path.normpath(doc.file)
+        parts = path.split(os.sep)
+        keys.append((("file", path), None))
+        keys.extend((("repofile", os.sep.join(parts[start:])), None) for start in range(len(parts)))
+    return keys
 
 
 def release_of(doc: PolicyDoc, deployments: Deployments) -> Release:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.gitops.wrappers import (
@@ -682,7 +683,7 @@ def _key_policies(
 
 def block_offsets(text: str, header_line: int, header_column: int) -> tuple[int, int] | None:
     """Line and column offsets that map positions inside a literal block scalar to the outer file."""
-    lines = text.splitlines()
+    lines = _lines(text)
     if header_line > len(lines):
         return None
     header = lines[header_line - 1][header_column - 1 :]
@@ -695,3 +696,10 @@ def block_offsets(text: str, header_line: int, header_column: int) -> tuple[int,
         if body.strip():
             return header_line, len(body) - len(body.lstrip(" "))
     return None
+
+
+@lru_cache(maxsize=2)
+def _lines(text: str) -> tuple[str, ...]:
+    """The lines of ``text``, split once for the many blocks of one file (a file of ConfigMaps: every key a block),
+    not once for each."""
+    return tuple(text.splitlines())

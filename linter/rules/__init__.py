@@ -29,6 +29,7 @@ _MODULES = (
     "ds011_chart_version_assumed",
     "ds012_policy_applied_as_resource",
     "ds013_chart_policy_not_rendered",
+    "ds014_values_file_unreadable",
     "ds101_v1alpha1_policy",
     "ds102_mixed_shapes",
     "ds103_deprecated_evictor_flags",

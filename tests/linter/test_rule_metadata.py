@@ -38,7 +38,7 @@ EXPECTED = {
     DocumentKind.REPOSITORY: _ids((400, 499)) | {"DS505"},
     DocumentKind.DEPLOYMENT: _ids((600, 699)) - {"DS613", "DS615"},
     DocumentKind.UNITS: _ids((700, 799)),
-    DocumentKind.DELIVERY: {"DS010", "DS011", "DS012"},  # how the files reach a cluster (issue 37)
+    DocumentKind.DELIVERY: {"DS010", "DS011", "DS012", "DS014"},  # how the files reach a cluster (issue 37)
 }
 
 
