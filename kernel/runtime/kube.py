@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, NamedTuple
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 from desched.errors import KubeError
 from desched.extras import require
@@ -164,6 +164,8 @@ class KubeClient:
         try:
             document = json.loads(text) if text else {}
         except ValueError:
+            if 200 <= status < 300:  # a listing cut short reads as no JSON: never as an empty answer
+                raise KubeError(f"{method} {path}: the server answered {status}, but not with JSON", status) from None
             document = {}
         if 200 <= status < 300 and isinstance(document, dict):
             return document
@@ -179,12 +181,22 @@ class KubeClient:
 
         try:
             response = self._rest.request(method, url, headers=headers, body=body, _request_timeout=self._timeout)
-            status, data = int(response.status), response.read() if hasattr(response, "read") else response.data
-            answered = response.headers
+            status, answered = int(response.status), response.headers
         except ApiException as error:  # older clients raise for non-2xx answers
             status, data, answered = int(error.status or 0), (error.body or b""), error.headers
         except (HTTPError, OSError) as error:
             raise KubeError(f"cannot reach {self.server}: {_first_line(error)}", sent=_sent(error)) from None
+        else:
+            try:  # the server answered: a body cut short is its answer's fault, not the network's reach
+                data = response.read() if hasattr(response, "read") else response.data
+            except (HTTPError, OSError) as error:
+                path = urlsplit(url).path
+                raise KubeError(
+                    f"{method} {path}: the server answered {status}, but its answer was cut short: "
+                    f"{_first_line(error)}",
+                    status,
+                    sent=True,
+                ) from None
         asked = _retry_after((answered or {}).get("Retry-After")) if status in RETRY_AFTER_STATUSES else None
         return status, data, asked
 
