@@ -212,7 +212,8 @@ class Reviewer:
         """The worker pool's answer on ``body`` within ``deadline``; :class:`Busy` when the pool is full."""
         if self.pool.full():
             raise Busy(f"webhook busy: {self.pool.workers + self.pool.queue} decisions running or queued, retry later")
-        return await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+        with self.pool.slot():  # counted now: the requests of this loop turn see it before its task starts
+            return await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
 
     async def _decide(self, request: Json, own: list[Finding] | None) -> Decision:
         """The decision in a thread (a workload's ``own`` findings given: never cached, so not looked up)."""

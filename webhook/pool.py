@@ -29,6 +29,7 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any, NamedTuple
 
@@ -177,31 +178,37 @@ class DecisionPool:
         started and starting has not failed."""
         return self._idle is None or bool(self._all) or not self._failing
 
-    async def decide(self, body: bytes) -> Answer:
-        """The decision on the AdmissionReview ``body`` in a worker, or the limit its object breaks (see the module
-        contract)."""
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """Count one call as running or waiting (:meth:`full`) from now until the block ends, however it ends: held
+        around :meth:`decide` from before its task is scheduled, so that requests of one loop turn all see it."""
         self._pending += 1
         try:
-            idle = self.start()
-            self._schedule_restart()
-            if not self.ready():
-                raise WorkerError("no decision worker runs (starting one failed; retrying)")
-            worker = await idle.get()
-            kept: _Worker | None = worker
-            try:
-                return await asyncio.get_running_loop().run_in_executor(None, worker.call, body)
-            except BaseException:  # cancelled (out of time), or the worker failed: it is killed, the work stops
-                self.replaced += 1
-                self._replace(worker)
-                kept = None
-                raise
-            finally:
-                if kept is not None and kept.tasks >= self.max_tasks:
-                    self._replace(kept)
-                elif kept is not None:
-                    idle.put_nowait(kept)
+            yield
         finally:
             self._pending -= 1
+
+    async def decide(self, body: bytes) -> Answer:
+        """The decision on the AdmissionReview ``body`` in a worker, or the limit its object breaks (see the module
+        contract); call it within :meth:`slot`."""
+        idle = self.start()
+        self._schedule_restart()
+        if not self.ready():
+            raise WorkerError("no decision worker runs (starting one failed; retrying)")
+        worker = await idle.get()
+        kept: _Worker | None = worker
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, worker.call, body)
+        except BaseException:  # cancelled (out of time), or the worker failed: it is killed, the work stops
+            self.replaced += 1
+            self._replace(worker)
+            kept = None
+            raise
+        finally:
+            if kept is not None and kept.tasks >= self.max_tasks:
+                self._replace(kept)
+            elif kept is not None:
+                idle.put_nowait(kept)
 
     def pids(self) -> list[int]:
         """The process ids of the current workers (none before the first call)."""

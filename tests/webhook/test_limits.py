@@ -145,3 +145,33 @@ def test_a_flood_of_large_policies_is_answered_within_the_budget_in_bounded_memo
         for (_, answer), message in zip(answers[:8], messages[:8], strict=True)
     )
     assert any("webhook busy: 3 decisions" in message for message in messages[:8])
+
+
+def test_a_burst_beyond_the_pool_is_answered_busy_at_once() -> None:
+    """Requests of one loop turn all see the calls before them: with 1 worker and a queue of 1, a burst of 5 large
+    policies is 2 decisions and 3 busy answers given at once, not 5 calls queued until the budget runs out."""
+    import asyncio
+
+    from desched.webhook.app import Busy
+
+    reviewer = Reviewer(Options(), budget=10, workers=1, queue=1)
+    bodies = [policy_review(seed, 200_000) for seed in range(5)]
+
+    async def burst() -> list[tuple[str, float]]:
+        started = time.perf_counter()
+
+        async def one(body: bytes) -> tuple[str, float]:
+            try:
+                await reviewer._pooled(body, time.perf_counter() + 10)
+            except Busy:
+                return "busy", time.perf_counter() - started
+            return "decided", time.perf_counter() - started
+
+        return await asyncio.gather(*(one(body) for body in bodies))
+
+    try:
+        outcomes = asyncio.run(burst())
+    finally:
+        reviewer.pool.close()
+    assert sorted(kind for kind, _ in outcomes) == ["busy"] * 3 + ["decided"] * 2
+    assert all(seconds < 0.5 for kind, seconds in outcomes if kind == "busy")
