@@ -7,9 +7,11 @@ a node, which fit nowhere else (the hard case for ``nodeFit``); and, from 1,000 
 written as a JSON snapshot (``kubectl get -o json`` form) and run as a whole ``desched simulate`` process with every
 plugin but HighNodeUtilization (the linter forbids it beside LowNodeUtilization), with ``nodeFit: true`` and without,
 then (packed) once with HighNodeUtilization alone. Prints the median seconds (``--runs`` runs up to 1,000 nodes, two
-above), the peak RSS, and per shape the growth exponent ``log(t_5000 / t_1000) / log(5)`` (the smallest and largest
-sizes when those are not measured). Targets, with nodeFit on, on both shapes: 5,000 nodes / 150,000 pods at most
-20 s and 1.5 GB; a growth exponent of at most 1.2; and 1,000 packed nodes under 10 s.
+above), the peak RSS and the peak RSS per snapshot byte (``MB/MB``: what a snapshot costs in memory, the basis of
+the snapshot limit; in the JSON as ``peak_per_snapshot_byte``), and per shape the growth exponent
+``log(t_5000 / t_1000) / log(5)`` (the smallest and largest sizes when those are not measured). Targets, with nodeFit
+on, on both shapes: 5,000 nodes / 150,000 pods at most 20 s and 1.5 GB; a growth exponent of at most 1.2; and 1,000
+packed nodes under 10 s.
 
 The forecast (``simulate --samples 20``, nodeFit on) runs at the ``--sample-sizes`` (300 and 1,000 nodes), with the
 default ``--jobs`` (the usable CPUs) and with ``--jobs 1``, against the time of 20 separate runs (20 times the median
@@ -144,6 +146,7 @@ def main() -> int:
     sizes = [int(size) for size in args.sizes.split(",")]
     sample_sizes = {int(size) for size in args.sample_sizes.split(",") if size}
     rows = []
+    sizes_of: list[int] = []  # the snapshot bytes of each row, for its memory per snapshot MiB
     with tempfile.TemporaryDirectory() as work:
         policies = {}
         for name, text in (("nodefit-on", NODE_FIT), ("nodefit-off", ALL_BUT_HNU), ("hnu", HNU_ONLY)):
@@ -156,6 +159,7 @@ def main() -> int:
                 with open(snapshot, "w", encoding="utf-8") as handle:
                     objects = generate(nodes, PODS_PER_NODE, pools=bool(shape))
                     json.dump({"apiVersion": "v1", "kind": "List", "items": objects}, handle)
+                snapshot_bytes = os.path.getsize(snapshot)
                 for name, policy in policies.items():
                     if shape and name == "hnu":
                         continue
@@ -163,6 +167,7 @@ def main() -> int:
                     runs = [_run(policy, snapshot) for _ in range(count)]
                     seconds, peak = statistics.median(r[0] for r in runs), max(r[1] for r in runs)
                     rows.append((shape + name, nodes, seconds, peak, runs[0][2]))
+                    sizes_of.append(snapshot_bytes)
                     print(f"  {shape}{name} {nodes} nodes: {seconds:.2f} s", file=sys.stderr, flush=True)
                 if shape:
                     os.unlink(snapshot)
@@ -171,12 +176,15 @@ def main() -> int:
                 for name, options in ((f"samples-{SAMPLES}", ()), (f"samples-{SAMPLES}-jobs-1", ("--jobs", "1"))):
                     seconds, peak, evicted = _run(policies["nodefit-on"], snapshot, "--samples", str(SAMPLES), *options)
                     rows.append((name, nodes, seconds, peak, evicted))
+                    sizes_of.append(os.path.getsize(snapshot))
                     print(f"  {name} {nodes} nodes: {seconds:.2f} s", file=sys.stderr, flush=True)
             os.unlink(snapshot)
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; medians of {args.runs} runs (samples: 1)")
-    print(f"{'policy':<12} {'nodes':>6} {'pods':>7} {'seconds':>8} {'peak MB':>8} {'evicted':>8}")
-    for name, nodes, seconds, peak, evicted in rows:
-        print(f"{name:<12} {nodes:>6} {nodes * PODS_PER_NODE:>7} {seconds:>8.2f} {peak / 2**20:>8.0f} {evicted:>8}")
+    print(f"{'policy':<12} {'nodes':>6} {'pods':>7} {'seconds':>8} {'peak MB':>8} {'MB/MB':>6} {'evicted':>8}")
+    for (name, nodes, seconds, peak, evicted), size in zip(rows, sizes_of, strict=True):
+        ratio = peak / size  # peak memory per snapshot byte: what the snapshot limit costs at most
+        print(f"{name:<12} {nodes:>6} {nodes * PODS_PER_NODE:>7} {seconds:>8.2f} {peak / 2**20:>8.0f} {ratio:>6.1f} "
+              f"{evicted:>8}")  # fmt: skip
     targets = _targets(rows)
     for target in targets.values():
         print(target["text"])
@@ -195,9 +203,11 @@ def main() -> int:
                             "pods": nodes * PODS_PER_NODE,
                             "seconds": seconds,
                             "peak_bytes": peak,
+                            "snapshot_bytes": size,
+                            "peak_per_snapshot_byte": peak / size,
                             "evicted": evicted,
                         }
-                        for name, nodes, seconds, peak, evicted in rows
+                        for (name, nodes, seconds, peak, evicted), size in zip(rows, sizes_of, strict=True)
                     ],
                     "targets": targets,
                 },

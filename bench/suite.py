@@ -326,7 +326,12 @@ def _simulate_rows(
         table.append(
             (
                 f"Executor simulate, {row['nodes']:,} nodes / {row['pods']:,} pods {label}, all plugins, nodeFit on",
-                f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB",
+                f"{row['seconds']:.2f} s, {row['peak_bytes'] / 2**20:,.0f} MB"
+                + (
+                    f" ({row['peak_per_snapshot_byte']:.1f} MB per snapshot MB)"
+                    if "peak_per_snapshot_byte" in row
+                    else ""
+                ),
                 f"nodeFit off {baseline['seconds']:.2f} s" if baseline else "",
                 f"{row['seconds'] / baseline['seconds']:.2f}x the time" if baseline else "",
                 "" if target is None else f"{_limits(target['text'])}: {verdict(target)}",
