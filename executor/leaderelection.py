@@ -211,7 +211,9 @@ class LeaderElector:
         _log(f"released lease {self.describe}")
 
     def try_acquire_or_renew(self) -> bool:
-        """One try (client-go's ``tryAcquireOrRenew``): True when this process holds the Lease afterwards."""
+        """One try (client-go's ``tryAcquireOrRenew``): True when this process holds the Lease afterwards. While
+        this process leads, no wait for a server's ``Retry-After`` runs past the renew deadline."""
+        kube = self._bounded()
         sent = self.clock()
         now = _micro_time(datetime.now(timezone.utc))
         spec: Json = {
@@ -223,17 +225,17 @@ class LeaderElector:
         }
         if self._holds():  # the fast path: renew what this process wrote last
             spec["acquireTime"] = self._observed.get("acquireTime") or now
-            if self._write("PUT", {**self._lease, "spec": spec}, sent):
+            if self._write(kube, "PUT", {**self._lease, "spec": spec}, sent):
                 return True
         try:
-            self._lease = self.kube.get(self.path)
+            self._lease = kube.get(self.path)
         except KubeError as error:
             if error.status != 404:
                 _log(f"warning: cannot read lease {self.describe}: {error}")
                 return False
             metadata = {"name": self.config.name, "namespace": self.config.namespace}
             lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": spec}
-            return self._write("POST", lease, sent)
+            return self._write(kube, "POST", lease, sent)
         current = self._lease.get("spec") or {}
         if current != self._observed:
             self._observe(current)
@@ -245,13 +247,21 @@ class LeaderElector:
             spec.update(acquireTime=current.get("acquireTime") or now, leaseTransitions=transitions)
         else:
             spec["leaseTransitions"] = transitions + 1
-        return self._write("PUT", {**self._lease, "spec": spec}, sent)
+        return self._write(kube, "PUT", {**self._lease, "spec": spec}, sent)
 
-    def _write(self, method: str, lease: Json, sent: float) -> bool:
+    def _bounded(self) -> KubeClient:
+        """The client for one try: while this process leads, bound by the renew deadline (past it, leading is over
+        whatever the server answers), else the client as given (its request timeout bounds each wait)."""
+        if self._renewed_at is None:
+            return self.kube
+        left = self._renewed_at + self.config.renew_deadline - self.clock()
+        return self.kube.within(time.monotonic() + max(0.0, left))
+
+    def _write(self, kube: KubeClient, method: str, lease: Json, sent: float) -> bool:
         """Create (POST) or update (PUT, guarded by ``lease``'s resourceVersion) the Lease; True when it took."""
         path = self.path if method == "PUT" else LEASES.format(namespace=self.config.namespace)
         try:
-            self._lease = self.kube.request(method, path, body=lease)
+            self._lease = kube.request(method, path, body=lease)
         except KubeError:
             return False
         self._observe(lease["spec"])

@@ -8,6 +8,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,9 @@ class Leases:
 
     def get(self, path: str, params: Any = None) -> Json:
         return self.request("GET", path)
+
+    def within(self, deadline: float) -> Leases:
+        return self  # answers at once: no Retry-After to bound
 
     def request(self, method: str, path: str, params: Any = None, body: Any = None) -> Json:
         if self.failing:
@@ -189,3 +193,32 @@ def test_the_flags_default_to_upstreams_values() -> None:
     args = parser.parse_args(["--leader-elect-renew-deadline", "31s"])
     with pytest.raises(UsageError, match=r"renew-deadline must be greater than 1.2 x"):
         lease_config(args)
+
+
+def test_a_leaders_renewal_waits_for_no_retry_after_past_its_renew_deadline(tmp_path: Path) -> None:
+    """A leader whose renewal the server answers 429 with an hour's Retry-After gives the try up by its renew
+    deadline, not its request timeout (30 s here): past the deadline it leads no more, whatever comes back."""
+    from desched.runtime.kube import KubeClient
+    from tests.fakeapi import Answer, FakeApi, bounded
+
+    stored: dict[str, Any] = {}
+
+    def route(method: str, path: str) -> Answer:
+        if method == "GET" and not stored:
+            return Answer(404, {"kind": "Status", "message": "not found"})
+        if stored.get("busy"):
+            return Answer(429, {"kind": "Status", "message": "busy"}, (("Retry-After", "3600"),))
+        stored["busy"] = True  # the first write takes; every later request is answered busy
+        return Answer(201, {"metadata": {"resourceVersion": "1"}, "spec": {}})
+
+    config = LeaseConfig("kube-system", "descheduler", lease_duration=15, renew_deadline=2, retry_period=1)
+    with FakeApi(route) as api:
+        kube = KubeClient(str(api.kubeconfig(tmp_path / "config")), timeout=30, warn=lambda _: None)
+        elector = LeaderElector(kube, config, "me")
+        assert elector.try_acquire_or_renew()
+        started = time.monotonic()
+        with bounded(20):
+            renewed = elector.try_acquire_or_renew()
+        elapsed = time.monotonic() - started
+    assert not renewed
+    assert elapsed < config.renew_deadline + 1
