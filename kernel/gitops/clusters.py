@@ -19,7 +19,7 @@ the loose files :mod:`desched.gitops.units` groups. A repository without such st
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched.reading.sources import git_root, is_ignored
@@ -37,6 +37,7 @@ __all__ = [
     "is_kustomization",
     "local_reference",
     "patch_path",
+    "remote_references",
 ]
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -63,6 +64,16 @@ def is_kustomization(file: str, doc: Any) -> bool:
     return os.path.basename(file) in KUSTOMIZATION_NAMES or (
         kind in ("Kustomization", "Component") and api_version.startswith("kustomize.config.k8s.io/")
     )
+
+
+def remote_references(doc: Mapping[str, Any]) -> Iterator[tuple[list[Any], int, str]]:
+    """The remote entries (a URL, ``github.com/...``, ``git@...``) of kustomization ``doc``'s ``resources``,
+    ``bases`` and ``components``: what desched does not fetch, as ``(entries, index, entry)``."""
+    for key in KUSTOMIZATION_REFERENCES:
+        entries = list_or_empty(doc.get(key))
+        for index, entry in enumerate(entries):
+            if isinstance(entry, str) and local_reference(".", entry) is None:
+                yield entries, index, entry
 
 
 def local_reference(base: str, entry: Any) -> str | None:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from desched.gitops.clusters import KUSTOMIZATION_REFERENCES, clusters, is_kustomization, local_reference
+from desched.gitops.clusters import clusters, is_kustomization, remote_references
 from desched.reading.yamlnodes import Position, YMap, YSeq
 
 __all__ = ["Ambiguity", "DeployUnit", "DeployUnits", "UnitReport", "deploy_units", "object_key"]
@@ -72,7 +72,7 @@ def deploy_units(
     ambiguous: list[Ambiguity] = []
     if loose:
         keys = {file: dict(pair for doc in reversed(files[file][1]) for pair in _keys(doc)) for file in loose}
-        if not _defined_twice(loose, keys):  # the usual case: the loose files are one unit
+        if not _defined_twice(keys[file].keys() for file in loose):  # the usual case: the loose files are one unit
             top = os.path.commonpath([os.path.dirname(os.path.abspath(loose[0])), os.path.abspath(loose[-1])])
             structured.append(DeployUnit(_folder(top), frozenset(loose)))
             return DeployUnits(structured, ambiguous)
@@ -109,10 +109,10 @@ def _split(files: list[str], loose: _Loose, ambiguous: list[Ambiguity]) -> list[
     for file in files:
         if len(loose.folders[file]) > depth:
             below.setdefault(loose.folders[file][depth], []).append(file)
-    if not below or not _defined_twice(files, keys):
+    if not below or not _defined_twice(keys[file].keys() for file in files):
         return [(_folder(os.sep.join(top) or os.sep), files)]  # no duplicate, or a folder defines one twice
     sides = [here, *(below[name] for name in sorted(below))]
-    across = _defined_twice([f"{index}" for index, _ in enumerate(sides)], _side_keys(sides, keys))
+    across = _defined_twice(set().union(*(keys[file] for file in side)) for side in sides)
     if across:
         obj = min(across)
         defining = [min(f for f in side if obj in keys[f]) for side in sides if any(obj in keys[f] for f in side)]
@@ -123,20 +123,12 @@ def _split(files: list[str], loose: _Loose, ambiguous: list[Ambiguity]) -> list[
     return groups
 
 
-def _side_keys(
-    sides: list[list[str]], keys: Mapping[str, dict[tuple[str, str, str], Position]]
-) -> dict[str, dict[tuple[str, str, str], Position]]:
-    """The objects each side (numbered) defines."""
-    return {f"{index}": {key: (1, 1) for file in side for key in keys[file]} for index, side in enumerate(sides)}
-
-
-def _defined_twice(
-    files: list[str], keys: Mapping[str, dict[tuple[str, str, str], Position]]
-) -> set[tuple[str, str, str]]:
+def _defined_twice(groups: Iterable[Iterable[tuple[str, str, str]]]) -> set[tuple[str, str, str]]:
+    """The object keys that two or more of ``groups`` (each a file's, or a folder's) hold."""
     seen: set[tuple[str, str, str]] = set()
     twice: set[tuple[str, str, str]] = set()
-    for file in files:
-        for key in keys[file]:
+    for group in groups:
+        for key in group:
             (twice if key in seen else seen).add(key)
     return twice
 
@@ -161,14 +153,6 @@ class UnitReport(NamedTuple):
         """``(file, position, reference)`` of each remote ``resources``, ``bases`` or ``components`` entry of the
         run's kustomizations: what desched does not fetch."""
         for file, doc in self.documents:
-            if not is_kustomization(file, doc):
-                continue
-            for key in KUSTOMIZATION_REFERENCES:
-                entries = doc.get(key)
-                for index, entry in enumerate(entries if isinstance(entries, list) else []):
-                    if isinstance(entry, str) and local_reference(".", entry) is None:
-                        yield file, _position(entries, index), entry
-
-
-def _position(entries: list[Any], index: int) -> Position:
-    return entries.item_pos[index] if isinstance(entries, YSeq) else (1, 1)
+            if is_kustomization(file, doc):
+                for entries, index, entry in remote_references(doc):
+                    yield file, entries.item_pos[index] if isinstance(entries, YSeq) else (1, 1), entry
