@@ -22,13 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from desched.gitops.clusters import (
-    KUSTOMIZATION_REFERENCES,
-    PATCH_KEYS,
-    is_kustomization,
-    local_reference,
-    patch_path,
-)
+from desched.gitops.clusters import PATCH_KEYS, is_kustomization, patch_path, remote_references
 from desched.gitops.documents import block_offsets
 from desched.gitops.kustomize import kustomization_children
 from desched.reading.yamlnodes import Position, YMap, YSeq
@@ -115,22 +109,19 @@ def apply_patches(documents: Iterable[tuple[str, Any]], texts: Mapping[str, str]
     for norm, _, doc in listed:
         if norm in patch_files:
             patch_docs.setdefault(norm, []).append(doc)
-    resources = [(norm, file, doc) for norm, file, doc in listed if norm not in patch_files | kustomizations.keys()]
-    inline = {
-        os.path.normpath(file): text for file, text in (texts or {}).items() if os.path.normpath(file) in kustomizations
-    }
+    no_resources = patch_files | kustomizations.keys()
+    resources = [(norm, file, doc) for norm, file, doc in listed if norm not in no_resources]
+    texts = texts or {}
+    inline = {norm: texts[file] for norm, file, _ in listed if norm in kustomizations and file in texts}
     names = {norm: file for norm, file, _ in listed}
-    current, deleted, remote = _patch_all(kustomizations, resources, patch_docs, inline)
-    for patched in current.values():  # origins by the names the unit gives its files
-        for files in patched.origins.values():
-            files.update((key, names.get(origin, origin)) for key, origin in files.items())
-    out = [(file, current[id(doc)].doc if id(doc) in current else doc) for _, file, doc in resources]
+    current, deleted, remote = _patch_all(kustomizations, resources, patch_docs, inline, names)
     out = [
-        (file, doc) for (file, doc), (_, _, original) in zip(out, resources, strict=True) if id(original) not in deleted
+        (file, current[id(doc)].doc if id(doc) in current else doc)
+        for _, file, doc in resources
+        if id(doc) not in deleted
     ]
     out += [(file, doc) for norm, file, doc in listed if norm in kustomizations]
-    remote_patches = tuple((names.get(origin, origin), patch) for origin, patch in remote)
-    return UnitObjects(out, {id(obj.doc): obj for obj in current.values()}, patch_files, remote_patches)
+    return UnitObjects(out, {id(obj.doc): obj for obj in current.values()}, patch_files, tuple(remote))
 
 
 def _patch_all(
@@ -138,10 +129,12 @@ def _patch_all(
     resources: list[tuple[str, str, Any]],
     patch_docs: Mapping[str, list[Any]],
     texts: Mapping[str, str],
+    names: Mapping[str, str],
 ) -> tuple[dict[int, PatchedObject], set[int], list[tuple[str, Any]]]:
     """Every patch of the ``kustomizations`` applied to the ``resources`` each builds, inner kustomizations first:
     the patched objects and the objects deleted, by the identity of the original resource, and the strategic-merge
-    patches of a kustomization with a remote base that selected no local object (``(file, patch)`` pairs)."""
+    patches of a kustomization with a remote base that selected no local object (``(file, patch)`` pairs). Files
+    are named as ``names`` (normalised path -> the unit's name of the file) names them."""
     current: dict[int, PatchedObject] = {}
     deleted: set[int] = set()
     remote: list[tuple[str, Any]] = []
@@ -150,7 +143,8 @@ def _patch_all(
         built = _built(kustomization, kustomizations, by_directory)
         targets = [(file, doc) for norm, file, doc in resources if {norm, os.path.dirname(norm)} & built]
         patches = _patches(kustomization, kustomizations[kustomization], patch_docs, texts.get(kustomization, ""))
-        for patch, target, origin in patches:
+        for patch, target, written_in in patches:
+            origin = names.get(written_in, written_in)
             selected = False
             for file, doc in targets:
                 now = current.get(id(doc))
@@ -161,15 +155,13 @@ def _patch_all(
                     now = current[id(doc)] = PatchedObject(file, copy.deepcopy(doc), {})
                 if not _apply(now, patch, origin):
                     deleted.add(id(doc))
-            if not selected and isinstance(patch, Mapping) and _remote_base(kustomizations[kustomization]):
+            if (
+                not selected
+                and isinstance(patch, Mapping)
+                and next(remote_references(kustomizations[kustomization]), None)
+            ):
                 remote.append((origin, patch))
     return current, deleted, remote
-
-
-def _remote_base(doc: Mapping[str, Any]) -> bool:
-    """Whether kustomization ``doc`` builds a remote base (a URL, ``github.com/...``, ``git@...``)."""
-    entries = (entry for key in KUSTOMIZATION_REFERENCES for entry in list_or_empty(doc.get(key)))
-    return any(isinstance(entry, str) and local_reference(".", entry) is None for entry in entries)
 
 
 def _patch_files(kustomizations: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
@@ -311,15 +303,12 @@ def _labels_match(labels: Mapping[str, Any], selector: Any) -> bool:
     if not isinstance(selector, str) or not selector.strip():
         return True
     for term in selector.split(","):
-        key, equals, value = term.partition("=")
-        key = key.rstrip("!").strip()
+        written, equals, value = term.partition("=")
+        key, negated, value = written.rstrip("!").strip(), written.endswith("!"), value.lstrip("=").strip()
         if not equals:
             if key not in labels:
                 return False
-        elif term.partition("=")[0].endswith("!"):
-            if labels.get(key) == value.lstrip("=").strip():
-                return False
-        elif labels.get(key) != value.lstrip("=").strip():
+        elif (labels.get(key) == value) is negated:
             return False
     return True
 
