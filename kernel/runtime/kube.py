@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, NamedTuple
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from desched.errors import KubeError
 from desched.extras import require
@@ -146,7 +146,7 @@ class KubeClient:
         end = min(time.monotonic() + self._timeout, self._deadline)  # of the waits for Retry-After
         warned = False
         for attempt in range(1, ATTEMPTS + 1):
-            status, data, asked = self._send(method, url, headers, body)
+            status, data, asked = self._send(method, path, url, headers, body)
             if asked is None or attempt == ATTEMPTS or method.upper() not in RETRIED_METHODS:
                 break
             wait = min(asked, max(0.0, end - time.monotonic()))
@@ -173,9 +173,11 @@ class KubeClient:
         definite = _eviction_refused(status, document)
         raise KubeError(f"{method} {path}: {status} {message or text[:200] or 'no answer'}", status, definite=definite)
 
-    def _send(self, method: str, url: str, headers: dict[str, str], body: Any) -> tuple[int, Any, float | None]:
-        """One request (urllib3 retrying what it may): the status, the body and, for a 429 or 503, the seconds its
-        ``Retry-After`` asks for (None without one)."""
+    def _send(
+        self, method: str, path: str, url: str, headers: dict[str, str], body: Any
+    ) -> tuple[int, Any, float | None]:
+        """One request to ``url`` (``path`` on this server; urllib3 retrying what it may): the status, the body and,
+        for a 429 or 503, the seconds its ``Retry-After`` asks for (None without one)."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
@@ -190,7 +192,6 @@ class KubeClient:
             try:  # the server answered: a body cut short is its answer's fault, not the network's reach
                 data = response.read() if hasattr(response, "read") else response.data
             except (HTTPError, OSError) as error:
-                path = urlsplit(url).path
                 raise KubeError(
                     f"{method} {path}: the server answered {status}, but its answer was cut short: "
                     f"{_first_line(error)}",
