@@ -79,11 +79,11 @@ def run(path: str, namespaces: list[str], prometheus_host: str | None) -> int:
     from desched.gitops.documents import Shape, extract
     from desched.gitops.wrappers import flux_sources, installs
 
-    _, extraction = _extracted(path)
+    text, extraction = _extracted(path)
     context = _context(path)
     flux = [source for _, found in context for doc in found.others for source in flux_sources(doc)]
     if flux:  # a HelmRelease may name the chart through a Flux source of its unit only
-        extraction = extract(path, _extracted(path)[0], flux=flux)
+        extraction = extract(path, text, flux=flux)
     operator = [doc for doc in extraction.policies if doc.shape == Shape.KUBEDESCHEDULER]
     charted = [doc for doc in extraction.policies if doc.shape == Shape.HELM]
     wrappers = [doc for doc in extraction.wrappers + extraction.others if any(installs(doc, path))]
