@@ -17,6 +17,7 @@ a document consists of, and everything libyaml would reject.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -61,48 +62,45 @@ _QUOTED = r"\"[^\"\\" + _C + r"]*\"|'(?:[^'" + _C + r"]|'')*'"
 _SCALAR = _PLAIN_FLOW + "|" + _QUOTED
 _TAIL = r"(?: +(?:#" + _ANY + r"*)?)?"
 # Flow collections of plain scalars written the usual way ("[a, b]", "{a: 1, b: 2}": one space after each comma and
-# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those; then any flow
-# collection of scalars.
+# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those. Any other flow
+# collection is read by _flow (a pattern for each kind of line would cost more to compile than a one-file lint
+# spends reading).
 _USUAL = (
     r"\[(?:" + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r")*)?\]"
     + r"|\{(?:" + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r")*)?\}"
 )  # fmt: skip
-_FLAT = (
-    r"\[ *(?:(?:" + _SCALAR + r") *(?:, *(?:" + _SCALAR + r") *)*(?:, *)?)?\]"
-    + r"|\{ *(?:(?:" + _SCALAR + r"): +(?:" + _SCALAR + r") *"
-    + r"(?:, *(?:" + _SCALAR + r"): +(?:" + _SCALAR + r") *)*(?:, *)?)?\}"
-)  # fmt: skip
 # One row per line, each with its line break: 1 the indentation (or a document start), 2 "- " (more than one
 # for nested sequences), 3 a key with its colon and the spaces after it, 4 a plain value, 5 a quoted value (quotes
-# included), 6 a usual flow collection, 7 another flow collection of scalars, 8 another flow collection and what
-# follows it. A line outside the subset has no row.
+# included), 6 a usual flow collection, 7 another flow collection and what follows it. A line outside the subset
+# has no row.
 _LINE = re.compile(
     r"^(---" + _TAIL + r"$|(?!---|\.\.\.) *)((?:-(?: +|$))*)"
     + r"((?:" + _KEY_PLAIN + "|" + _QUOTED + r"):(?: +|$))?"
     + r"(?:(" + _PLAIN_BLOCK + r")" + _TAIL
     + r"|(" + _QUOTED + r")" + _TAIL
     + r"|(" + _USUAL + r")" + _TAIL
-    + r"|(" + _FLAT + r")" + _TAIL
     + r"|(?:#" + _ANY + r"*)?"
     + r"|([\[{]" + _ANY + r"*))(?:\n|\Z)",
     re.MULTILINE,
 )  # fmt: skip
 # Something like a block scalar's header ("key: |", "- >-"), the commonest thing outside the subset: refused at once.
 _BLOCK_SCALAR = re.compile(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
-_END = re.compile(_TAIL)
-# The items of a flat flow sequence, between the brackets: 1 what precedes one, 2 a plain one, 3 a quoted one.
-_FLAT_ITEMS = re.compile(r"( *,? *)(?:(" + _PLAIN_FLOW + r")|(" + _QUOTED + r"))")
-# The entries of a flat flow mapping, between the braces: 1 what precedes one, 2 the key, 3 its colon, 4 a plain
-# value, 5 a quoted one.
-_FLAT_ENTRIES = re.compile(r"( *,? *)(" + _SCALAR + r")(: +)(?:(" + _PLAIN_FLOW + r")|(" + _QUOTED + r"))")
-# A flow scalar: 1 a plain one, 2 a quoted one; a flow key with its colon: 1 the key, quotes included.
-_ITEM = re.compile(r"(" + _PLAIN_FLOW + r")|(" + _QUOTED + r")")
-_FLOW_KEY = re.compile(r"(" + _SCALAR + r"): +")
+
+
+@functools.cache
+def _flow_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The patterns of :func:`_flow`, compiled when a text first has a flow collection written otherwise than the
+    usual way: a flow scalar (1 a plain one, 2 a quoted one), a flow key with its colon (1 the key, quotes
+    included), and what may follow a collection on its line."""
+    item = re.compile(r"(" + _PLAIN_FLOW + r")|(" + _QUOTED + r")")
+    return item, re.compile(r"(" + _SCALAR + r"): +"), re.compile(_TAIL)
+
+
 _KEYS: dict[str, str] = {}  # key, quotes included -> key text
 _FIELDS: dict[str, str] = {}  # key with colon and spaces -> key text
 _MAX_KEY = 1000  # libyaml looks for a key's colon within 1024 characters
 # The value groups of a line that has no value.
-_NO_VALUE = ("", "", "", "", "")
+_NO_VALUE = ("", "", "", "")
 # An open collection: (collection, indentation, is a mapping, key or item positions, value positions, styles).
 _Frame = tuple[Any, int, bool, Any, Any, Any]
 
@@ -128,7 +126,7 @@ def _key(raw: str) -> str | None:
 
 
 def _scalar(plain: str, quoted: str) -> tuple[Any, str]:
-    """A flow scalar and its style, from the groups of :data:`_ITEM`."""
+    """A flow scalar and its style, from the groups of :func:`_flow_patterns`' first pattern."""
     if plain:
         return plain_scalar(plain), ""
     return _unquote(quoted), quoted[0]
@@ -160,10 +158,10 @@ def _finish(root: YSeq, duplicates: int) -> Any:
     return document
 
 
-def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tuple[YMap | YSeq, int, int] | None:
-    """The flow collection of scalars ``token`` (a match of :data:`_USUAL` if ``usual``, else of :data:`_FLAT`) at
-    0-based ``column``, its number of duplicate keys and its number of nodes; None when it has a key outside the
-    subset or would open collection number MAX_DEPTH + 1 (``depth`` are open)."""
+def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
+    """The flow collection ``token`` (a match of :data:`_USUAL`) at 0-based ``column``, its number of duplicate keys
+    and its number of nodes; None when it has a key outside the subset or would open collection number
+    MAX_DEPTH + 1 (``depth`` are open)."""
     if depth >= MAX_DEPTH:
         return None
     cache = PLAIN_CACHE
@@ -171,62 +169,38 @@ def _flat(token: str, column: int, lineno: int, usual: bool, depth: int) -> tupl
     index = column + 2  # 1-based column of the character after the bracket
     if token[0] == "[":
         sequence = YSeq(lineno, column + 1)
-        append = sequence.append
-        add_position = sequence.item_pos.append
-        add_style = sequence.styles.append
-        if usual:
-            if inner:
-                for item in inner.split(", "):
-                    add_position((lineno, index))
-                    append(cache[item] if item in cache else plain_scalar(item))
-                    add_style("")
-                    index += len(item) + 2
-            return sequence, 0, len(sequence) + 1
-        for lead, plain, quoted in _FLAT_ITEMS.findall(inner):
-            index += len(lead)
-            add_position((lineno, index))
-            if plain:
-                append(cache[plain] if plain in cache else plain_scalar(plain))
+        if inner:
+            append = sequence.append
+            add_position = sequence.item_pos.append
+            add_style = sequence.styles.append
+            for item in inner.split(", "):
+                add_position((lineno, index))
+                append(cache[item] if item in cache else plain_scalar(item))
                 add_style("")
-                index += len(plain)
-            else:
-                append(_unquote(quoted))
-                add_style(quoted[0])
-                index += len(quoted)
+                index += len(item) + 2
         return sequence, 0, len(sequence) + 1
     mapping = YMap(lineno, column + 1)
     key_positions = mapping.key_pos
     value_positions = mapping.value_pos
     styles = mapping.styles
     duplicates = 0
-    if usual:
-        entries = [("", *entry.partition(": "), "") for entry in inner.split(", ")] if inner else []
-    else:
-        entries = _FLAT_ENTRIES.findall(inner)
-    for lead, raw, colon, plain, quoted in entries:
-        index += len(lead)
+    entries = [entry.partition(": ") for entry in inner.split(", ")] if inner else []
+    for raw, _, plain in entries:
         key = _KEYS.get(raw)
         if key is None:
             key = _key(raw)
             if key is None:
                 return None
         key_pos = (lineno, index)
-        index += len(raw) + len(colon)
+        index += len(raw) + 2
         value_positions[key] = (lineno, index)
-        if plain:
-            mapping[key] = cache[plain] if plain in cache else plain_scalar(plain)
-            styles[key] = ""
-            index += len(plain)
-        else:
-            mapping[key] = _unquote(quoted)
-            styles[key] = quoted[0]
-            index += len(quoted)
+        mapping[key] = cache[plain] if plain in cache else plain_scalar(plain)
+        styles[key] = ""
+        index += len(plain) + 2
         if key in key_positions:
             mapping.duplicates.append((key, key_pos))
             duplicates += 1
         key_positions[key] = key_pos
-        if usual:
-            index += 2
     return mapping, duplicates, 2 * len(entries) + 1
 
 
@@ -238,7 +212,7 @@ def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq,
     """
     tally = [0, 0]
     parsed = _flow_node(text, 0, column + 1, lineno, depth, tally)
-    if parsed is None or _END.fullmatch(text, parsed[1]) is None:
+    if parsed is None or _flow_patterns()[2].fullmatch(text, parsed[1]) is None:
         return None
     return parsed[0], tally[0], tally[1]
 
@@ -255,6 +229,7 @@ def _flow_node(
     column ``base + index``; duplicate keys count in ``tally[0]``, nodes in ``tally[1]``."""
     if depth >= MAX_DEPTH:
         return None
+    item_pattern, key_pattern, _ = _flow_patterns()
     tally[1] += 1
     node: YMap | YSeq
     if text[start] == "{":
@@ -270,7 +245,7 @@ def _flow_node(
         key = ""
         key_pos = (0, 0)
         if isinstance(node, YMap):
-            found = _FLOW_KEY.match(text, index)
+            found = key_pattern.match(text, index)
             if found is None:
                 return None
             found_key = _key(found.group(1))
@@ -288,7 +263,7 @@ def _flow_node(
             value, index = nested
             style = ""
         else:
-            item = _ITEM.match(text, index)
+            item = item_pattern.match(text, index)
             if item is None:
                 return None
             value, style = _scalar(*item.groups())
@@ -322,15 +297,12 @@ def _written(value: tuple[str, ...], column: int, lineno: int, open_frames: int)
     """The value written on a line at 0-based ``column`` (the value groups of :data:`_LINE`, one of them set): the
     value, its style, the number of duplicate keys in it and its number of nodes; None outside the subset.
     ``open_frames`` counts the composer's frames, the stand-in bottom one included."""
-    plain, quoted, usual, flat, flow = value
+    plain, quoted, usual, flow = value
     if plain:
         return (PLAIN_CACHE[plain] if plain in PLAIN_CACHE else plain_scalar(plain)), "", 0, 1
     if quoted:
         return _unquote(quoted), quoted[0], 0, 1
-    parsed = (
-        _flow(flow, column, lineno, open_frames - 1) if flow
-        else _flat(usual or flat, column, lineno, bool(usual), open_frames - 1)
-    )  # fmt: skip
+    parsed = _flow(flow, column, lineno, open_frames - 1) if flow else _usual(usual, column, lineno, open_frames - 1)
     return None if parsed is None else (parsed[0], "", parsed[1], parsed[2])
 
 
