@@ -94,8 +94,7 @@ def _enabled_rules(kind: str, disabled: frozenset[str]) -> list[ModuleType]:
     """The rule modules running on ``kind`` but ``disabled``, in registry order (computed once per pair)."""
     found = _ENABLED.get((kind, disabled))
     if found is None:
-        modules = rule_registry.all_rules()
-        found = _ENABLED[(kind, disabled)] = [m for m in modules if m.ID not in disabled and kind in m.RUNS_ON]
+        found = _ENABLED[(kind, disabled)] = [m for m in rule_registry.rules_for(kind) if m.ID not in disabled]
     return found
 
 
@@ -340,8 +339,10 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
 
 def _unit_findings(units: DeployUnits | None, results: list[FileResult], settings: Settings) -> list[Finding]:
     """What the enabled unit rules (DS7xx) say of the run's deploy units."""
+    if units is None or not any(result.others for result in results):
+        return []
     modules = settings.enabled_rules(DocumentKind.UNITS)
-    if units is None or not modules or not any(result.others for result in results):
+    if not modules:
         return []
     from desched.gitops.units import UnitReport
 
@@ -406,11 +407,11 @@ def _objects_key(group: list[FileResult], objects: UnitObjects, index: int) -> o
 def _deployment_findings(results: list[FileResult], settings: Settings, objects: UnitObjects | None) -> list[Finding]:
     """The deployment rules' findings (DS6xx) on every descheduler of one deploy unit: the workloads among its
     ``objects`` (``None``: it holds none) that run it and what the chart renders for each install of it."""
-    modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
-    if not modules:
-        return []
     charted = any(doc.shape == Shape.HELM for result in results for doc in result.policies)
     if not charted and not _workload_among(results):
+        return []
+    modules = settings.enabled_rules(DocumentKind.DEPLOYMENT)
+    if not modules:
         return []
     from desched.deployment.repository import repository_runs  # only runs with workloads or chart values pay for it
     from desched.gitops.patches import UnitObjects
@@ -439,8 +440,10 @@ def _remote_patch_findings(objects: UnitObjects, settings: Settings) -> list[Fin
 
 def _delivery_findings(results: list[FileResult], settings: Settings) -> list[Finding]:
     """The delivery rules' findings on how the run's files reach a cluster (:mod:`desched.deployment.delivery`)."""
+    if not any(result.others or result.wrappers for result in results):
+        return []
     modules = settings.enabled_rules(DocumentKind.DELIVERY)
-    if not modules or not any(result.others or result.wrappers for result in results):
+    if not modules:
         return []
     from desched.deployment.delivery import delivery
 

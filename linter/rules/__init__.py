@@ -1,11 +1,13 @@
 """The rule registry: every rule module, keyed by its stable ID.
 
-Adding a rule means adding its module name to :data:`_MODULES`; a test fails when a module in this folder is
-not listed, when two rules share an ID or NAME, or when metadata is incomplete. A rule the admission webhook can
-apply declares ``ADMISSION = True`` (:func:`admission_rules`): a repository rule (DS4xx) that judges one workload or
-PDB against the active policy and the cached cluster objects, or a deployment rule (DS6xx) that needs nothing but the
-admitted workload itself (no ConfigMap, RBAC object or Namespace beside it). Retired IDs are listed in
-:data:`RETIRED` and never reused.
+Adding a rule means adding its module name to :data:`_MODULES`, with the document kinds it runs on (its
+``RUNS_ON``, by value): the engine imports only the rules of the kinds a run meets (:func:`rules_for`), so that a
+policy file alone never pays for the repository, deployment or delivery rules. A test fails when a module in this
+folder is not listed, when the kinds listed are not the module's ``RUNS_ON``, when two rules share an ID or NAME, or
+when metadata is incomplete. A rule the admission webhook can apply declares ``ADMISSION = True``
+(:func:`admission_rules`): a repository rule (DS4xx) that judges one workload or PDB against the active policy and
+the cached cluster objects, or a deployment rule (DS6xx) that needs nothing but the admitted workload itself (no
+ConfigMap, RBAC object or Namespace beside it). Retired IDs are listed in :data:`RETIRED` and never reused.
 """
 
 from __future__ import annotations
@@ -13,80 +15,80 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["RETIRED", "admission_rules", "all_rules", "get", "resolve"]
+__all__ = ["RETIRED", "admission_rules", "all_rules", "get", "resolve", "rules_for"]
 
-_MODULES = (
-    "ds001_yaml_syntax",
-    "ds002_api_version_kind",
-    "ds003_unknown_key",
-    "ds004_wrong_type",
-    "ds005_unknown_plugin",
-    "ds006_release_gated",
-    "ds007_policy_newer_than_release",
-    "ds008_chart_value_ignored",
-    "ds009_values_never_reach_chart",
-    "ds010_chart_not_served",
-    "ds011_chart_version_assumed",
-    "ds012_policy_applied_as_resource",
-    "ds013_chart_policy_not_rendered",
-    "ds014_values_file_unreadable",
-    "ds101_v1alpha1_policy",
-    "ds102_mixed_shapes",
-    "ds103_deprecated_evictor_flags",
-    "ds104_v1alpha1_lost_content",
-    "ds105_metrics_collector_deprecated",
-    "ds201_profile_name",
-    "ds202_wrong_extension_point",
-    "ds203_missing_plugin_config",
-    "ds204_unused_plugin_config",
-    "ds205_low_and_high_utilization",
-    "ds206_no_effect_plugin_list",
-    "ds207_never_evicts",
-    "ds208_overlapping_profiles",
-    "ds209_negative_value",
-    "ds210_duplicate_key",
-    "ds301_args_validation",
-    "ds302_threshold_range",
-    "ds303_threshold_above_target",
-    "ds304_threshold_resources",
-    "ds305_narrow_threshold_band",
-    "ds306_thresholds_never_trigger",
-    "ds307_runtime_only_enum",
-    "ds308_empty_included_taints",
-    "ds309_metrics_provider",
-    "ds310_priority_threshold",
-    "ds311_short_pod_lifetime",
-    "ds401_workload_without_pdb",
-    "ds402_pdb_blocks_eviction",
-    "ds403_several_pdbs",
-    "ds404_single_replica",
-    "ds405_evictable_storage",
-    "ds406_system_critical_evictable",
-    "ds407_never_rebalanced",
-    "ds501_openshift_profile_conflict",
-    "ds502_openshift_invalid_spec",
-    "ds503_openshift_ignored_setting",
-    "ds504_openshift_predictive_mode",
-    "ds505_openshift_cluster_conflict",
-    "ds601_replicas_without_leader_election",
-    "ds602_leader_election_without_interval",
-    "ds603_leader_election_with_dry_run",
-    "ds604_deployment_without_interval",
-    "ds605_job_with_interval",
-    "ds606_cronjob_concurrency",
-    "ds607_policy_not_mounted",
-    "ds608_namespace_mismatch",
-    "ds609_rbac_insufficient",
-    "ds610_not_critical_priority",
-    "ds611_dry_run_enabled",
-    "ds612_liveness_probe_mismatch",
-    "ds613_chart_image_skew",
-    "ds614_kubernetes_version_skew",
-    "ds615_chart_value_ignored_by_kind",
-    "ds616_image_tag_unpinned",
-    "ds617_chart_install_fails",
-    "ds701_unit_unchecked",
-)
+_MODULES = {
+    "ds001_yaml_syntax": "file",
+    "ds002_api_version_kind": "policy",
+    "ds003_unknown_key": "policy",
+    "ds004_wrong_type": "policy",
+    "ds005_unknown_plugin": "policy rendered",
+    "ds006_release_gated": "policy",
+    "ds007_policy_newer_than_release": "policy",
+    "ds008_chart_value_ignored": "policy",
+    "ds009_values_never_reach_chart": "policy",
+    "ds010_chart_not_served": "delivery",
+    "ds011_chart_version_assumed": "delivery",
+    "ds012_policy_applied_as_resource": "delivery",
+    "ds013_chart_policy_not_rendered": "policy",
+    "ds014_values_file_unreadable": "delivery",
+    "ds101_v1alpha1_policy": "policy",
+    "ds102_mixed_shapes": "policy",
+    "ds103_deprecated_evictor_flags": "policy",
+    "ds104_v1alpha1_lost_content": "policy",
+    "ds105_metrics_collector_deprecated": "policy",
+    "ds201_profile_name": "policy converted rendered",
+    "ds202_wrong_extension_point": "policy converted rendered",
+    "ds203_missing_plugin_config": "policy converted rendered",
+    "ds204_unused_plugin_config": "policy converted rendered",
+    "ds205_low_and_high_utilization": "policy converted rendered",
+    "ds206_no_effect_plugin_list": "policy converted rendered",
+    "ds207_never_evicts": "policy converted rendered",
+    "ds208_overlapping_profiles": "policy converted rendered",
+    "ds209_negative_value": "policy converted rendered",
+    "ds210_duplicate_key": "policy kubedescheduler converted rendered",
+    "ds301_args_validation": "policy converted rendered",
+    "ds302_threshold_range": "policy converted rendered",
+    "ds303_threshold_above_target": "policy converted rendered",
+    "ds304_threshold_resources": "policy converted rendered",
+    "ds305_narrow_threshold_band": "policy converted rendered",
+    "ds306_thresholds_never_trigger": "policy converted rendered",
+    "ds307_runtime_only_enum": "policy converted rendered",
+    "ds308_empty_included_taints": "policy converted rendered",
+    "ds309_metrics_provider": "policy converted rendered",
+    "ds310_priority_threshold": "policy converted rendered",
+    "ds311_short_pod_lifetime": "policy converted rendered",
+    "ds401_workload_without_pdb": "repository",
+    "ds402_pdb_blocks_eviction": "repository",
+    "ds403_several_pdbs": "repository",
+    "ds404_single_replica": "repository",
+    "ds405_evictable_storage": "repository",
+    "ds406_system_critical_evictable": "repository",
+    "ds407_never_rebalanced": "repository",
+    "ds501_openshift_profile_conflict": "kubedescheduler",
+    "ds502_openshift_invalid_spec": "kubedescheduler",
+    "ds503_openshift_ignored_setting": "kubedescheduler",
+    "ds504_openshift_predictive_mode": "kubedescheduler",
+    "ds505_openshift_cluster_conflict": "repository",
+    "ds601_replicas_without_leader_election": "deployment",
+    "ds602_leader_election_without_interval": "deployment",
+    "ds603_leader_election_with_dry_run": "deployment",
+    "ds604_deployment_without_interval": "deployment",
+    "ds605_job_with_interval": "deployment",
+    "ds606_cronjob_concurrency": "deployment",
+    "ds607_policy_not_mounted": "deployment",
+    "ds608_namespace_mismatch": "deployment",
+    "ds609_rbac_insufficient": "deployment",
+    "ds610_not_critical_priority": "deployment",
+    "ds611_dry_run_enabled": "deployment",
+    "ds612_liveness_probe_mismatch": "deployment",
+    "ds613_chart_image_skew": "policy",
+    "ds614_kubernetes_version_skew": "deployment",
+    "ds615_chart_value_ignored_by_kind": "policy",
+    "ds616_image_tag_unpinned": "deployment",
+    "ds617_chart_install_fails": "deployment",
+    "ds701_unit_unchecked": "units",
+}
 
 RETIRED: tuple[str, ...] = ()
 
@@ -109,6 +111,13 @@ def _load() -> dict[str, ModuleType]:
 def all_rules() -> list[ModuleType]:
     """Every rule module, sorted by ID."""
     return [module for _, module in sorted(_load().items())]
+
+
+def rules_for(kind: str) -> list[ModuleType]:
+    """The rule modules that run on documents of ``kind`` (a ``DocumentKind`` value), sorted by ID; only these are
+    imported."""
+    names = [name for name, kinds in _MODULES.items() if kind in kinds.split()]
+    return sorted((importlib.import_module(f"{__name__}.{name}") for name in names), key=lambda module: str(module.ID))
 
 
 def admission_rules() -> list[ModuleType]:

@@ -19,6 +19,7 @@ from desched.linter.docs import (
     render_deployment_catalogue,
     with_deployment_catalogue,
 )
+from desched.linter.rules._base import DOCUMENT_KINDS
 from tests.conftest import lint
 
 RULES = rules.all_rules()
@@ -40,6 +41,16 @@ def test_every_module_in_the_folder_is_registered():
     folder = os.path.dirname(rules.__file__)
     on_disk = {name[:-3] for name in os.listdir(folder) if re.match(r"ds\d{3}_\w+\.py$", name)}
     assert on_disk == set(rules._MODULES)
+
+
+def test_the_registry_lists_the_kinds_each_rule_runs_on():
+    """rules_for(kind) imports only the modules the registry lists for ``kind``: the list is each module's RUNS_ON,
+    and rules_for answers what all_rules() filtered by RUNS_ON would."""
+    modules = {module.__name__.rpartition(".")[2]: module for module in rules.all_rules()}
+    for name, kinds in rules._MODULES.items():
+        assert set(kinds.split()) == set(modules[name].RUNS_ON), name
+    for kind in DOCUMENT_KINDS:
+        assert rules.rules_for(kind) == [module for module in rules.all_rules() if kind in module.RUNS_ON], kind
 
 
 def test_catalogue_ids_are_present():
