@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from desched.deployment.releases import Release
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import object_label
-from desched.openshift.model import OPERATOR_NAMESPACE, POLICY_KEY, SINGLETON
-from desched.openshift.validate import Problem, problems
 from desched.plugins import DISTRIBUTIONS, OPENSHIFT, UPSTREAM, Plugin
 from desched.policy.structure import StructureProblem, check_structure
 from desched.tree import Path, list_or_empty
@@ -25,6 +23,7 @@ from desched.tree import Path, list_or_empty
 if TYPE_CHECKING:
     from desched.linter.rules._thresholds import UtilizationArgs
     from desched.linter.rules._validation import LocatedError
+    from desched.openshift.validate import Problem
     from desched.policy.effective import Effective
     from desched.policy.model import Policy
 
@@ -79,7 +78,16 @@ class CheckedPolicy(NamedTuple):
     effective: Effective
 
 
-_OPERATOR_CONFIGMAP = object_label({"metadata": {"namespace": OPERATOR_NAMESPACE, "name": SINGLETON}}, "ConfigMap")
+def _operator_policy(doc: PolicyDoc) -> bool:
+    """Whether ``doc`` is the policy of the OpenShift operator's ConfigMap (``cluster`` in its namespace, key
+    ``policy.yaml``); the operator's model is imported only for a ConfigMap's policy."""
+    if doc.shape != Shape.CONFIGMAP:
+        return False
+    from desched.openshift.model import OPERATOR_NAMESPACE, POLICY_KEY, SINGLETON
+
+    if doc.extra.get("data_key") != POLICY_KEY:
+        return False
+    return doc.object == object_label({"metadata": {"namespace": OPERATOR_NAMESPACE, "name": SINGLETON}}, "ConfigMap")
 
 
 def _distribution_of(doc: PolicyDoc, chosen: str | None) -> str:
@@ -90,10 +98,7 @@ def _distribution_of(doc: PolicyDoc, chosen: str | None) -> str:
         return OPENSHIFT
     if chosen is not None:
         return chosen
-    written = (
-        doc.shape == Shape.CONFIGMAP and doc.object == _OPERATOR_CONFIGMAP and doc.extra.get("data_key") == POLICY_KEY
-    )
-    return OPENSHIFT if written else UPSTREAM
+    return OPENSHIFT if _operator_policy(doc) else UPSTREAM
 
 
 class Context:
@@ -206,4 +211,6 @@ class Context:
     @cached_property
     def openshift_problems(self) -> list[Problem]:
         """The problems of a KubeDescheduler document (DS501-DS504 report slices of them)."""
+        from desched.openshift.validate import problems
+
         return problems(self.policy)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY
@@ -44,6 +43,8 @@ def check(ctx: Context) -> Iterator[Hit]:
     doc = ctx.doc
     if not getattr(doc, "no_policy", False):
         return
+    import json
+
     from desched.chart.record import first_newer
     from desched.deployment.chartrender import ChartDoc  # only chart values that write no policy reach here
     from desched.deployment.chartruns import fullname

@@ -238,3 +238,57 @@ def test_lint_never_loads_the_webhook_or_executor():
     assert "desched.linter.engine" in loaded
     assert "desched.webhook" not in loaded and "desched.executor" not in loaded, loaded
     assert os.path.isdir(ROOT / "kernel")
+
+
+#: What a plain policy file never needs: the chart model and renders, the deployment and GitOps unit models (in a
+#: repository, only the index of its structure, desched.gitops.context, is read), the OpenShift operator, templates,
+#: the repository, deployment and delivery rules, the structured output formats, and PyYAML itself (the fast scanner
+#: reads plain YAML). The pre-commit hook runs ``desched lint FILE`` on every commit.
+NOT_FOR_A_PLAIN_POLICY = (
+    "yaml",
+    "json",
+    "desched.chart.values",
+    "desched.chart.gotemplate",
+    "desched.deployment.chartrender",
+    "desched.deployment.repository",
+    "desched.deployment.delivery",
+    "desched.gitops.units",
+    "desched.gitops.patches",
+    "desched.gitops.umbrella",
+    "desched.openshift",
+    "desched.render",
+    "desched.migrate",
+    "desched.workloads",
+    "desched.linter.templates",
+    "desched.linter.inventory",
+    "desched.linter.formatters.json_",
+    "desched.linter.formatters.sarif",
+)
+STARTUP_PROBE = """
+import sys
+from desched.cli import main
+code = main(["lint", sys.argv[1]])
+print(code, " ".join(sorted(sys.modules)))
+"""
+
+
+def test_a_plain_policy_file_loads_only_what_it_needs(tmp_path):
+    """The start-up of the pre-commit case, as behaviour (timings live in bench/lint.py): ``desched lint FILE`` on a
+    plain policy in a repository of its own loads none of :data:`NOT_FOR_A_PLAIN_POLICY` and only the policy rules."""
+    from desched.linter import rules
+
+    (tmp_path / ".git").mkdir()  # in a repository, as pre-commit runs it: context discovery runs, and finds nothing
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((ROOT / "examples/good/policy.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-c", STARTUP_PROBE, str(policy)], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    code, loaded = proc.stdout.strip().splitlines()[-1].split(" ", 1)
+    modules = set(loaded.split())
+    assert code == "0" and "desched.linter.engine" in modules
+    heavy = sorted(m for m in modules if m.startswith(NOT_FOR_A_PLAIN_POLICY))
+    assert heavy == [], f"a plain policy file loaded {heavy}"
+    policy_rules = {module.__name__ for module in rules.rules_for("policy")}
+    loaded_rules = {m for m in modules if m.startswith("desched.linter.rules.ds")}
+    assert loaded_rules == policy_rules
