@@ -81,20 +81,33 @@ def commands(argv: Sequence[str] = ()) -> dict[str, Command]:
     return {name: _load(reference) for name, reference in references.items()}
 
 
+#: The help formatter while the parsers are built: argparse makes one for every argument added (to check its
+#: metavar), and one sized to the terminal imports shutil, with its compression modules, and asks the terminal each
+#: time. Nothing is written then, so any width does; the parsers show help and usage with argparse's own formatter.
+_BUILDING = partial(argparse.HelpFormatter, width=80)
+
+
 def _parser(table: dict[str, Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="desched",
         description="Lint, migrate and run Kubernetes descheduler policies.",
         epilog="Exit codes: 0 clean, 1 findings, 2 usage or input error. Docs: docs/rules.md",
+        formatter_class=_BUILDING,
     )
     parser.add_argument("--version", action="version", version=f"desched {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name, command in table.items():
         sub = subparsers.add_parser(
-            name, help=command.help, description=command.description, epilog=getattr(command, "epilog", None)
+            name,
+            help=command.help,
+            description=command.description,
+            epilog=getattr(command, "epilog", None),
+            formatter_class=_BUILDING,
         )
         command.add_arguments(sub)
+    for built in (parser, *subparsers.choices.values()):
+        built.formatter_class = argparse.HelpFormatter
     return parser
 
 
