@@ -19,8 +19,6 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
-from desched.chart.record import chart_names, charts
-from desched.chart.record import chart_version as chart_version_of
 from desched.gitops.documents import PolicyDoc, Shape
 from desched.gitops.wrappers import FluxSource, Install, ValuesSource, flux_sources, installs
 from desched.tree import list_or_empty, mapping_or_empty, same_namespace, text_or_none
@@ -89,6 +87,9 @@ def chart_app_version(chart_version: Any) -> tuple[int, str] | None:
     else (a chart newer than the records) the chart version itself, which has matched the release for years."""
     if not isinstance(chart_version, str):
         return None
+    from desched.chart.record import chart_version as chart_version_of
+    from desched.chart.record import charts  # imported only where a chart version is pinned
+
     text = chart_version_of(chart_version)
     entry = charts().get(text)
     return release_version(entry["app_version"] if entry is not None else text)
@@ -121,6 +122,8 @@ def _chart_yaml_app_version(chart_yaml: str, _mtime: int, _size: int) -> str | N
                     found.setdefault(key, value.split("#", 1)[0].strip().strip("\"'"))
     except (OSError, UnicodeDecodeError):
         return None
+    from desched.chart.record import chart_names
+
     if "dependencies" in found or ("name" in found and found["name"] not in chart_names()):
         return None  # an umbrella chart (desched.gitops.umbrella), whatever its name, or another chart
     return found.get("appVersion") or None
@@ -134,6 +137,8 @@ def chart_release(image_tag: Any, chart_version: Any, wrapper: str, app_version:
         return Release(*parsed, f"image.tag {image_tag} in the chart's values")
     parsed = chart_app_version(chart_version)
     if parsed is not None:
+        from desched.chart.record import chart_version as chart_version_of
+
         return Release(*parsed, f"descheduler chart {chart_version_of(chart_version)}, pinned by {wrapper}")
     parsed = release_version(app_version)
     if parsed is not None:

@@ -31,7 +31,6 @@ import re
 from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
-from desched.chart.record import chart_names, charts
 from desched.tree import Path, list_or_empty, mapping_or_empty, text_or_none
 
 __all__ = [
@@ -88,6 +87,8 @@ def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
     (:func:`desched.chart.record.chart_names`: ``descheduler``, ``descheduler-helm-chart`` of the first ones), also as
     ``<repo>/<name>`` and an ``oci://`` reference ending in it (a ``:tag`` or ``@digest`` aside), or by its repository
     URL."""
+    from desched.chart.record import chart_names  # imported only where a chart is named, never for a bare policy
+
     if isinstance(name, str) and _last_segment(name) in chart_names():
         return True
     return isinstance(repository, str) and _CHART_URL.search(repository) is not None
@@ -107,6 +108,8 @@ def _misnamed(name: Any, repository: Any = None) -> bool:
         return False
     if isinstance(repository, str) and _CHART_URL.search(repository) is None:
         return False
+    from desched.chart.record import chart_names
+
     last = _last_segment(name)
     return "descheduler" in last.lower() and last not in chart_names()
 
@@ -114,6 +117,8 @@ def _misnamed(name: Any, repository: Any = None) -> bool:
 def served_charts() -> str:
     """The charts the descheduler chart repository serves, each with its versions oldest first, runs of consecutive
     versions written as ranges: ``descheduler (0.18.2, 0.19.2 to 0.36.0) and descheduler-helm-chart (...)``."""
+    from desched.chart.record import charts
+
     runs: list[tuple[str, list[str]]] = []
     for version, entry in charts().items():
         if runs and runs[-1][0] == entry["name"]:
@@ -132,6 +137,8 @@ def _unserved(name: Any, version: str | None) -> str | None:
     when it can, or when ``name`` is no such reference."""
     if not isinstance(name, str) or name.startswith("oci://"):
         return None
+    from desched.chart.record import chart_names, charts
+
     last = _last_segment(name)
     if last not in chart_names():
         return f"the descheduler chart repository serves no chart {last}: it serves {served_charts()}"
@@ -192,7 +199,7 @@ def flux_sources(doc: Any) -> Iterator[FluxSource]:
     url = text_or_none(spec.get("url"))
     if kind == "HelmRepository" and url is not None and _CHART_URL.search(url):
         yield FluxSource(kind, namespace, name)
-    elif kind == "OCIRepository" and url is not None and _last_segment(url) in chart_names():
+    elif kind == "OCIRepository" and url is not None and is_descheduler_chart(_last_segment(url)):
         yield FluxSource(kind, namespace, name, text_or_none(mapping_or_empty(spec.get("ref")).get("tag")))
     elif kind == "HelmChart" and is_descheduler_chart(spec.get("chart")):
         yield FluxSource(kind, namespace, name, text_or_none(spec.get("version")))

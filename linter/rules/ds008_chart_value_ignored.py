@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from functools import cache
 
 from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2, STRATEGY_PARAMS
-from desched.chart.record import values_read
 from desched.gitops.documents import CHART_VALUES, HELM_POLICY_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_of
@@ -65,6 +64,8 @@ def _homes() -> dict[str, str]:
 def check(ctx: Context) -> Iterator[Hit]:
     if ctx.doc.shape != Shape.HELM:
         return
+    from desched.chart.record import values_read  # only chart values pay for the chart's records
+
     chart = chart_of(ctx)  # the chart version that renders the values, else the charts of their release
     read = chart.values_read if chart is not None else values_read(ctx.release.minor)
     homes = _homes()

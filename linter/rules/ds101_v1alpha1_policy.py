@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from desched import versions
-from desched.chart.record import api_version_upgrade
 from desched.gitops.documents import HELM_VERSION_KEY, Shape
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_of
@@ -44,6 +43,8 @@ EXAMPLES = {
 
 def _fix(ctx: Context) -> str:
     """How to convert this policy: ``desched migrate`` when it can, else what stops it."""
+    from desched.chart.record import api_version_upgrade  # only a v1alpha1 policy pays for the chart's records
+
     chart = chart_of(ctx)
     upgrade = api_version_upgrade(chart)
     if chart is not None and upgrade is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from desched.chart.record import api_version_upgrade
 from desched.gitops.documents import HELM_VERSION_KEY, is_misdeclared_v1alpha1
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.linter.rules._shapes import chart_default_runs, chart_of, foreign_key
@@ -88,6 +87,8 @@ def check(ctx: Context) -> Iterator[Hit]:
 
 def _profiles_fix(ctx: Context) -> str:
     """How chart values whose profiles the chart renders as v1alpha1 get them run."""
+    from desched.chart.record import api_version_upgrade  # only chart values of mixed shapes pay for the records
+
     step = f"set {HELM_VERSION_KEY}: descheduler/v1alpha2 in the values"
     upgrade = api_version_upgrade(chart_of(ctx))
     if upgrade is not None:

@@ -247,8 +247,7 @@ def test_lint_never_loads_the_webhook_or_executor():
 NOT_FOR_A_PLAIN_POLICY = (
     "yaml",
     "json",
-    "desched.chart.values",
-    "desched.chart.gotemplate",
+    "desched.chart",
     "desched.deployment.chartrender",
     "desched.deployment.repository",
     "desched.deployment.delivery",
