@@ -114,8 +114,25 @@ _NULL = {"", "~", "null", "Null", "NULL"}
 # The YAML 1.1 implicit types (https://yaml.org/type/) a plain scalar resolves to, keyed by its first character, in
 # the order PyYAML's SafeLoader tries them (its ``Resolver.yaml_implicit_resolvers``, which
 # tests/kernel/reading/test_yamlsrc.py holds this table equal to). Written here so that the plain block YAML the fast
-# scanner reads never imports PyYAML, whose import is a third of a one-file lint.
-def _implicit_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+# scanner reads never imports PyYAML, whose import is a third of a one-file lint; each pattern is compiled when a
+# scalar first needs it (a policy's scalars never need the timestamp's, the longest).
+class _Implicit:
+    """The pattern of one implicit type, anchored, compiled on first use."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, pattern: str) -> None:
+        self.source = f"^(?:{pattern})$"
+        self._compiled: re.Pattern[str] | None = None
+
+    def match(self, text: str) -> re.Match[str] | None:
+        """``re.match`` of the pattern at the start of ``text``."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled.match(text)
+
+
+def _implicit_resolvers() -> dict[str, list[tuple[str, _Implicit]]]:
     digits = "0123456789"
     types = [
         ("bool", "yYnNtTfFoO", r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"),
@@ -143,11 +160,11 @@ def _implicit_resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
         ("value", "=", r"="),
         ("yaml", "!&*", r"!|&|\*"),
     ]
-    table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    table: dict[str, list[tuple[str, _Implicit]]] = {}
     for kind, firsts, pattern in types:
-        compiled = re.compile(f"^(?:{pattern})$")
+        implicit = _Implicit(pattern)
         for first in [*firsts, *([""] if kind == "null" else [])]:
-            table.setdefault(first, []).append((_TAG + kind, compiled))
+            table.setdefault(first, []).append((_TAG + kind, implicit))
     return table
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import cache
 
 from desched.linter.finding import Finding
 from desched.linter.formatters import Report
@@ -31,16 +32,25 @@ _STYLES = {
     "dim": "\x1b[2m",
     "summary": "\x1b[1m",
 }
-# Line breaks as libyaml counts them, so that line numbers from the loader index the right line.
-_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-# C0/C1 controls (except tab), DEL, line/paragraph separators, the bidi controls that can reorder what the reader
-# sees, and lone surrogates (undecodable file names), which could not even be written out as UTF-8.
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 _POSITION_WIDTH = 10  # "  LINE:COL" padded to this, then two spaces at least
 _SEVERITY_WIDTH = len("warning")
 _MAX_SOURCE_WIDTH = 160  # longer source lines are shown as a window around the column
 
 _Paint = Callable[[str, str], str]
+
+
+@cache
+def _line_break() -> re.Pattern[str]:
+    """Line breaks as libyaml counts them, so that line numbers from the loader index the right line (compiled
+    when a report first shows a finding: a clean run shows none)."""
+    return re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+@cache
+def _unsafe() -> re.Pattern[str]:
+    """C0/C1 controls (except tab), DEL, line/paragraph separators, the bidi controls that can reorder what the
+    reader sees, and lone surrogates (undecodable file names), which could not even be written out as UTF-8."""
+    return re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def render(report: Report) -> str:
@@ -79,7 +89,7 @@ def _finding_line(finding: Finding, paint: _Paint) -> str:
     severity = finding.severity
     head = position.ljust(_POSITION_WIDTH) + "  " + paint(severity, severity) + " " * (_SEVERITY_WIDTH - len(severity))
     indent = " " * (max(len(position), _POSITION_WIDTH) + 2 + _SEVERITY_WIDTH + 2)
-    message = f"\n{indent}".join(_safe(part) for part in _LINE_BREAK.split(finding.message))
+    message = f"\n{indent}".join(_safe(part) for part in _line_break().split(finding.message))
     line = f"{head}  {message}  {paint('dim', f'({_safe(finding.rule)})')}"
     if finding.object:
         line += f" [{_safe(finding.object)}]"
@@ -111,7 +121,7 @@ def _blank(char: str) -> str:
 
 
 def _safe(text: str) -> str:
-    return _UNSAFE.sub(_escape, text)
+    return _unsafe().sub(_escape, text)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -124,7 +134,7 @@ def _display_name(file: str) -> str:
 
 
 def _source_lines(text: str | None) -> list[str] | None:
-    return None if text is None else _LINE_BREAK.split(text)
+    return None if text is None else _line_break().split(text)
 
 
 def _plural(count: int, word: str) -> str:
