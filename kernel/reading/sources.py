@@ -139,11 +139,20 @@ def _walk(
             if entry.name not in _SKIP_DIRS:
                 yield from _walk(path, patterns, on_error, on_skip)
         elif entry.name.endswith(_WALKED):
-            reason = _not_regular(path)
+            reason = None if _is_file(entry) else _not_regular(path)  # the directory's listing says, for most
             if reason is None:
                 yield path
             elif on_skip is not None:
                 on_skip(path, reason)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` is a regular file (symlinks followed), as the directory listing tells without a stat of
+    its own for anything but a symlink; False when that cannot be told."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _read_bytes(path: str) -> bytes:
