@@ -27,6 +27,7 @@ from typing import Protocol
 
 from desched.errors import EXIT_ERROR, DeschedError
 from desched.extras import require
+from desched.runtime.collector import paused
 from desched.version import __version__
 
 __all__ = ["BUILT_IN", "EXTENSION_GROUP", "Command", "commands", "main"]
@@ -129,15 +130,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script passes it to ``sys.exit``)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        table = commands(arguments)
-        needs = _needs(table)
-        if not _asks_for_help(arguments):  # the missing extra before any usage error, but --help shows the flags
-            needs()
-        try:
-            parser = _parser(table)
-        except ImportError:  # a parser that needs the extra after all: say which, not what failed to import
-            needs()
-            raise
+        with paused():  # importing the command makes thousands of objects and no garbage: no collection pays off
+            table = commands(arguments)
+            needs = _needs(table)
+            if not _asks_for_help(arguments):  # the missing extra before any usage error, but --help shows the flags
+                needs()
+            try:
+                parser = _parser(table)
+            except ImportError:  # a parser that needs the extra after all: say which, not what failed to import
+                needs()
+                raise
         args = parser.parse_args(arguments)
         needs()
         return int(table[args.command].run(args))
