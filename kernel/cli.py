@@ -27,7 +27,7 @@ from typing import Protocol
 
 from desched.errors import EXIT_ERROR, DeschedError
 from desched.extras import require
-from desched.runtime.collector import paused
+from desched.runtime.collector import paused, spare_exit
 from desched.version import __version__
 
 __all__ = ["BUILT_IN", "EXTENSION_GROUP", "Command", "commands", "main"]
@@ -142,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
         args = parser.parse_args(arguments)
         needs()
+        if argv is None and args.command in BUILT_IN:
+            spare_exit()  # the program ends with this short command (the servers of the extras shut down as ever)
         return int(table[args.command].run(args))
     except (DeschedError, KeyError) as exc:
         message = exc.args[0] if exc.args else str(exc)
