@@ -26,7 +26,6 @@ from importlib import import_module
 from typing import Protocol
 
 from desched.errors import EXIT_ERROR, DeschedError
-from desched.extras import require
 from desched.runtime.collector import paused, spare_exit
 from desched.version import __version__
 
@@ -118,7 +117,11 @@ def _needs(table: dict[str, Command]) -> Callable[[], None]:
         return lambda: None
     [(name, command)] = table.items()
     extra: str | None = getattr(command, "extra", None)
-    return partial(require, extra, f"the {name} command") if extra else lambda: None
+    if not extra:
+        return lambda: None
+    from desched.extras import require  # only a command of an extra asks for it
+
+    return partial(require, extra, f"the {name} command")
 
 
 def _asks_for_help(arguments: Sequence[str]) -> bool:
