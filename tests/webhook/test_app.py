@@ -417,3 +417,8 @@ def test_a_flood_of_large_descheduler_workloads_is_answered_within_the_workload_
     assert any("not checked" in " ".join(decision.warnings) for decision, _ in workloads)  # more than the pool takes
     assert after < 0.5  # nothing decides on in the server once the answers left (a worker out of time is stopped)
     assert policy.rules == ["DS203"] and policy_seconds < 1.5, policy_seconds  # decided meanwhile, not after them
+
+
+def test_only_post_validate_is_served(client: TestClient) -> None:
+    assert client.get("/validate").status_code == 405
+    assert client.post("/other", json=review(configmap(POLICY))).status_code == 404
