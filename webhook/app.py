@@ -32,7 +32,8 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from contextvars import ContextVar
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
@@ -50,6 +51,8 @@ from desched.webhook.server import ARRIVAL, log_refusal
 from desched.webhook.workloads import ADMITTED_KINDS, bounded
 
 LOG = logging.getLogger("desched.webhook")
+P = ParamSpec("P")
+T = TypeVar("T")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 INLINE_BYTES = 16 * 1024
 #: The stages of answering ``/validate`` whose CPU time :class:`Stages` counts: reading the body from the ASGI server,
@@ -59,29 +62,59 @@ STAGES = ("read", "decode", "decide", "log", "encode")
 
 
 class Stages:
-    """The CPU time of the event loop's thread in each of :data:`STAGES`, summed in
-    ``desched_webhook_stage_cpu_seconds_total`` when on (``desched webhook --stage-times``, for the benchmarks: 0.3 us
-    a stage); off, :meth:`lap` reads no clock and the family is not exposed. A stage that awaits (a decision in a
-    thread or a worker process) also counts what the loop did meanwhile: only for requests decided on the loop are
-    the stages exact."""
+    """The CPU time spent in each of :data:`STAGES`, summed in ``desched_webhook_stage_cpu_seconds_total`` when on
+    (``desched webhook --stage-times``, for the benchmarks: 0.3 us a stage); off, no clock is read and the family is
+    not exposed. A stage is timed on the event loop's thread, without what the loop did for other requests while the
+    request awaited a thread or a worker process (:meth:`elsewhere`), plus the CPU time of the thread that decided
+    (:meth:`counted`); a worker process's is not counted (it is not the server process's either)."""
 
     def __init__(self, on: bool = False) -> None:
         self.on = on
         self.seconds = Counter(
             "desched_webhook_stage_cpu_seconds_total",
-            "CPU time of the event loop's thread answering /validate, by stage (--stage-times)",
+            "CPU time answering /validate, by stage (--stage-times)",
             ("stage",),
         )
+        self._away: ContextVar[list[float]] = ContextVar("away")  # the request's time awaiting elsewhere, this stage
 
     def lap(self, stage: str | None, since: float) -> float:
-        """The thread's CPU clock now, having added to ``stage`` the time since ``since`` (the clock at its start;
-        ``stage`` None: the first lap); 0.0 when off."""
+        """The thread's CPU clock now, having added to ``stage`` the time since ``since`` (the clock at its start)
+        but what :meth:`elsewhere` left out; ``stage`` None starts a stage; 0.0 when off."""
         if not self.on:
             return 0.0
         now = time.thread_time()
-        if stage is not None:
-            self.seconds.inc(stage, amount=now - since)
+        if stage is None:
+            self._away.set([0.0])
+        else:
+            away = self._away.get([0.0])
+            self.seconds.inc(stage, amount=now - since - away[0])
+            away[0] = 0.0
         return now
+
+    async def elsewhere(self, awaitable: Awaitable[T]) -> T:
+        """``await awaitable`` (work in a thread or a worker process), leaving the event loop's CPU time meanwhile
+        out of the current stage."""
+        if not self.on:
+            return await awaitable
+        started = time.thread_time()
+        try:
+            return await awaitable
+        finally:
+            self._away.get([0.0])[0] += time.thread_time() - started
+
+    def counted(self, stage: str, work: Callable[P, T]) -> Callable[P, T]:
+        """``work``, adding to ``stage`` the CPU time of the thread that runs it when on."""
+        if not self.on:
+            return work
+
+        def timed(*args: P.args, **kwargs: P.kwargs) -> T:
+            started = time.thread_time()
+            try:
+                return work(*args, **kwargs)
+            finally:
+                self.seconds.inc(stage, amount=time.thread_time() - started)
+
+        return timed
 
 
 class WebhookMetrics:
@@ -210,7 +243,8 @@ class Reviewer:
         if bounded(request, self.cluster):
             return decide(request, self.options, self.cluster, own)  # from the index, a few workloads: no thread hop
         if kind not in POLICY_KINDS or reads_cluster(request, self.cluster):
-            return await asyncio.wait_for(self._decide(request, own), timeout=deadline - time.perf_counter())
+            threaded = asyncio.wait_for(self._decide(request, own), timeout=deadline - time.perf_counter())
+            return await self.metrics.stages.elsewhere(threaded)
         if request["operation"] not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
             return decide(request, self.options)  # allowed at once: nothing to check
         inline = self.inline(request, body)
@@ -250,11 +284,13 @@ class Reviewer:
         if self.pool.full():
             raise Busy(f"webhook busy: {self.pool.workers + self.pool.queue} decisions running or queued, retry later")
         with self.pool.slot():  # counted now: the requests of this loop turn see it before its task starts
-            return await asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+            pooled = asyncio.wait_for(self.pool.decide(body), timeout=deadline - time.perf_counter())
+            return await self.metrics.stages.elsewhere(pooled)
 
     async def _decide(self, request: Json, own: list[Finding] | None) -> Decision:
         """The decision in a thread (a workload's ``own`` findings given: never cached, so not looked up)."""
         work = self.decisions.decide if own is None else functools.partial(decide, own=own)
+        work = self.metrics.stages.counted("decide", work)
         async with self._slots:
             return await run_in_threadpool(work, request, self.options, self.cluster)
 
