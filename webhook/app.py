@@ -47,7 +47,7 @@ from desched.webhook.decision import ClusterView, Decision, Options, response
 from desched.webhook.limits import PolicyLimits
 from desched.webhook.pool import Answer, DecisionPool, OverLimits, OwnFindings, WorkerError
 from desched.webhook.review import POLICY_KINDS, BadReview, decide, lone_surrogate, parse_review
-from desched.webhook.server import ARRIVAL, log_refusal
+from desched.webhook.server import ARRIVAL, CLOSE, log_refusal
 from desched.webhook.workloads import ADMITTED_KINDS, bounded
 
 LOG = logging.getLogger("desched.webhook")
@@ -341,7 +341,6 @@ Message: TypeAlias = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 JSON_TYPE = (b"content-type", b"application/json")
-CLOSE = (b"connection", b"close")
 
 
 class AdmissionApp:
