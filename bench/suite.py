@@ -232,6 +232,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
                 f"p99 <= 20 ms: {verdict(p99)}",
             )
         )
+        table += _split_rows(f"Webhook, {form} policy ConfigMaps", webhook.get("cpu_split", {}).get(form))
     for row in ("flood", "flood_hog"):
         if row not in webhook:
             continue
@@ -305,6 +306,7 @@ def _workload_rows(section: dict[str, Any], verdict: Any) -> list[tuple[str, str
                 "",
                 f"p99 <= 5 ms: {verdict(targets[f'p99/{form}'])}",
             ),
+            *_split_rows(f"Webhook, {label} CREATE/UPDATE", section.get("cpu_split", {}).get(form)),
             (
                 f"Webhook, one {label} decision in process, {cached}",
                 f"{cost['indexed_p50_ms']:.2f} ms (p99 {cost['indexed_p99_ms']:.2f})",
@@ -314,6 +316,22 @@ def _workload_rows(section: dict[str, Any], verdict: Any) -> list[tuple[str, str
             ),
         ]
     return table
+
+
+def _split_rows(label: str, split: dict[str, float] | None) -> list[tuple[str, str, str, str, str]]:
+    """The row of a webhook CPU split (``bench/webhook.py``'s ``cpu_split``), none when the section has no split."""
+    if split is None:
+        return []
+    stages = ("tls", "http", "read", "decode", "decide", "log", "encode")
+    return [
+        (
+            f"{label}, CPU per request by stage (saturated)",
+            ", ".join(f"{stage} {split[stage]:.3f}" for stage in stages) + f" = {split['total']:.3f} ms",
+            f"no-op {split['no-op']:.3f} ms",
+            f"+{split['total'] - split['no-op']:.3f} ms",
+            "",
+        )
+    ]
 
 
 def _limits(text: str) -> str:
@@ -453,7 +471,10 @@ def markdown(results: dict[str, Any], table: list[tuple[str, str, str, str, str]
         "request (a counter as `maxNoOfPodsToEvictPerNode`), so every decision is computed; *repeated* objects are "
         "the same ConfigMap again, as GitOps controllers send it, and are answered by the decision cache. "
         "*Saturated* is a closed loop (throughput); *paced* gives each connection random think times (latency at a "
-        "load below saturation).",
+        "load below saturation). CPU per request by stage: *tls* is what the no-op spends over TLS beyond the same "
+        "no-op over plain HTTP; *read*, *decode*, *decide*, *log* and *encode* the event loop's CPU time in each "
+        "stage of `/validate` (`desched webhook --stage-times`); *http* the rest of the webhook's CPU time (HTTP "
+        "framing, the event loop, the server's protocol code).",
         "- Workload webhook: the test control plane (Kubernetes 1.20, `tests/kcp`) holding the workloads and PDBs, "
         "`desched webhook --policy-configmap` once its cache has synced, against the same no-op server, `wrk` as "
         "above with AdmissionReviews built from the API server's own objects (Deployment or PDB, CREATE and UPDATE, "

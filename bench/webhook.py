@@ -20,6 +20,12 @@ Two measurements per form, alternated with the no-op in every round (A B A B) so
 
 Targets: webhook throughput at least 50% of the no-op's (saturated) and p99 at most 20 ms (paced), for each form.
 
+CPU split (saturated): each server's CPU time per request, and where the webhook's goes: ``tls``, what the no-op
+spends over TLS beyond the same no-op over plain HTTP (measured in the same rounds; the bodies are the same, the
+answers of about the same size); the stages the webhook times itself (``desched webhook --stage-times``: ``read``,
+``decode``, ``decide``, ``log``, ``encode``, the event loop's CPU clock); ``http``, the rest: HTTP framing, the event
+loop, the server's protocol code.
+
 Flood (issue 18): ``--flood`` (default 32) distinct policy ConfigMaps of 1 MB each (8 data keys of 128 KiB, within the
 webhook's policy limits) posted at once, one TLS connection each, to a fresh ``desched webhook``: the slowest answer and
 the p99 against the webhook's ``timeoutSeconds`` (5 s), and the peak RSS of the server's process tree (workers
@@ -49,6 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from desched.webhook.app import STAGES  # noqa: E402
 from tests.webhook.server import Running, policy_review, serve, start  # noqa: E402
 
 NOOP = """
@@ -66,9 +73,12 @@ async def validate(request: Request):
 @ops.get("/readyz")
 async def ready():
     return "ok"
-port, metrics, cert, key = sys.argv[1:]
+port, metrics, cert, key, scheme = sys.argv[1:]
 failures = Counter("noop_certificate_reload_failures_total", "", ())
-sys.exit(run(app, ops, "127.0.0.1", int(port), int(metrics), Certificate(cert, key, failures)))
+certificate = Certificate(cert, key, failures)
+if scheme == "http":
+    certificate.context = None  # the same server over plain HTTP
+sys.exit(run(app, ops, "127.0.0.1", int(port), int(metrics), certificate))
 """
 
 MARK = "maxNoOfPodsToEvictPerNode: 5"  # the unique form writes the request counter in place of the 5
@@ -153,7 +163,7 @@ def lua_post(bodies: list[str], pace_ms: int | None) -> str:
     return "\n".join(lines) + "\n" + REPORT
 
 
-def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[str, float]:
+def run_wrk(port: int, script: Path, connections: int, seconds: float, scheme: str = "https") -> dict[str, float]:
     """One wrk run: requests/s, p50 and p99 in ms; a failed request fails the benchmark."""
     command = [
         "wrk",
@@ -162,7 +172,7 @@ def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[s
         f"-d{seconds:g}s",
         "-s",
         str(script),
-        f"https://127.0.0.1:{port}/validate",
+        f"{scheme}://127.0.0.1:{port}/validate",
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith('{"requests"')]
@@ -178,10 +188,11 @@ def run_wrk(port: int, script: Path, connections: int, seconds: float) -> dict[s
     }
 
 
-def start_noop(directory: Path) -> Running:
+def start_noop(directory: Path, scheme: str = "https") -> Running:
+    """The no-op server, over TLS or (``scheme`` http) plain HTTP."""
     return serve(
         directory,
-        "the no-op server",
+        f"the no-op server ({scheme})",
         lambda port, metrics: [
             sys.executable,
             "-c",
@@ -190,8 +201,54 @@ def start_noop(directory: Path) -> Running:
             str(metrics),
             str(directory / "tls.crt"),
             str(directory / "tls.key"),
+            scheme,
         ],
     )
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time process ``pid`` has used (user and system)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stage_seconds(server: Running) -> dict[str, float]:
+    """The CPU seconds by stage a ``desched webhook --stage-times`` has counted (none for another server)."""
+    series = 'desched_webhook_stage_cpu_seconds_total{stage="'
+    lines = server.metrics().splitlines()
+    return {line[len(series) :].split('"')[0]: float(line.split()[-1]) for line in lines if line.startswith(series)}
+
+
+def timed_wrk(
+    server: Running, script: Path, connections: int, seconds: float, scheme: str = "https", stages: bool = False
+) -> dict[str, float]:
+    """:func:`run_wrk` on ``server``, with its CPU ms per request (``cpu_ms``) and, ``stages``, that of each of its
+    stages (``<stage>_ms``, :func:`stage_seconds`)."""
+    before = stage_seconds(server) if stages else {}
+    used = cpu_seconds(server.process.pid)
+    figures = run_wrk(server.port, script, connections, seconds, scheme)
+    used = cpu_seconds(server.process.pid) - used
+    requests = figures["rps"] * seconds
+    figures["cpu_ms"] = 1000 * used / requests
+    after = stage_seconds(server) if stages else {}
+    figures.update({f"{stage}_ms": 1000 * (after[stage] - before.get(stage, 0)) / requests for stage in after})
+    return figures
+
+
+def cpu_split(webhook: dict[str, float], noop: dict[str, float], plain: dict[str, float]) -> dict[str, float]:
+    """Where the webhook's CPU ms per request go (see the module docstring), from the saturated medians of the
+    webhook, the no-op and the no-op over plain HTTP; ``total`` and the no-op's beside them."""
+    stages = {stage: webhook[f"{stage}_ms"] for stage in STAGES}
+    tls = noop["cpu_ms"] - plain["cpu_ms"]
+    rest = webhook["cpu_ms"] - tls - sum(stages.values())
+    return {"tls": tls, "http": rest, **stages, "total": webhook["cpu_ms"], "no-op": noop["cpu_ms"]}
+
+
+def split_text(split: dict[str, float]) -> str:
+    """``TLS 0.12 + HTTP 0.20 + ... = 0.87 ms (no-op 0.33)``: a :func:`cpu_split` in one line."""
+    parts = " + ".join(f"{name} {split[name]:.3f}" for name in ("tls", "http", *STAGES))
+    return f"{parts} = {split['total']:.3f} ms a request (no-op {split['no-op']:.3f})"
 
 
 def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict[str, Any]:
@@ -203,14 +260,19 @@ def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict
             for mode, pace in (("saturated", None), ("paced", pace_ms)):
                 scripts[mode, form] = Path(work, f"{mode}-{form}.lua")
                 scripts[mode, form].write_text(wrk_script(form, pace))
-        webhook = start(Path(work, "webhook"))
-        noop = start_noop(Path(work, "noop"))
+        webhook = start(Path(work, "webhook"), "--stage-times")
+        noop, plain = start_noop(Path(work, "noop")), start_noop(Path(work, "plain"), "http")
+        servers = {"webhook": (webhook, "https"), "no-op": (noop, "https"), "no-op-http": (plain, "http")}
         try:
             for _ in range(rounds):
                 for mode in ("saturated", "paced"):
                     for form in ("unique", "repeated"):
-                        for name, server in (("webhook", webhook), ("no-op", noop)):
-                            figures = run_wrk(server.port, scripts[mode, form], connections, seconds)
+                        for name, (server, scheme) in servers.items():
+                            if mode == "paced" and name == "no-op-http":
+                                continue  # only for the CPU split
+                            figures = timed_wrk(
+                                server, scripts[mode, form], connections, seconds, scheme, stages=name == "webhook"
+                            )
                             runs.setdefault((mode, name, form), []).append(figures)
             cache_hits = next(
                 (
@@ -221,14 +283,15 @@ def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict
                 "0",
             )
         finally:
-            webhook.stop()
-            noop.stop()
+            for server, _ in servers.values():
+                server.stop()
     medians = {
         f"{mode}/{name}/{form}": {key: statistics.median(run[key] for run in found) for key in found[0]}
         for (mode, name, form), found in runs.items()
     }
-    targets = {}
+    targets, splits = {}, {}
     for form in ("unique", "repeated"):
+        splits[form] = cpu_split(*(medians[f"saturated/{name}/{form}"] for name in ("webhook", "no-op", "no-op-http")))
         ratio = medians[f"saturated/webhook/{form}"]["rps"] / medians[f"saturated/no-op/{form}"]["rps"]
         p99 = medians[f"paced/webhook/{form}"]["p99_ms"]
         targets[f"throughput/{form}"] = {
@@ -248,6 +311,7 @@ def measure(connections: int, seconds: float, rounds: int, pace_ms: int) -> dict
         "rounds": rounds,
         "pace_ms": pace_ms,
         "medians": medians,
+        "cpu_split": splits,
         "cache_hits": int(float(cache_hits)),
         "targets": targets,
     }
@@ -356,12 +420,15 @@ def main() -> int:
         f"machine: {result['machine']}; wrk -t1 -c{args.connections}, load generator on the same machine; "
         f"medians of {args.rounds} alternated rounds of {args.seconds:g} s"
     )
-    print(f"{'mode':<10} {'endpoint':<9} {'objects':<9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'mode':<10} {'endpoint':<10} {'objects':<9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms':>8}")
     for key, figures in result["medians"].items():
         mode, name, form = key.split("/")
         print(
-            f"{mode:<10} {name:<9} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} {figures['p99_ms']:>8.1f}"
+            f"{mode:<10} {name:<10} {form:<9} {figures['rps']:>8.0f} {figures['p50_ms']:>8.1f} "
+            f"{figures['p99_ms']:>8.1f} {figures['cpu_ms']:>8.3f}"
         )
+    for form, split in result["cpu_split"].items():
+        print(f"webhook CPU split, {form} objects: {split_text(split)}")
     print(
         f"flood outcomes: {result['flood']['outcomes']}; under {args.hogs} CPU hogs: {result['flood_hog']['outcomes']}"
     )

@@ -16,7 +16,8 @@ a changed copy for UPDATE; managedFields and defaults included):
 * ``pdbs``: PodDisruptionBudget CREATE (selecting existing workloads) and UPDATE (a budget changed), half each.
 
 Per form, alternated with the no-op in every round (A B A B): ``saturated`` (closed loop: throughput, and the ratio
-webhook/no-op, and each server's CPU time per request, which a busy machine disturbs less) and ``paced``
+webhook/no-op, each server's CPU time per request, which a busy machine disturbs less, and the split of the webhook's
+as ``bench/webhook.py`` makes it, against the no-op over TLS and over plain HTTP) and ``paced``
 (exponential think times of mean ``--pace-ms`` per connection: the latency a client sees). Targets: throughput at
 least 0.7 of the no-op's, p99 at most 5 ms paced. Beside them, the decision alone in this process (a cluster cache
 filled from the server's listings): ms per decision with the index, and over every cached object as before it
@@ -46,7 +47,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from bench.webhook import _long_string, conclude, lua_post, run_wrk, start_noop  # noqa: E402
+from bench.webhook import (  # noqa: E402
+    _long_string,
+    conclude,
+    cpu_split,
+    lua_post,
+    split_text,
+    start_noop,
+    timed_wrk,
+)
 from tests.kcp import controlplane, install  # noqa: E402
 from tests.kcp.api import Api, ApiError, Json  # noqa: E402
 from tests.webhook.server import Running, start  # noqa: E402
@@ -320,6 +329,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             webhook = start(
                 Path(work, "webhook"),
+                "--stage-times",
                 "--policy-configmap",
                 "/".join(POLICY_CONFIGMAP),
                 "--kubeconfig",
@@ -328,30 +338,32 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             )
             synced = time.perf_counter() - started
             print(f"desched webhook ready (cache synced) in {synced:.1f} s", flush=True)
-            noop = start_noop(Path(work, "noop"))
+            noop, plain = start_noop(Path(work, "noop")), start_noop(Path(work, "plain"), "http")
+            servers = {"webhook": (webhook, "https"), "no-op": (noop, "https"), "no-op-http": (plain, "http")}
             try:
                 samples = {form: sample(webhook, texts[form]) for form in FORMS}
                 for _ in range(args.rounds):
                     for mode in ("saturated", "paced"):
                         for form in FORMS:
-                            for name, server in (("webhook", webhook), ("no-op", noop)):
-                                used = _cpu_seconds(server.process.pid)
-                                figures = run_wrk(server.port, scripts[mode, form], args.connections, args.seconds)
-                                used = _cpu_seconds(server.process.pid) - used
-                                figures["cpu_ms"] = 1000 * used / (figures["rps"] * args.seconds)
+                            for name, (server, scheme) in servers.items():
+                                if mode == "paced" and name == "no-op-http":
+                                    continue  # only for the CPU split
+                                script, stages = scripts[mode, form], name == "webhook"
+                                figures = timed_wrk(server, script, args.connections, args.seconds, scheme, stages)
                                 runs.setdefault((mode, name, form), []).append(figures)
                 rss = _rss(webhook.process.pid)
             finally:
-                webhook.stop()
-                noop.stop()
+                for server, _ in servers.values():
+                    server.stop()
     finally:
         plane.stop()
     medians = {
         f"{mode}/{name}/{form}": {key: statistics.median(run[key] for run in found) for key in found[0]}
         for (mode, name, form), found in runs.items()
     }
-    targets = {}
+    targets, splits = {}, {}
     for form in FORMS:
+        splits[form] = cpu_split(*(medians[f"saturated/{name}/{form}"] for name in ("webhook", "no-op", "no-op-http")))
         ratio = medians[f"saturated/webhook/{form}"]["rps"] / medians[f"saturated/no-op/{form}"]["rps"]
         p99 = medians[f"paced/webhook/{form}"]["p99_ms"]
         for name, value, text, met in (
@@ -385,15 +397,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "decision_ms": costs,
         "load_average": [load, os.getloadavg()[0]],  # at the start and the end: other work on the machine
         "medians": medians,
+        "cpu_split": splits,
         "targets": targets,
     }
-
-
-def _cpu_seconds(pid: int) -> float:
-    """The CPU time process ``pid`` has used (user and system)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss(pid: int) -> int:
@@ -438,6 +444,7 @@ def main() -> int:
             f"{cost['indexed_p50_ms']:.2f} ms (p99 {cost['indexed_p99_ms']:.2f}), without the index "
             f"{cost['reference_ms']:,.0f} ms"
         )
+        print(f"webhook CPU split, {form}: {split_text(result['cpu_split'][form])}")
     return conclude(result, args.json)
 
 

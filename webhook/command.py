@@ -121,6 +121,11 @@ class WebhookCommand:
             help="oldest TLS version accepted; 1.2 only with ECDHE and AES-GCM or ChaCha20 (default: %(default)s)",
         )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policies run on")
+        parser.add_argument(
+            "--stage-times",
+            action="store_true",
+            help="count the CPU time of each stage of answering /validate in /metrics (for benchmarks)",
+        )
         parser.epilog = (
             "Exit codes: 0 after SIGTERM/SIGINT; 2 usage error, unreadable certificate, port in use, cluster."
         )
@@ -162,6 +167,7 @@ class WebhookCommand:
                 PolicyLimits(args.max_policy_bytes, args.max_documents, args.max_profiles, args.max_nodes),
                 args.workers,
                 args.queue,
+                args.stage_times,
             )
             reviewer.pool.start()  # the workers import while the server starts, not during the first large policy
             try:

@@ -77,7 +77,7 @@ def parse_review(body: bytes) -> Json:
         raise BadReview(f"the body nests deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise BadReview(f"the body is not JSON: {error}") from None
-    if too_deep(document):
+    if too_deep(document, text=body):
         raise BadReview(f"the body nests deeper than {MAX_DEPTH} levels")
     if not isinstance(document, dict):
         raise BadReview("the body is not a JSON object")

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desched.webhook.app import JsonFormatter, Reviewer, create_app, create_ops_app
+from desched.webhook.app import STAGES, JsonFormatter, Reviewer, create_app, create_ops_app
 from desched.webhook.decision import Options
 
 Json = dict[str, Any]
@@ -199,6 +199,19 @@ def test_metrics_readiness_and_health(reviewer: Reviewer, client: TestClient) ->
     assert 'desched_webhook_rule_hits_total{rule="DS203"} 1' in text
     assert 'desched_webhook_bad_requests_total{code="400"} 1' in text
     assert "desched_webhook_request_duration_seconds_count 2" in text
+    assert "desched_webhook_stage_cpu_seconds_total" not in text  # counted only when asked for
+
+
+def test_stage_times_count_the_cpu_of_each_stage_of_a_decided_request() -> None:
+    timed = Reviewer(Options(), stage_times=True)
+    client = TestClient(create_app(timed))
+    for number in range(20):  # a distinct policy each time: decided, not answered from the cache
+        client.post("/validate", json=review(configmap(POLICY.replace("name: p", f"name: p{number}"))))
+    lines = timed.metrics.exposition().splitlines()
+    series = 'desched_webhook_stage_cpu_seconds_total{stage="'
+    totals = {line[len(series) :].split('"')[0]: float(line.split()[-1]) for line in lines if line.startswith(series)}
+    assert set(totals) == set(STAGES) and all(total > 0 for total in totals.values()), totals
+    assert totals["decide"] > totals["decode"]  # linting a policy costs more than decoding its review
 
 
 def test_logs_are_json_with_the_uid_and_never_the_data(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
@@ -417,3 +430,8 @@ def test_a_flood_of_large_descheduler_workloads_is_answered_within_the_workload_
     assert any("not checked" in " ".join(decision.warnings) for decision, _ in workloads)  # more than the pool takes
     assert after < 0.5  # nothing decides on in the server once the answers left (a worker out of time is stopped)
     assert policy.rules == ["DS203"] and policy_seconds < 1.5, policy_seconds  # decided meanwhile, not after them
+
+
+def test_only_post_validate_is_served(client: TestClient) -> None:
+    assert client.get("/validate").status_code == 405
+    assert client.post("/other", json=review(configmap(POLICY))).status_code == 404

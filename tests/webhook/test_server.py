@@ -117,6 +117,13 @@ def test_too_deep_counts_arrays_and_objects_not_strings() -> None:
     assert too_deep(json.loads("[" * 101 + "]" * 101)) and not too_deep(json.loads("[" * 100 + "]" * 100))
 
 
+def test_too_deep_walks_nothing_when_the_text_has_too_few_brackets_to_nest_that_deep() -> None:
+    text = b"[" * 4 + b"]" * 4
+    assert too_deep(json.loads(text), 3, text)
+    assert not too_deep(json.loads(text), 3, b"[[[]]]")  # the text is believed: the value is not walked
+    assert too_deep(json.loads(text), 3, b'["[[[", "]]]"]')  # brackets in strings count: the value is walked
+
+
 def test_no_openapi_or_docs(running: Running) -> None:
     context = _client(running)
     for path in ("/openapi.json", "/docs", "/redoc"):

@@ -381,6 +381,19 @@ def test_bounded_requests_are_those_the_index_answers_judging_few_workloads():
     assert checks.bounded(review("PodDisruptionBudget", wide, "DELETE", budget("one", "w1")), cache)
 
 
+def test_a_pdb_without_match_labels_is_bounded_by_the_workloads_it_selects_among_few_enough() -> None:
+    """A selector of expressions alone may select any workload of its namespace: those are matched to count the
+    ones it selects, unless there are more than MATCHED times the bound."""
+    cache = new_cache(EVICTING)
+    feed(cache, [(False, deployment(f"w{n}", labels={"app": "x", "n": str(n % 20)})) for n in range(40)])
+    pair = budget("pair", "x")  # selects 2 of the 40
+    pair["spec"]["selector"] = {"matchExpressions": [{"key": "n", "operator": "In", "values": ["0"]}]}
+    assert checks.MATCHED * 4 < 40 <= checks.MATCHED * 5
+    assert checks.bounded(review("PodDisruptionBudget", pair), cache, most=5)
+    assert not checks.bounded(review("PodDisruptionBudget", pair), cache, most=4)  # 40 candidates: not matched
+    assert not checks.bounded(review("PodDisruptionBudget", pair, "UPDATE", pair), cache, most=5)  # 80 candidates
+
+
 @pytest.mark.parametrize("reference", [False, True], ids=["indexed", "reference"])
 def test_a_pdb_decision_runs_the_repository_rules_once(monkeypatch: pytest.MonkeyPatch, reference: bool) -> None:
     """What a PDB change leaves unprotected follows from the findings after it: one pass of the rules, not two."""
