@@ -98,6 +98,7 @@ class FitIndex:
         }
         self._seen = len(cluster.changes)
         self._facts: dict[str, nodeutil.PodFacts] = {}  # uid -> the pod parsed once: pods do not change in a cycle
+        self._compiled: nodeutil.SharedTerms = {}  # signature -> required node affinity terms (PodFacts)
         # Pods only leave a running cycle, which frees room and ends conflicts: a pod that fits somewhere keeps
         # fitting there. Yes answers are kept until a pod is added; no answers until a node has more room (every
         # non-terminal pod that leaves frees a pod slot, and only such a pod can end a conflict).
@@ -179,13 +180,17 @@ class FitIndex:
         else:  # the nodes with enough of the most selective resource, most left first: room is found at once
             indices = (ordered[place][1] for place in range(len(ordered) - 1, start - 1, -1))
         left, names = self._left, self.names
+        # with no anti-affinity and only indexed resources requested, the room check is the whole dynamic check
+        room_decides = not facts.anti_terms and all(resource in _INDEXED for resource in requests)
 
         def fits(index: int) -> bool:
             name = names[index]
             if name == own or name not in among.names:
                 return False
             room = left[index]
-            return all(room[slot] >= need for slot, need in slots) and self._passes_dynamic(facts, name)
+            if not all(room[slot] >= need for slot, need in slots):
+                return False
+            return room_decides or self._passes_dynamic(facts, name)
 
         witnesses = self._witnesses.setdefault(facts.signature, [])
         if any(fits(index) for index in witnesses):
@@ -210,7 +215,7 @@ class FitIndex:
         uid = str((pod.get("metadata") or {}).get("uid"))
         facts = self._facts.get(uid)
         if facts is None or facts.pod is not pod:
-            facts = self._facts[uid] = nodeutil.PodFacts(pod, self.cluster.pod_requests(pod))
+            facts = self._facts[uid] = nodeutil.PodFacts(pod, self.cluster.pod_requests(pod), self._compiled)
         return facts
 
     def _passes(self, facts: nodeutil.PodFacts, name: str) -> bool:
