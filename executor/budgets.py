@@ -112,6 +112,8 @@ class BudgetCheck:
             groups.setdefault(frozenset(labels.items()), (labels, []))[1].append(pod)
         # pods of one workload share their labels: the PDBs that select a label set, found once
         self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[tuple[Json, Selector]]] = {}
+        # namespace -> label pair -> the label sets (with their pods) that hold it, made on first use
+        self._by_pair: dict[str, dict[tuple[str, str], list[tuple[dict[str, str], list[Json]]]]] = {}
 
     def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         del profile, plugin
@@ -152,14 +154,15 @@ class BudgetCheck:
 
     def _matching(self, namespace: str, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
         """The PDBs of ``namespace`` whose selector matches ``labels``, with their selectors."""
-        found = self._selecting.get((namespace, frozenset(labels.items())))
+        label_set = (namespace, frozenset(labels.items()))
+        found = self._selecting.get(label_set)
         if found is None:
             found = [
                 (pdb, selector)
                 for pdb, selector in self.cluster.pdbs.get(namespace, [])
                 if self._selects(selector, labels)
             ]
-            self._selecting[(namespace, frozenset(labels.items()))] = found
+            self._selecting[label_set] = found
         return found
 
     def _selects(self, selector: Selector, labels: dict[str, str]) -> bool:
@@ -184,11 +187,25 @@ class BudgetCheck:
             spent = self._budgets[key(pdb)] = found
         return spent
 
+    def _candidates(self, namespace: str, selector: Selector) -> list[tuple[dict[str, str], list[Json]]]:
+        """The label sets of ``namespace`` (with their pods) that ``selector`` may match: those holding its first
+        ``matchLabels`` pair when it has one, else all."""
+        groups = self._pods.get(namespace, {})
+        if selector.kind != "normal" or not selector.match_labels:
+            return list(groups.values())
+        index = self._by_pair.get(namespace)
+        if index is None:
+            index = self._by_pair[namespace] = {}
+            for labels, group in groups.values():
+                for pair in labels.items():
+                    index.setdefault(pair, []).append((labels, group))
+        return index.get(selector.match_labels[0], [])
+
     def _computed(self, pdb: Json, selector: Selector) -> Budget:
         namespace, name = key(pdb)
         spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
         pods = [
-            pod for labels, group in self._pods.get(namespace, {}).values() if selector.matches(labels) for pod in group
+            pod for labels, group in self._candidates(namespace, selector) if selector.matches(labels) for pod in group
         ]
         healthy = sum(1 for pod in pods if _healthy(pod))
         expected = len(pods)
