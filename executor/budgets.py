@@ -32,6 +32,7 @@ what it spent (``simulate --samples`` runs several cycles on one cluster).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from desched.executor.cluster import Cluster, Json, key
@@ -95,6 +96,15 @@ def _scaled(value: Any, expected: int) -> int:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+@lru_cache(maxsize=4096)
+def _exhausted(name: str, desired: int, healthy: int) -> str:
+    """The 429's message for a budget with no disruption left (one string for the many pods it refuses)."""
+    return (
+        f"Cannot evict pod as it would violate the pod's disruption budget {name} "
+        f"(it needs {desired} healthy pods and has {healthy})"
+    )
+
+
 class BudgetCheck:
     """An eviction backend that applies the PDB check of the Eviction API (see the module contract)."""
 
@@ -107,9 +117,11 @@ class BudgetCheck:
         self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
         self._labels: dict[str, dict[str, str]] = {}  # uid -> labels
         for uid, pod in cluster.pods.items():
-            labels = self._labels[uid] = label_map((pod.get("metadata") or {}).get("labels"))
+            labels = label_map((pod.get("metadata") or {}).get("labels"))
             groups = self._pods.setdefault(key(pod)[0], {})
-            groups.setdefault(frozenset(labels.items()), (labels, []))[1].append(pod)
+            group = groups.setdefault(frozenset(labels.items()), (labels, []))
+            group[1].append(pod)
+            self._labels[uid] = group[0]  # one mapping per label set
         # pods of one workload share their labels: the PDBs that select a label set, found once
         self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[tuple[Json, Selector]]] = {}
         # namespace -> label pair -> the label sets (with their pods) that hold it, made on first use
@@ -144,11 +156,7 @@ class BudgetCheck:
         if budget.allowed < 0:
             return BackendError(Failure.ERROR, 403, f"disruption budget {budget.name}: disruptions allowed is negative")
         if budget.allowed == 0:
-            message = (
-                f"Cannot evict pod as it would violate the pod's disruption budget {budget.name} "
-                f"(it needs {budget.desired} healthy pods and has {budget.healthy})"
-            )
-            return BackendError(Failure.REFUSED, 429, message)
+            return BackendError(Failure.REFUSED, 429, _exhausted(budget.name, budget.desired, budget.healthy))
         self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - _healthy(pod))
         return None
 

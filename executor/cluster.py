@@ -81,6 +81,7 @@ class Cluster:
         self._owner_counts: dict[str, int] = {}
         self._requested: dict[str, dict[str, int]] = {}
         self._pod_requests: dict[str, dict[str, int]] = {}  # uid -> pod_requests(pod): pods do not change
+        self._request_sets: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}  # one mapping per distinct one
         self._priority_keys: dict[str, PriorityKey] = {}  # uid -> priority_key(pod)
         self._active: dict[str, list[Json]] = {}  # node -> its non-terminal pods, until its pods change
         self.skipped: dict[str, int] = {}
@@ -246,8 +247,13 @@ class Cluster:
         return found
 
     def pod_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
-        """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod."""
-        return _per_pod(self._pod_requests, pod, pod_requests)
+        """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod; pods that request the
+        same share one mapping, which callers must not change."""
+        return _per_pod(self._pod_requests, pod, self._shared_requests)
+
+    def _shared_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
+        requests = pod_requests(pod)
+        return self._request_sets.setdefault(tuple(requests.items()), requests)
 
     def priority_key(self, pod: Json) -> PriorityKey:
         """:func:`desched.executor.podutil.priority_key` of ``pod``, computed once per pod (its terminating copy

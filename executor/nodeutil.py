@@ -442,13 +442,13 @@ def best_preferred_weight(pod: JsonView, nodes: Iterable[JsonView]) -> int:
 _AntiTerm = tuple[frozenset[str], Selector, str]
 
 
-#: signature -> the required node affinity terms of the pods with that signature (:class:`PodFacts`)
-SharedTerms = dict[str, tuple[list[_Term] | None]]
+#: signature -> (the signature, the required node affinity terms) of the pods with that signature (:class:`PodFacts`)
+SharedTerms = dict[str, tuple[str, list[_Term] | None]]
 
 
 class PodFacts:
-    """What NodeFit needs from one pod, parsed once and reused across candidate nodes. ``compiled`` (signature ->
-    required node affinity terms) lets pods of one :attr:`signature` share the terms, compiled once."""
+    """What NodeFit needs from one pod, parsed once and reused across candidate nodes. ``compiled``
+    (:data:`SharedTerms`) lets pods of one :attr:`signature` share it and their terms, compiled once."""
 
     __slots__ = (
         "_requests",
@@ -480,8 +480,8 @@ class PodFacts:
         else:
             shared = compiled.get(self.signature)
             if shared is None:
-                shared = compiled[self.signature] = (_required_terms(pod),)
-            self.required = shared[0]
+                shared = compiled[self.signature] = (self.signature, _required_terms(pod))
+            self._signature, self.required = shared  # one signature string per signature
         self.tolerations: Sequence[JsonView] = spec.get("tolerations") or ()
         self.anti_terms = _anti_terms(pod)
         self._requests = requests  # pod_requests(pod), when the caller knows them already
