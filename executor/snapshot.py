@@ -8,16 +8,11 @@ are flattened. A snapshot must hold at least one ``*List`` document with a list 
 yaml|json`` prints one, even with no objects) or one object of a kind :data:`SNAPSHOT_KINDS` names; anything else
 (``{}``, an empty file, a policy given by mistake) is refused, as it would run as an empty cluster. Every failure is
 a :class:`~desched.errors.UsageError` with one line (``cannot read SNAPSHOT: ...``, exit code 2).
-
-JSON that starts with ``{`` (after JSON whitespace; no BOM, no NUL in the first 8 KiB) is decoded from the bytes by
-msgspec when the executor extra brings it (:func:`_fast_json`): the same objects as the standard library's, without
-a text copy of the file. Whatever msgspec refuses goes the standard library's way, which words the error.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any, BinaryIO
 
@@ -31,9 +26,6 @@ from desched.executor.cluster import Json
 #: own control-plane machines have.
 MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
-#: What the JSON path without a text copy starts with: JSON whitespace, then an object (a BOM goes the slow way)
-_JSON_OBJECT = re.compile(rb"[ \t\n\r]*\{")
-_BINARY_PREFIX = 8192  # decode_text's NUL check: a NUL in the first 8 KiB makes a file binary
 #: The kinds simulate reads from a snapshot (desched.executor.cluster); others are counted and skipped
 SNAPSHOT_KINDS = frozenset(
     {"Node", "Pod", "PodDisruptionBudget", "Namespace", "PriorityClass", "PersistentVolumeClaim"}
@@ -55,10 +47,6 @@ def read_snapshot(path: str) -> list[Json]:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     if len(data) > MAX_SNAPSHOT_BYTES:
         raise UsageError(f"cannot read {path}: larger than the {MAX_SNAPSHOT_BYTES >> 30} GiB snapshot limit")
-    document = _fast_json(data)
-    if document is not None:
-        del data
-        return _objects(path, [document])
     try:
         text = decode_text(data)
     except SourceError as error:
@@ -77,24 +65,6 @@ def read_bounded(stream: BinaryIO, limit: int) -> bytearray:
             break
         data += chunk
     return data
-
-
-def _fast_json(data: bytearray) -> dict[str, Any] | None:
-    """The JSON object ``data`` holds, decoded by msgspec; ``None`` when msgspec is not installed, when ``data`` is
-    not for the JSON path without a text copy (a BOM, a NUL where :func:`~desched.reading.sources.decode_text` looks
-    for one, something else than ``{`` first) or when msgspec refuses it (invalid JSON or UTF-8, ``NaN``, a number
-    out of a float's range, a lone surrogate): the standard library then decides, and words any error."""
-    if not _JSON_OBJECT.match(data) or data.find(b"\x00", 0, _BINARY_PREFIX) >= 0:
-        return None
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    try:
-        document = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return None
-    return document if isinstance(document, dict) else None
 
 
 def _documents(path: str, text: str) -> list[Any]:

@@ -15,7 +15,7 @@ __all__ = ["EXTRAS", "missing", "require"]
 
 # Import names each extra brings (pyproject.toml's optional dependencies; tests/test_install.py checks they agree).
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "executor": ("kubernetes", "cryptography", "msgspec"),
+    "executor": ("kubernetes", "cryptography"),
     "webhook": ("fastapi", "uvicorn", "kubernetes", "cryptography"),
 }
 
