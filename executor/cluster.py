@@ -267,6 +267,12 @@ class Cluster:
             self._fit = ScanFit(self) if self.fit_strategy == "scan" else FitIndex(self)
         return self._fit
 
+    def release(self) -> None:
+        """Drop the node fit index, which refers back to the cluster: once its holders let it go, the cluster and
+        its objects are freed at once, without waiting for the cyclic collector (which never looks at them after
+        :func:`bulk_load`)."""
+        self._fit = None
+
     def owner_count(self, owner_uid: str) -> int:
         """How many pods of the cluster (any phase, node or namespace) list ``owner_uid`` among their owners."""
         return self._owner_counts.get(owner_uid, 0)
