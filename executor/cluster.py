@@ -83,6 +83,7 @@ class Cluster:
         self._pod_requests: dict[str, dict[str, int]] = {}  # uid -> pod_requests(pod): pods do not change
         self._request_sets: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}  # one mapping per distinct one
         self._priority_keys: dict[str, PriorityKey] = {}  # uid -> priority_key(pod)
+        self._key_set: dict[PriorityKey, PriorityKey] = {}  # one tuple per distinct key
         self._active: dict[str, list[Json]] = {}  # node -> its non-terminal pods, until its pods change
         self.skipped: dict[str, int] = {}
         self.changes: list[str] = []  # the nodes whose pods changed, in order: fit indexes catch up from it
@@ -258,7 +259,11 @@ class Cluster:
     def priority_key(self, pod: Json) -> PriorityKey:
         """:func:`desched.executor.podutil.priority_key` of ``pod``, computed once per pod (its terminating copy
         sorts alike)."""
-        return _per_pod(self._priority_keys, pod, priority_key)
+        return _per_pod(self._priority_keys, pod, self._shared_priority_key)
+
+    def _shared_priority_key(self, pod: Mapping[str, Any]) -> PriorityKey:
+        found = priority_key(pod)
+        return self._key_set.setdefault(found, found)
 
     def fit(self) -> NodeFit:
         """Answers ``PodFitsAnyNode`` questions on this cluster as it changes (:mod:`desched.executor.nodefit`):

@@ -442,13 +442,15 @@ def best_preferred_weight(pod: JsonView, nodes: Iterable[JsonView]) -> int:
 _AntiTerm = tuple[frozenset[str], Selector, str]
 
 
-#: signature -> (the signature, the required node affinity terms) of the pods with that signature (:class:`PodFacts`)
-SharedTerms = dict[str, tuple[str, list[_Term] | None]]
+#: signature -> (the signature, node selector pairs, required node affinity terms) of the pods with that signature
+#: (:class:`PodFacts`): equal signatures hold equal selectors, whose pairs' order decides no answer
+SharedTerms = dict[str, tuple[str, tuple[tuple[str, str], ...], list[_Term] | None]]
 
 
 class PodFacts:
     """What NodeFit needs from one pod, parsed once and reused across candidate nodes. ``compiled``
-    (:data:`SharedTerms`) lets pods of one :attr:`signature` share it and their terms, compiled once."""
+    (:data:`SharedTerms`) lets pods of one :attr:`signature` share it, their selector and their terms, compiled
+    once."""
 
     __slots__ = (
         "_requests",
@@ -480,8 +482,8 @@ class PodFacts:
         else:
             shared = compiled.get(self.signature)
             if shared is None:
-                shared = compiled[self.signature] = (self.signature, _required_terms(pod))
-            self._signature, self.required = shared  # one signature string per signature
+                shared = compiled[self.signature] = (self.signature, self.node_selector, _required_terms(pod))
+            self._signature, self.node_selector, self.required = shared  # one of each per signature
         self.tolerations: Sequence[JsonView] = spec.get("tolerations") or ()
         self.anti_terms = _anti_terms(pod)
         self._requests = requests  # pod_requests(pod), when the caller knows them already
