@@ -102,8 +102,9 @@ class FitIndex:
         # Pods only leave a running cycle, which frees room and ends conflicts: a pod that fits somewhere keeps
         # fitting there. Yes answers are kept until a pod is added; no answers until a node has more room (every
         # non-terminal pod that leaves frees a pod slot, and only such a pod can end a conflict).
-        self._fitting: set[tuple[str, frozenset[str], bool]] = set()
-        self._not_fitting: set[tuple[str, frozenset[str], bool]] = set()
+        # (the asked-for nodes, skip_own) -> the uids of the pods answered yes (no)
+        self._fitting: dict[tuple[frozenset[str], bool], set[str]] = {}
+        self._not_fitting: dict[tuple[frozenset[str], bool], set[str]] = {}
         self._additions = cluster.additions
         self._static: dict[str, frozenset[int]] = {}  # signature -> the nodes passing static_fit_failure
         # signature -> the nodes where pods of it fitted last, tried first (checked in full: only a shortcut)
@@ -142,16 +143,14 @@ class FitIndex:
         if len(among.names) < _SCAN_BELOW:
             return ScanFit(self.cluster).fits_any(pod, among, skip_own=skip_own)
         self._catch_up()
-        asked = (str((pod.get("metadata") or {}).get("uid")), among.names, skip_own)
-        if asked in self._fitting:
+        uid, question = str((pod.get("metadata") or {}).get("uid")), (among.names, skip_own)
+        if uid in self._fitting.get(question, ()):
             return True
-        if asked in self._not_fitting:
+        if uid in self._not_fitting.get(question, ()):
             return False
-        if self._answer(self._parsed(pod), among, skip_own):
-            self._fitting.add(asked)
-            return True
-        self._not_fitting.add(asked)
-        return False
+        fits = self._answer(self._parsed(pod), among, skip_own)
+        (self._fitting if fits else self._not_fitting).setdefault(question, set()).add(uid)
+        return fits
 
     def _answer(self, facts: nodeutil.PodFacts, among: NodeSet, skip_own: bool) -> bool:
         own = facts.node_name
