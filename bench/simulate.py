@@ -97,24 +97,38 @@ profiles:
     balance:
       enabled: [HighNodeUtilization]
 """
-# Peak RSS of the child, read by the child itself just before it exits.
-RUNNER = """
-import resource, sys
+# Peak RSS of the child, read by the child itself just before it exits: VmHWM, the high-water mark of its own
+# memory since exec (ru_maxrss of a process spawned by vfork starts at its parent's peak, this script's with the
+# generated cluster), and the peak of its --samples workers.
+PEAK = """
+import resource
+def peak():
+    with open("/proc/self/status", encoding="ascii") as status:
+        own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
+"""
+RUNNER = (
+    PEAK
+    + """
+import sys
 from desched.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-print(peak * 1024, file=sys.stderr)
+print(peak(), file=sys.stderr)
 sys.exit(code)
 """
+)
 
 # The reference: the standard library's json.load of the snapshot, peak RSS read the same way.
-REFERENCE = """
-import json, resource, sys
+REFERENCE = (
+    PEAK
+    + """
+import json, sys
 with open(sys.argv[1], encoding="utf-8") as handle:
     json.load(handle)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+print(peak(), file=sys.stderr)
 """
+)
 
 
 def _reference(snapshot: str) -> tuple[float, int]:
