@@ -22,9 +22,10 @@ from desched.executor.cluster import Json
 
 #: The largest snapshot read. ``kubectl get nodes,pods,pdb,namespaces,priorityclasses,pvc -A -o yaml`` prints 3 to
 #: 6 KiB a pod (managedFields are left out since kubectl 1.21), so Kubernetes' largest tested cluster (150,000 pods
-#: on 5,000 nodes) fits in 1 GiB. Each snapshot MiB costs about 8 MiB of memory (compact JSON; less for kubectl's
-#: indented output: ``python bench/simulate.py --memory``), so the limit keeps a run within what such a cluster's
-#: own control-plane machines have.
+#: on 5,000 nodes) fits in 1 GiB. Each snapshot MiB costs about 5 MiB of memory (compact JSON, from 1,000 nodes; the
+#: peak is the read's, below the standard library's own ``json.load`` of the file; less for kubectl's indented
+#: output: ``python bench/simulate.py --memory``), so the limit keeps a run within what such a cluster's own
+#: control-plane machines have.
 MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
 #: The kinds simulate reads from a snapshot (desched.executor.cluster); others are counted and skipped
