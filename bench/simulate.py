@@ -9,9 +9,13 @@ plugin but HighNodeUtilization (the linter forbids it beside LowNodeUtilization)
 then (packed) once with HighNodeUtilization alone. Prints the median seconds (``--runs`` runs up to 1,000 nodes, two
 above), the peak RSS and the peak RSS per snapshot byte (``MB/MB``: what a snapshot costs in memory, the basis of
 the snapshot limit; in the JSON as ``peak_per_snapshot_byte``), and per shape the growth exponent
-``log(t_5000 / t_1000) / log(5)`` (the smallest and largest sizes when those are not measured). Targets, with nodeFit
-on, on both shapes: 5,000 nodes / 150,000 pods at most 20 s and 1.5 GB; a growth exponent of at most 1.2; and 1,000
-packed nodes under 10 s.
+``log(t_5000 / t_1000) / log(5)`` (the smallest and largest sizes when those are not measured).
+
+The reference (rows ``json-load``, ``pools-json-load``): in the same run, a whole process that does nothing but the
+standard library's ``json.load`` of the same snapshot file, at 5,000 nodes and at the largest size measured. Target
+(issue 39), with nodeFit on, on both shapes: desched simulate takes at most 2x the reference's time, and its peak RSS
+is at most the reference's (1.0x). Older targets, still reported: 5,000 nodes / 150,000 pods at most 20 s and
+1.5 GB; a growth exponent of at most 1.2; and 1,000 packed nodes under 10 s.
 
 The forecast (``simulate --samples 20``, nodeFit on) runs at the ``--sample-sizes`` (300 and 1,000 nodes), with the
 default ``--jobs`` (the usable CPUs) and with ``--jobs 1``, against the time of 20 separate runs (20 times the median
@@ -47,6 +51,9 @@ TARGET_EXPONENT = 1.2
 #: (shape prefix, nodes) -> (seconds, bytes) that the run with nodeFit on must stay within
 TARGETS = {("", 1000): (10.0, None), ("", 5000): (20.0, 1.5 * 2**30), ("pools-", 5000): (20.0, 1.5 * 2**30)}
 SHAPES = ("", "pools-")  # row name prefixes: packed, pools
+#: desched simulate (nodeFit on) against a process that only does json.load of the same snapshot: time, peak RSS
+TARGET_REFERENCE = (2.0, 1.0)
+REFERENCE_NODES = 5000  # the reference runs at this size and at the largest size measured
 SAMPLES = 20
 #: the forecast over SAMPLES orders, default --jobs, against SAMPLES separate runs: at most this share of their time
 TARGET_SAMPLES_SHARE = 0.5
@@ -90,16 +97,45 @@ profiles:
     balance:
       enabled: [HighNodeUtilization]
 """
-# Peak RSS of the child, read by the child itself just before it exits.
-RUNNER = """
-import resource, sys
+# Peak RSS of the child, read by the child itself just before it exits: VmHWM, the high-water mark of its own
+# memory since exec (ru_maxrss of a process spawned by vfork starts at its parent's peak, this script's with the
+# generated cluster), and the peak of its --samples workers.
+PEAK = """
+import resource
+def peak():
+    with open("/proc/self/status", encoding="ascii") as status:
+        own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
+"""
+RUNNER = (
+    PEAK
+    + """
+import sys
 from desched.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-print(peak * 1024, file=sys.stderr)
+print(peak(), file=sys.stderr)
 sys.exit(code)
 """
+)
+
+# The reference: the standard library's json.load of the snapshot, peak RSS read the same way.
+REFERENCE = (
+    PEAK
+    + """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as handle:
+    json.load(handle)
+print(peak(), file=sys.stderr)
+"""
+)
+
+
+def _reference(snapshot: str) -> tuple[float, int]:
+    """Seconds and peak RSS of a whole process doing only ``json.load`` of ``snapshot``."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", REFERENCE, snapshot], capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, int(done.stderr.strip().splitlines()[-1])
 
 
 def _run(policy: str, snapshot: str, *options: str) -> tuple[float, int, int]:
@@ -145,7 +181,7 @@ def main() -> int:
         return 0
     sizes = [int(size) for size in args.sizes.split(",")]
     sample_sizes = {int(size) for size in args.sample_sizes.split(",") if size}
-    rows = []
+    rows: list[tuple[str, int, float, int, int | None]] = []
     sizes_of: list[int] = []  # the snapshot bytes of each row, for its memory per snapshot MiB
     with tempfile.TemporaryDirectory() as work:
         policies = {}
@@ -169,13 +205,20 @@ def main() -> int:
                     rows.append((shape + name, nodes, seconds, peak, runs[0][2]))
                     sizes_of.append(snapshot_bytes)
                     print(f"  {shape}{name} {nodes} nodes: {seconds:.2f} s", file=sys.stderr, flush=True)
+                if nodes in (REFERENCE_NODES, max(sizes)):
+                    loads = [_reference(snapshot) for _ in range(min(args.runs, 2))]
+                    seconds, peak = statistics.median(r[0] for r in loads), max(r[1] for r in loads)
+                    rows.append((f"{shape}json-load", nodes, seconds, peak, None))
+                    sizes_of.append(snapshot_bytes)
+                    print(f"  {shape}json-load {nodes} nodes: {seconds:.2f} s", file=sys.stderr, flush=True)
                 if shape:
                     os.unlink(snapshot)
             snapshot = os.path.join(work, f"cluster-{nodes}.json")
             if nodes in sample_sizes:
                 for name, options in ((f"samples-{SAMPLES}", ()), (f"samples-{SAMPLES}-jobs-1", ("--jobs", "1"))):
-                    seconds, peak, evicted = _run(policies["nodefit-on"], snapshot, "--samples", str(SAMPLES), *options)
-                    rows.append((name, nodes, seconds, peak, evicted))
+                    sampled = _run(policies["nodefit-on"], snapshot, "--samples", str(SAMPLES), *options)
+                    rows.append((name, nodes, *sampled))
+                    seconds = sampled[0]
                     sizes_of.append(os.path.getsize(snapshot))
                     print(f"  {name} {nodes} nodes: {seconds:.2f} s", file=sys.stderr, flush=True)
             os.unlink(snapshot)
@@ -184,7 +227,7 @@ def main() -> int:
     for (name, nodes, seconds, peak, evicted), size in zip(rows, sizes_of, strict=True):
         ratio = peak / size  # peak memory per snapshot byte: what the snapshot limit costs at most
         print(f"{name:<12} {nodes:>6} {nodes * PODS_PER_NODE:>7} {seconds:>8.2f} {peak / 2**20:>8.0f} {ratio:>6.1f} "
-              f"{evicted:>8}")  # fmt: skip
+              f"{'-' if evicted is None else evicted:>8}")  # fmt: skip
     targets = _targets(rows)
     for target in targets.values():
         print(target["text"])
@@ -237,9 +280,10 @@ def memory(sizes: list[int]) -> None:
             os.unlink(snapshot)
 
 
-def _targets(rows: list[tuple[str, int, float, int, int]]) -> dict[str, dict[str, object]]:
-    """The size targets of the nodeFit-on runs, and the growth exponent of each policy (nodeFit on is the target)."""
-    targets: dict[str, dict[str, object]] = {}
+def _targets(rows: list[tuple[str, int, float, int, int | None]]) -> dict[str, dict[str, object]]:
+    """The size targets of the nodeFit-on runs, their ratios to the json.load reference, and the growth exponent of
+    each policy (nodeFit on is the target)."""
+    targets = _reference_targets(rows)
     on = {nodes: (seconds, peak) for name, nodes, seconds, peak, _ in rows if name == "nodefit-on"}
     for name, nodes, seconds, _, _ in rows:
         if name.startswith("samples-") and nodes in on:
@@ -276,6 +320,29 @@ def _targets(rows: list[tuple[str, int, float, int, int]]) -> dict[str, dict[str
                 "text": text + (f" (target <= {TARGET_EXPONENT})" if name == "nodefit-on" else ""),
                 "met": exponent <= TARGET_EXPONENT or name != "nodefit-on",
             }
+    return targets
+
+
+def _reference_targets(rows: list[tuple[str, int, float, int, int | None]]) -> dict[str, dict[str, object]]:
+    """Per shape and size with a reference row: the nodeFit-on run's time and peak as multiples of the reference's
+    (``value``: the time ratio, ``memory``: the peak ratio), against :data:`TARGET_REFERENCE`."""
+    measured = {(name, nodes): (seconds, peak) for name, nodes, seconds, peak, _ in rows}
+    targets: dict[str, dict[str, object]] = {}
+    for shape in SHAPES:
+        for (name, nodes), (load_seconds, load_peak) in measured.items():
+            ours = measured.get((f"{shape}nodefit-on", nodes))
+            if name != f"{shape}json-load" or ours is None:
+                continue
+            time_ratio, memory_ratio = ours[0] / load_seconds, ours[1] / load_peak
+            limit_time, limit_memory = TARGET_REFERENCE
+            text = (
+                f"{nodes:,} {'pooled' if shape else 'packed'} nodes, nodeFit on, against json.load of the snapshot "
+                f"({load_seconds:.2f} s, {load_peak / 2**20:,.0f} MB): {time_ratio:.2f}x the time (target <= "
+                f"{limit_time:.0f}), {memory_ratio:.2f}x the peak (target <= {limit_memory:.1f})"
+            )
+            met = time_ratio <= limit_time and memory_ratio <= limit_memory
+            key = f"{shape.replace('-', ' ')}{nodes} nodes against json.load"
+            targets[key] = {"value": time_ratio, "memory": memory_ratio, "text": text, "met": met}
     return targets
 
 

@@ -365,6 +365,18 @@ def _simulate_rows(
                 "" if target is None else f"{_limits(target['text'])}: {verdict(target)}",
             )
         )
+        reference = simulate["targets"].get(f"{shape.replace('-', ' ')}{row['nodes']} nodes against json.load")
+        load = next((r for r in rows if r["policy"] == f"{shape}json-load" and r["nodes"] == row["nodes"]), None)
+        if reference is not None and load is not None:
+            table.append(
+                (
+                    f"Executor simulate against json.load of its snapshot, {row['nodes']:,} nodes {label}, nodeFit on",
+                    f"{reference['value']:.2f}x the time, {reference['memory']:.2f}x the peak",
+                    f"json.load {load['seconds']:.2f} s, {load['peak_bytes'] / 2**20:,.0f} MB",
+                    "",
+                    f"{_limits(reference['text'])}: {verdict(reference)}",
+                )
+            )
     return table
 
 

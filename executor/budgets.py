@@ -32,6 +32,7 @@ what it spent (``simulate --samples`` runs several cycles on one cluster).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from desched.executor.cluster import Cluster, Json, key
@@ -95,6 +96,15 @@ def _scaled(value: Any, expected: int) -> int:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+@lru_cache(maxsize=4096)
+def _exhausted(name: str, desired: int, healthy: int) -> str:
+    """The 429's message for a budget with no disruption left (one string for the many pods it refuses)."""
+    return (
+        f"Cannot evict pod as it would violate the pod's disruption budget {name} "
+        f"(it needs {desired} healthy pods and has {healthy})"
+    )
+
+
 class BudgetCheck:
     """An eviction backend that applies the PDB check of the Eviction API (see the module contract)."""
 
@@ -107,11 +117,15 @@ class BudgetCheck:
         self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
         self._labels: dict[str, dict[str, str]] = {}  # uid -> labels
         for uid, pod in cluster.pods.items():
-            labels = self._labels[uid] = label_map((pod.get("metadata") or {}).get("labels"))
+            labels = label_map((pod.get("metadata") or {}).get("labels"))
             groups = self._pods.setdefault(key(pod)[0], {})
-            groups.setdefault(frozenset(labels.items()), (labels, []))[1].append(pod)
+            group = groups.setdefault(frozenset(labels.items()), (labels, []))
+            group[1].append(pod)
+            self._labels[uid] = group[0]  # one mapping per label set
         # pods of one workload share their labels: the PDBs that select a label set, found once
         self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[tuple[Json, Selector]]] = {}
+        # namespace -> label pair -> the label sets (with their pods) that hold it, made on first use
+        self._by_pair: dict[str, dict[tuple[str, str], list[tuple[dict[str, str], list[Json]]]]] = {}
 
     def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         del profile, plugin
@@ -142,24 +156,21 @@ class BudgetCheck:
         if budget.allowed < 0:
             return BackendError(Failure.ERROR, 403, f"disruption budget {budget.name}: disruptions allowed is negative")
         if budget.allowed == 0:
-            message = (
-                f"Cannot evict pod as it would violate the pod's disruption budget {budget.name} "
-                f"(it needs {budget.desired} healthy pods and has {budget.healthy})"
-            )
-            return BackendError(Failure.REFUSED, 429, message)
+            return BackendError(Failure.REFUSED, 429, _exhausted(budget.name, budget.desired, budget.healthy))
         self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - _healthy(pod))
         return None
 
     def _matching(self, namespace: str, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
         """The PDBs of ``namespace`` whose selector matches ``labels``, with their selectors."""
-        found = self._selecting.get((namespace, frozenset(labels.items())))
+        label_set = (namespace, frozenset(labels.items()))
+        found = self._selecting.get(label_set)
         if found is None:
             found = [
                 (pdb, selector)
                 for pdb, selector in self.cluster.pdbs.get(namespace, [])
                 if self._selects(selector, labels)
             ]
-            self._selecting[(namespace, frozenset(labels.items()))] = found
+            self._selecting[label_set] = found
         return found
 
     def _selects(self, selector: Selector, labels: dict[str, str]) -> bool:
@@ -184,11 +195,25 @@ class BudgetCheck:
             spent = self._budgets[key(pdb)] = found
         return spent
 
+    def _candidates(self, namespace: str, selector: Selector) -> list[tuple[dict[str, str], list[Json]]]:
+        """The label sets of ``namespace`` (with their pods) that ``selector`` may match: those holding its first
+        ``matchLabels`` pair when it has one, else all."""
+        groups = self._pods.get(namespace, {})
+        if selector.kind != "normal" or not selector.match_labels:
+            return list(groups.values())
+        index = self._by_pair.get(namespace)
+        if index is None:
+            index = self._by_pair[namespace] = {}
+            for labels, group in groups.values():
+                for pair in labels.items():
+                    index.setdefault(pair, []).append((labels, group))
+        return index.get(selector.match_labels[0], [])
+
     def _computed(self, pdb: Json, selector: Selector) -> Budget:
         namespace, name = key(pdb)
         spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
         pods = [
-            pod for labels, group in self._pods.get(namespace, {}).values() if selector.matches(labels) for pod in group
+            pod for labels, group in self._candidates(namespace, selector) if selector.matches(labels) for pod in group
         ]
         healthy = sum(1 for pod in pods if _healthy(pod))
         expected = len(pods)

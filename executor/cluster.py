@@ -81,7 +81,9 @@ class Cluster:
         self._owner_counts: dict[str, int] = {}
         self._requested: dict[str, dict[str, int]] = {}
         self._pod_requests: dict[str, dict[str, int]] = {}  # uid -> pod_requests(pod): pods do not change
+        self._request_sets: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}  # one mapping per distinct one
         self._priority_keys: dict[str, PriorityKey] = {}  # uid -> priority_key(pod)
+        self._key_set: dict[PriorityKey, PriorityKey] = {}  # one tuple per distinct key
         self._active: dict[str, list[Json]] = {}  # node -> its non-terminal pods, until its pods change
         self.skipped: dict[str, int] = {}
         self.changes: list[str] = []  # the nodes whose pods changed, in order: fit indexes catch up from it
@@ -246,13 +248,22 @@ class Cluster:
         return found
 
     def pod_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
-        """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod."""
-        return _per_pod(self._pod_requests, pod, pod_requests)
+        """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod; pods that request the
+        same share one mapping, which callers must not change."""
+        return _per_pod(self._pod_requests, pod, self._shared_requests)
+
+    def _shared_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
+        requests = pod_requests(pod)
+        return self._request_sets.setdefault(tuple(requests.items()), requests)
 
     def priority_key(self, pod: Json) -> PriorityKey:
         """:func:`desched.executor.podutil.priority_key` of ``pod``, computed once per pod (its terminating copy
         sorts alike)."""
-        return _per_pod(self._priority_keys, pod, priority_key)
+        return _per_pod(self._priority_keys, pod, self._shared_priority_key)
+
+    def _shared_priority_key(self, pod: Mapping[str, Any]) -> PriorityKey:
+        found = priority_key(pod)
+        return self._key_set.setdefault(found, found)
 
     def fit(self) -> NodeFit:
         """Answers ``PodFitsAnyNode`` questions on this cluster as it changes (:mod:`desched.executor.nodefit`):
@@ -260,6 +271,12 @@ class Cluster:
         if self._fit is None:
             self._fit = ScanFit(self) if self.fit_strategy == "scan" else FitIndex(self)
         return self._fit
+
+    def release(self) -> None:
+        """Drop the node fit index, which refers back to the cluster: once its holders let it go, the cluster and
+        its objects are freed at once, without waiting for the cyclic collector (which never looks at them after
+        :func:`bulk_load`)."""
+        self._fit = None
 
     def owner_count(self, owner_uid: str) -> int:
         """How many pods of the cluster (any phase, node or namespace) list ``owner_uid`` among their owners."""

@@ -127,58 +127,66 @@ class SimulateCommand:
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
 
     def run(self, args: argparse.Namespace) -> int:
-        from desched.executor.budgets import BudgetCheck
-        from desched.executor.cluster import Cluster, bulk_load
-        from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
-        from desched.executor.evictions import Limits, PodEvictor, SameCycle
-        from desched.executor.forecast import forecast
-        from desched.executor.framework import CycleResult, ListingOrder, prepare_policy, run_cycle
-
         samples = _samples(args.samples)
         if args.jobs is not None and args.jobs < 1:
             raise UsageError(f"--jobs {args.jobs}: give at least 1")
         policy = load_policy(args.policy, args.target_version)
-        now = parse_now(args.now)
-        with bulk_load():
-            cluster = Cluster.from_objects(read_snapshot(args.cluster))
-        view = SameCycle.DRY_RUN if args.dry_run else SameCycle.REAL
-        large = sys.stderr.isatty() and len(cluster.pods) > 5000
-        budgets = None if args.ignore_pdbs or args.dry_run else BudgetCheck(cluster)
-        evictors: dict[str, DefaultEvictor] = {}
-
-        def cycle(order: ListingOrder) -> tuple[CycleResult, PodEvictor]:
-            """One cycle on ``cluster`` in ``order``; what it changed is undone afterwards."""
-            if budgets is not None:
-                budgets.new_cycle()
-            grace = prepared.grace_period_seconds
-            evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets, view=view, grace_period_seconds=grace)
-            observe = _progress(_enabled_count(prepared)) if large and not order.shuffles else None
-            with cluster.trial():
-                explain = args.explain and not order.shuffles  # verdicts are reported for the first order only
-                result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors)
-            return result, evictor
-
-        try:
-            prepared = prepare_policy(policy)
-            if samples is None:
-                result, evictor = cycle(ListingOrder())
-                ranged = None
-            else:
-                result, evictor, ranged = forecast(cycle, samples, args.seed, args.jobs)
-        except UnrunnablePolicy as error:
-            raise UsageError(str(error)) from None
-        document = report(result, evictor.evictions, args.explain)
-        document["failures"] = [failure._asdict() for failure in evictor.failures]
+        result, evictions, failures, ranged = _simulate(args, policy, parse_now(args.now), samples)
+        document = report(result, evictions, args.explain)
+        document["failures"] = [failure._asdict() for failure in failures]
         if ranged is not None:
             document["forecast"] = ranged.document()
         if args.format == "json":
             jsontext.write(document, sys.stdout)
             sys.stdout.write("\n")
         else:
-            sys.stdout.write(render_text(document, result.errors, evictor.failures))
+            sys.stdout.write(render_text(document, result.errors, failures))
         for problem in result.errors:
             print(f"desched: warning: {problem}", file=sys.stderr)
         return EXIT_OK
+
+
+def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: int | None) -> tuple[Any, ...]:
+    """The cycle (or ``--samples`` cycles) of ``policy`` on the snapshot: its result, evictions, failures and
+    forecast (``None`` without ``--samples``). The cluster is gone when it returns: the report, which reads none of
+    it, reuses its memory."""
+    from desched.executor.budgets import BudgetCheck
+    from desched.executor.cluster import Cluster, bulk_load
+    from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
+    from desched.executor.evictions import Limits, PodEvictor, SameCycle
+    from desched.executor.forecast import forecast
+    from desched.executor.framework import CycleResult, ListingOrder, prepare_policy, run_cycle
+
+    with bulk_load():
+        cluster = Cluster.from_objects(read_snapshot(args.cluster))
+    view = SameCycle.DRY_RUN if args.dry_run else SameCycle.REAL
+    large = sys.stderr.isatty() and len(cluster.pods) > 5000
+    budgets = None if args.ignore_pdbs or args.dry_run else BudgetCheck(cluster)
+    evictors: dict[str, DefaultEvictor] = {}
+
+    def cycle(order: ListingOrder) -> tuple[CycleResult, PodEvictor]:
+        """One cycle on ``cluster`` in ``order``; what it changed is undone afterwards."""
+        if budgets is not None:
+            budgets.new_cycle()
+        grace = prepared.grace_period_seconds
+        evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets, view=view, grace_period_seconds=grace)
+        observe = _progress(_enabled_count(prepared)) if large and not order.shuffles else None
+        with cluster.trial():
+            explain = args.explain and not order.shuffles  # verdicts are reported for the first order only
+            result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors)
+        return result, evictor
+
+    try:
+        prepared = prepare_policy(policy)
+        if samples is None:
+            result, evictor = cycle(ListingOrder())
+            ranged = None
+        else:
+            result, evictor, ranged = forecast(cycle, samples, args.seed, args.jobs)
+    except UnrunnablePolicy as error:
+        raise UsageError(str(error)) from None
+    cluster.release()
+    return result, evictor.evictions, evictor.failures, ranged
 
 
 def _samples(text: str | None) -> int | None:

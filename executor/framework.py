@@ -134,6 +134,8 @@ def pod_filter(namespaces: Namespaces, label_selector: Mapping[str, Any] | None 
     include = set(namespaces.include)
     exclude = set(namespaces.exclude)
     selector = compile_selector(label_selector, nil_matches=True) if label_selector is not None else None
+    if not include and not exclude and selector is None:
+        return _everything
 
     def accept(pod: Json) -> bool:
         metadata = pod.get("metadata") or {}
@@ -145,6 +147,11 @@ def pod_filter(namespaces: Namespaces, label_selector: Mapping[str, Any] | None 
         return selector is None or selector.matches(label_map(metadata.get("labels")))
 
     return accept
+
+
+def _everything(pod: Json) -> bool:
+    """The pod filter of a plugin that names no namespaces and no label selector."""
+    return True
 
 
 def prepare_policy(policy: Policy) -> Policy:

@@ -98,11 +98,13 @@ class FitIndex:
         }
         self._seen = len(cluster.changes)
         self._facts: dict[str, nodeutil.PodFacts] = {}  # uid -> the pod parsed once: pods do not change in a cycle
+        self._compiled: nodeutil.SharedTerms = {}  # signature -> required node affinity terms (PodFacts)
         # Pods only leave a running cycle, which frees room and ends conflicts: a pod that fits somewhere keeps
         # fitting there. Yes answers are kept until a pod is added; no answers until a node has more room (every
         # non-terminal pod that leaves frees a pod slot, and only such a pod can end a conflict).
-        self._fitting: set[tuple[str, frozenset[str], bool]] = set()
-        self._not_fitting: set[tuple[str, frozenset[str], bool]] = set()
+        # (the asked-for nodes, skip_own) -> the uids of the pods answered yes (no)
+        self._fitting: dict[tuple[frozenset[str], bool], set[str]] = {}
+        self._not_fitting: dict[tuple[frozenset[str], bool], set[str]] = {}
         self._additions = cluster.additions
         self._static: dict[str, frozenset[int]] = {}  # signature -> the nodes passing static_fit_failure
         # signature -> the nodes where pods of it fitted last, tried first (checked in full: only a shortcut)
@@ -141,16 +143,14 @@ class FitIndex:
         if len(among.names) < _SCAN_BELOW:
             return ScanFit(self.cluster).fits_any(pod, among, skip_own=skip_own)
         self._catch_up()
-        asked = (str((pod.get("metadata") or {}).get("uid")), among.names, skip_own)
-        if asked in self._fitting:
+        uid, question = str((pod.get("metadata") or {}).get("uid")), (among.names, skip_own)
+        if uid in self._fitting.get(question, ()):
             return True
-        if asked in self._not_fitting:
+        if uid in self._not_fitting.get(question, ()):
             return False
-        if self._answer(self._parsed(pod), among, skip_own):
-            self._fitting.add(asked)
-            return True
-        self._not_fitting.add(asked)
-        return False
+        fits = self._answer(self._parsed(pod), among, skip_own)
+        (self._fitting if fits else self._not_fitting).setdefault(question, set()).add(uid)
+        return fits
 
     def _answer(self, facts: nodeutil.PodFacts, among: NodeSet, skip_own: bool) -> bool:
         own = facts.node_name
@@ -179,13 +179,17 @@ class FitIndex:
         else:  # the nodes with enough of the most selective resource, most left first: room is found at once
             indices = (ordered[place][1] for place in range(len(ordered) - 1, start - 1, -1))
         left, names = self._left, self.names
+        # with no anti-affinity and only indexed resources requested, the room check is the whole dynamic check
+        room_decides = not facts.anti_terms and all(resource in _INDEXED for resource in requests)
 
         def fits(index: int) -> bool:
             name = names[index]
             if name == own or name not in among.names:
                 return False
             room = left[index]
-            return all(room[slot] >= need for slot, need in slots) and self._passes_dynamic(facts, name)
+            if not all(room[slot] >= need for slot, need in slots):
+                return False
+            return room_decides or self._passes_dynamic(facts, name)
 
         witnesses = self._witnesses.setdefault(facts.signature, [])
         if any(fits(index) for index in witnesses):
@@ -210,7 +214,7 @@ class FitIndex:
         uid = str((pod.get("metadata") or {}).get("uid"))
         facts = self._facts.get(uid)
         if facts is None or facts.pod is not pod:
-            facts = self._facts[uid] = nodeutil.PodFacts(pod, self.cluster.pod_requests(pod))
+            facts = self._facts[uid] = nodeutil.PodFacts(pod, self.cluster.pod_requests(pod), self._compiled)
         return facts
 
     def _passes(self, facts: nodeutil.PodFacts, name: str) -> bool:

@@ -442,8 +442,15 @@ def best_preferred_weight(pod: JsonView, nodes: Iterable[JsonView]) -> int:
 _AntiTerm = tuple[frozenset[str], Selector, str]
 
 
+#: signature -> (the signature, node selector pairs, required node affinity terms) of the pods with that signature
+#: (:class:`PodFacts`): equal signatures hold equal selectors, whose pairs' order decides no answer
+SharedTerms = dict[str, tuple[str, tuple[tuple[str, str], ...], list[_Term] | None]]
+
+
 class PodFacts:
-    """What NodeFit needs from one pod, parsed once and reused across candidate nodes."""
+    """What NodeFit needs from one pod, parsed once and reused across candidate nodes. ``compiled``
+    (:data:`SharedTerms`) lets pods of one :attr:`signature` share it, their selector and their terms, compiled
+    once."""
 
     __slots__ = (
         "_requests",
@@ -457,18 +464,29 @@ class PodFacts:
         "tolerations",
     )
 
-    def __init__(self, pod: JsonView, requests: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        pod: JsonView,
+        requests: Mapping[str, int] | None = None,
+        compiled: SharedTerms | None = None,
+    ) -> None:
         metadata = pod.get("metadata") or _EMPTY
         spec = pod.get("spec") or _EMPTY
         self.pod = pod
         self.name = str(metadata.get("name") or "")
         self.node_name = str(spec.get("nodeName") or "")
         self.node_selector = _node_selector(pod)
-        self.required = _required_terms(pod)
+        self._signature: str | None = None
+        if compiled is None:
+            self.required = _required_terms(pod)
+        else:
+            shared = compiled.get(self.signature)
+            if shared is None:
+                shared = compiled[self.signature] = (self.signature, self.node_selector, _required_terms(pod))
+            self._signature, self.node_selector, self.required = shared  # one of each per signature
         self.tolerations: Sequence[JsonView] = spec.get("tolerations") or ()
         self.anti_terms = _anti_terms(pod)
         self._requests = requests  # pod_requests(pod), when the caller knows them already
-        self._signature: str | None = None
 
     @property
     def signature(self) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from desched.errors import UsageError
@@ -21,9 +22,10 @@ from desched.executor.cluster import Json
 
 #: The largest snapshot read. ``kubectl get nodes,pods,pdb,namespaces,priorityclasses,pvc -A -o yaml`` prints 3 to
 #: 6 KiB a pod (managedFields are left out since kubectl 1.21), so Kubernetes' largest tested cluster (150,000 pods
-#: on 5,000 nodes) fits in 1 GiB. Each snapshot MiB costs about 8 MiB of memory (compact JSON; less for kubectl's
-#: indented output: ``python bench/simulate.py --memory``), so the limit keeps a run within what such a cluster's
-#: own control-plane machines have.
+#: on 5,000 nodes) fits in 1 GiB. Each snapshot MiB costs about 5 MiB of memory (compact JSON, from 1,000 nodes; the
+#: peak is the read's, below the standard library's own ``json.load`` of the file; less for kubectl's indented
+#: output: ``python bench/simulate.py --memory``), so the limit keeps a run within what such a cluster's own
+#: control-plane machines have.
 MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
 #: The kinds simulate reads from a snapshot (desched.executor.cluster); others are counted and skipped
@@ -72,11 +74,27 @@ def _documents(path: str, text: str) -> list[Any]:
 
     try:
         if text.lstrip().startswith("{"):
-            return [json.loads(text)]
+            return [json.loads(text, object_hook=_one_copy_of_each_string())]
         return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except (ValueError, yaml.YAMLError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(f"cannot read {path}: {first}") from None
+
+
+def _one_copy_of_each_string() -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A ``json.loads`` ``object_hook`` that keeps one copy of each string value of an object: a cluster repeats
+    its namespaces, labels, images, quantities and timestamps in every pod: a quarter of a decoded snapshot's
+    memory (the decoder already keeps one copy of each key). The objects are otherwise unchanged."""
+    seen: dict[str, str] = {}
+    keep = seen.setdefault
+
+    def hook(obj: dict[str, Any]) -> dict[str, Any]:
+        for name, value in obj.items():
+            if type(value) is str:
+                obj[name] = keep(value, value)
+        return obj
+
+    return hook
 
 
 def _objects(path: str, documents: list[Any]) -> list[Json]:

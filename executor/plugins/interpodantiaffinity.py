@@ -91,10 +91,12 @@ class _Listing:
         self._postings: dict[str, dict[tuple[str, str], set[str]]] = {}
         self._terms: dict[str, tuple[Selector, _TermMatches]] = {}
         self._member_of: dict[str, list[_TermMatches]] = {}
+        label_sets: dict[frozenset[tuple[str, str]], dict[str, str]] = {}  # one mapping per label set
         for pod in pods:
             metadata = pod["metadata"]
             uid, namespace = str(metadata["uid"]), str(metadata.get("namespace") or "")
             labels = label_map(metadata.get("labels"))
+            labels = label_sets.setdefault(frozenset(labels.items()), labels)
             self._by_namespace.setdefault(namespace, {})[uid] = pod
             self._labels[uid] = labels
             postings = self._postings.setdefault(namespace, {})

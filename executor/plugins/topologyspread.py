@@ -165,16 +165,23 @@ def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool]) -> 
 class _Eligible(NamedTuple):
     """The nodes with the topology key that pass a constraint's inclusion policies: their values, each ranked by its
     first node, and (value, node) pairs in node order. Each value is one domain that exists even without pods.
-    ``names`` lists each domain's node names."""
+    ``names`` lists each domain's node names; ``outsides`` keeps :meth:`outside`'s answers."""
 
     rank: dict[str, int]
     nodes: list[tuple[str, Json]]
     names: dict[str, list[str]]
+    outsides: dict[frozenset[str], NodeSet]
 
     def outside(self, values: set[str]) -> NodeSet:
-        """The nodes of the domains not in ``values``, in node order."""
-        nodes = [node for value, node in self.nodes if value not in values]
-        return NodeSet(nodes, frozenset(chain.from_iterable(n for v, n in self.names.items() if v not in values)))
+        """The nodes of the domains not in ``values``, in node order: one object per set of domains, so that the
+        constraints of many applications over the same domains share it (and node fit's answers about it)."""
+        within = frozenset(values)
+        found = self.outsides.get(within)
+        if found is None:
+            nodes = [node for value, node in self.nodes if value not in within]
+            names = frozenset(chain.from_iterable(n for v, n in self.names.items() if v not in within))
+            found = self.outsides[within] = NodeSet(nodes, names)
+        return found
 
 
 class _Nodes:
@@ -207,7 +214,7 @@ class _Nodes:
             for value, node in pairs:
                 rank.setdefault(value, len(rank))
                 names.setdefault(value, []).append(str(node["metadata"]["name"]))
-            found = self._eligible[cache_key] = _Eligible(rank, pairs, names)
+            found = self._eligible[cache_key] = _Eligible(rank, pairs, names, {})
         return found
 
 

@@ -3,6 +3,7 @@ too large, not UTF-8 text or not a snapshot (desched.executor.snapshot)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from bench.clusters import generate
+from desched.executor.snapshot import read_snapshot
 from tests.executor.test_command import POLICY
 
 ENDLESS = "import sys\nline = b'# ' + b'x' * 1021 + b'\\n'\nwhile True:\n    sys.stdout.buffer.write(line * 1024)\n"
@@ -71,3 +77,32 @@ def test_a_snapshot_is_a_listing_or_an_object_simulate_reads_and_nothing_else_ru
         assert code == 0, (text, err)
     for text in NOT_SNAPSHOTS:
         assert "not a cluster snapshot" in one_line_error(*simulate(tmp_path, "-", text)), text
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(st.dictionaries(st.sampled_from(["kind", "metadata", "spec", "a"]), JSON_VALUES), max_size=5))
+def test_a_json_snapshot_reads_as_the_standard_library_decodes_it(tmp_path: Path, items: list[Any]) -> None:
+    """Repeated strings are kept once (snapshot._one_copy_of_each_string): the objects are equal, in the same
+    order, with the same types (``1``, ``1.0`` and ``true`` told apart)."""
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_text(text, encoding="utf-8")
+    assert json.dumps(read_snapshot(str(snapshot))) == json.dumps(
+        [item for item in json.loads(text)["items"] if isinstance(item, dict)]
+    )
+
+
+def test_a_generated_cluster_reads_the_same_from_json_and_yaml(tmp_path: Path) -> None:
+    """The bench's clusters (every plugin has work) as JSON and as YAML, objects in the same order."""
+    listing = {"apiVersion": "v1", "kind": "List", "items": generate(12, 6, pools=True)}
+    as_json, as_yaml = tmp_path / "cluster.json", tmp_path / "cluster.yaml"
+    as_json.write_text(json.dumps(listing), encoding="utf-8")
+    as_yaml.write_text(yaml.safe_dump(listing, sort_keys=False), encoding="utf-8")
+    assert json.dumps(read_snapshot(str(as_json))) == json.dumps(read_snapshot(str(as_yaml)))
