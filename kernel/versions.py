@@ -8,8 +8,6 @@ The cluster's Kubernetes version (``kubernetes-version`` in ``.desched.yaml``, `
 (``v1.30.2-eks-1234567``, ``v1.30.2+k3s1``) accepted and ignored.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, NamedTuple
 

@@ -24,8 +24,6 @@ Wrappers and the order of their sources (later wins):
   or ``repo`` (with ``version``).
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Collection, Iterator

@@ -11,8 +11,6 @@ the executor's implementations) reads it, and ``tests/kernel/plugins/test_plugin
 and ``openshift``, upstream's plugins plus those OpenShift's build registers beyond them (:mod:`.openshift`).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from importlib import import_module
 from typing import Any, NamedTuple

@@ -6,8 +6,6 @@ their plugin's args type, strictly, as upstream decodes them; args of plugins th
 by default) does not hold are left alone (DS005 reports the name).
 """
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
