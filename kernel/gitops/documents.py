@@ -11,7 +11,6 @@ untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a J
 the policy to a line and column of the *outer* file, including inside a ConfigMap's block scalar.
 """
 
-import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,6 +26,7 @@ from desched.gitops.wrappers import (
     object_label,
     renders_defaults_only,
 )
+from desched.patterns import lazy
 from desched.reading.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 from desched.tree import Path, TextEnum, mapping_or_empty
 
@@ -63,7 +63,7 @@ HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 CONFIGMAP_POLICY_KEY = "policy.yaml"  # the chart's data key
 #: First element of a path that leaves the policy for the chart values around it (``(CHART_VALUES, "image")``).
 CHART_VALUES = ".."
-_BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
+_BLOCK_HEADER = lazy(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
 
 class Shape(TextEnum):
@@ -685,7 +685,7 @@ def block_offsets(text: str, header_line: int, header_column: int) -> tuple[int,
     if header_line > len(lines):
         return None
     header = lines[header_line - 1][header_column - 1 :]
-    match = _BLOCK_HEADER.match(header)
+    match = _BLOCK_HEADER().match(header)
     explicit = (match.group(1) or match.group(2)) if match else ""
     if explicit:
         parent = len(lines[header_line - 1]) - len(lines[header_line - 1].lstrip(" "))

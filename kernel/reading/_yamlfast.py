@@ -21,6 +21,7 @@ import functools
 import re
 from typing import Any
 
+from desched.patterns import lazy
 from desched.reading.yamlnodes import (
     CACHE_LIMIT,
     MAX_DEPTH,
@@ -84,7 +85,7 @@ _LINE = re.compile(
     re.MULTILINE,
 )  # fmt: skip
 # Something like a block scalar's header ("key: |", "- >-"), the commonest thing outside the subset: refused at once.
-_BLOCK_SCALAR = re.compile(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
+_BLOCK_SCALAR = lazy(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
 
 
 @functools.cache
@@ -315,7 +316,7 @@ def _rows(text: str) -> list[tuple[str, ...]] | None:
     # isprintable() refuses all that libyaml refuses or reads as a line break, and more (no-break spaces...).
     if not text.isascii() and not text.replace("\n", " ").isprintable():
         return None
-    if ("|" in text or ">" in text) and _BLOCK_SCALAR.search(text):
+    if ("|" in text or ">" in text) and _BLOCK_SCALAR().search(text):
         return None
     rows: list[tuple[str, ...]] = _LINE.findall(text)
     return rows if len(rows) == text.count("\n") + 1 else None  # else some line has no row

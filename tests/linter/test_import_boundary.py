@@ -94,8 +94,8 @@ def _imports(name: str, path: Path, runtime_only: bool = False) -> set[str]:
 
 #: The rooms, floor by floor from the ground up; a room on floor N may import the rooms of floors below N only.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("errors", "tree", "version", "goduration"),
-    ("versions", "extras"),
+    ("errors", "tree", "version", "patterns"),
+    ("versions", "extras", "goduration"),
     ("runtime",),  # the kube client, TLS, metrics, JSON output, the garbage collector
     ("reading",),  # files, YAML with positions
     ("chart", "validation", "api"),  # the chart as data; upstream's validators; the policy API's types
