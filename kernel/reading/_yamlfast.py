@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from desched.patterns import lazy
@@ -63,23 +64,24 @@ _QUOTED = r"\"[^\"\\" + _C + r"]*\"|'(?:[^'" + _C + r"]|'')*'"
 _SCALAR = _PLAIN_FLOW + "|" + _QUOTED
 _TAIL = r"(?: +(?:#" + _ANY + r"*)?)?"
 # Flow collections of plain scalars written the usual way ("[a, b]", "{a: 1, b: 2}": one space after each comma and
-# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those. Any other flow
-# collection is read by _flow (a pattern for each kind of line would cost more to compile than a one-file lint
-# spends reading).
-_USUAL = (
-    r"\[(?:" + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r")*)?\]"
-    + r"|\{(?:" + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r")*)?\}"
-)  # fmt: skip
+# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those. The line pattern only
+# finds a bracketed text without brackets, quotes or comments (its own pattern per scalar would be more than half
+# of its compile time, the first cost of a one-file lint); _usual checks the scalars and hands any other flow
+# collection to _flow (a pattern for each kind of line would cost more to compile than a one-file lint spends
+# reading).
+_BRACKETED = r"[^\[\]{}#'\"" + _C + r"]*"
+_USUAL = r"\[" + _BRACKETED + r"\]|\{" + _BRACKETED + r"\}"
+_PLAIN_FLOW_ONLY = lazy(_PLAIN_FLOW)
 # One row per line, each with its line break: 1 the indentation (or a document start), 2 "- " (more than one
 # for nested sequences), 3 a key with its colon and the spaces after it, 4 a plain value, 5 a quoted value (quotes
-# included), 6 a usual flow collection, 7 another flow collection and what follows it. A line outside the subset
-# has no row.
+# included), 6 a bracketed text that may be a usual flow collection and what follows it, 7 another flow collection
+# and what follows it. A line outside the subset has no row.
 _LINE = re.compile(
     r"^(---" + _TAIL + r"$|(?!---|\.\.\.) *)((?:-(?: +|$))*)"
     + r"((?:" + _KEY_PLAIN + "|" + _QUOTED + r"):(?: +|$))?"
     + r"(?:(" + _PLAIN_BLOCK + r")" + _TAIL
     + r"|(" + _QUOTED + r")" + _TAIL
-    + r"|(" + _USUAL + r")" + _TAIL
+    + r"|((?:" + _USUAL + r")" + _TAIL + r")"
     + r"|(?:#" + _ANY + r"*)?"
     + r"|([\[{]" + _ANY + r"*))(?:\n|\Z)",
     re.MULTILINE,
@@ -160,32 +162,38 @@ def _finish(root: YSeq, duplicates: int) -> Any:
 
 
 def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
-    """The flow collection ``token`` (a match of :data:`_USUAL`) at 0-based ``column``, its number of duplicate keys
-    and its number of nodes; None when it has a key outside the subset or would open collection number
-    MAX_DEPTH + 1 (``depth`` are open)."""
+    """The flow collection that starts ``token`` (group 6 of :data:`_LINE`, the rest of a line) at 0-based
+    ``column``, its number of duplicate keys and its number of nodes, as :func:`_flow` reads it when it is not
+    written the usual way; None when it has a key outside the subset or would open collection number MAX_DEPTH + 1
+    (``depth`` are open)."""
+    is_sequence = token[0] == "["
+    inner = token[1 : token.index("]" if is_sequence else "}")]
+    scalar = _PLAIN_FLOW_ONLY().fullmatch
+    parts = inner.split(", ") if inner else []
+    usual = all(scalar(part) for part in parts) if is_sequence else all(_usual_entry(part, scalar) for part in parts)
+    if not usual:
+        return _flow(token, column, lineno, depth)
     if depth >= MAX_DEPTH:
         return None
     cache = PLAIN_CACHE
-    inner = token[1:-1]
     index = column + 2  # 1-based column of the character after the bracket
-    if token[0] == "[":
+    if is_sequence:
         sequence = YSeq(lineno, column + 1)
-        if inner:
-            append = sequence.append
-            add_position = sequence.item_pos.append
-            add_style = sequence.styles.append
-            for item in inner.split(", "):
-                add_position((lineno, index))
-                append(cache[item] if item in cache else plain_scalar(item))
-                add_style("")
-                index += len(item) + 2
+        append = sequence.append
+        add_position = sequence.item_pos.append
+        add_style = sequence.styles.append
+        for item in parts:
+            add_position((lineno, index))
+            append(cache[item] if item in cache else plain_scalar(item))
+            add_style("")
+            index += len(item) + 2
         return sequence, 0, len(sequence) + 1
     mapping = YMap(lineno, column + 1)
     key_positions = mapping.key_pos
     value_positions = mapping.value_pos
     styles = mapping.styles
     duplicates = 0
-    entries = [entry.partition(": ") for entry in inner.split(", ")] if inner else []
+    entries = [entry.partition(": ") for entry in parts]
     for raw, _, plain in entries:
         key = _KEYS.get(raw)
         if key is None:
@@ -203,6 +211,13 @@ def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSe
             duplicates += 1
         key_positions[key] = key_pos
     return mapping, duplicates, 2 * len(entries) + 1
+
+
+def _usual_entry(entry: str, scalar: Callable[[str], object]) -> bool:
+    """Whether ``entry`` is a usual flow mapping's ``key: value``, both plain flow scalars (``scalar`` matches
+    one)."""
+    key, separator, value = entry.partition(": ")
+    return bool(separator and scalar(key) and scalar(value))
 
 
 def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
