@@ -273,7 +273,9 @@ print(code, " ".join(sorted(sys.modules)))
 
 def test_a_plain_policy_file_loads_only_what_it_needs(tmp_path):
     """The start-up of the pre-commit case, as behaviour (timings live in bench/lint.py): ``desched lint FILE`` on a
-    plain policy in a repository of its own loads none of :data:`NOT_FOR_A_PLAIN_POLICY` and only the policy rules."""
+    plain policy in a repository of its own loads none of :data:`NOT_FOR_A_PLAIN_POLICY`, only the policy rules, and
+    only the modules of the plugins it names."""
+    from desched import plugins
     from desched.linter import rules
 
     (tmp_path / ".git").mkdir()  # in a repository, as pre-commit runs it: context discovery runs, and finds nothing
@@ -291,3 +293,9 @@ def test_a_plain_policy_file_loads_only_what_it_needs(tmp_path):
     policy_rules = {module.__name__ for module in rules.rules_for("policy")}
     loaded_rules = {m for m in modules if m.startswith("desched.linter.rules.ds")}
     assert loaded_rules == policy_rules
+    # The plugin modules are those of the plugins the policy names (it configures DefaultEvictor), no others.
+    named = {"DefaultEvictor", "RemoveDuplicates", "RemovePodsViolatingTopologySpreadConstraint", "LowNodeUtilization"}
+    named |= {"RemovePodsHavingTooManyRestarts", "RemovePodsViolatingNodeAffinity"}
+    assert set(policy.read_text(encoding="utf-8").split()) >= named
+    loaded_plugins = {m for m in modules if m.startswith("desched.plugins.")} - {"desched.plugins.base"}
+    assert loaded_plugins - {"desched.plugins.openshift"} == {plugins._UPSTREAM_MODULES[name] for name in named}
