@@ -233,15 +233,16 @@ def _known(findings: list[Finding], template: "Neutralized | None") -> list[Find
 def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str = "") -> None:
     doc = ctx.doc
     for module in modules:
-        # a finding that depends on the release says which one was assumed and why
-        suffix = f" ({ctx.release.note()})" if getattr(module, "RELEASE_DEPENDENT", False) else ""
+        release_dependent = getattr(module, "RELEASE_DEPENDENT", False)
         for hit in module.check(ctx):
             if not doc.reported_here(hit.path):
                 continue  # another values source of the same chart install reports it
             line, column = doc.position(hit.path, key=hit.key)
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             path = pointer(doc.object_path(hit.path))
-            message = prefix + hit.message + suffix
+            message = prefix + hit.message
+            if release_dependent:  # a finding that depends on the release says which one was assumed and why
+                message += f" ({ctx.release.note()})"
             supplied = doc.chart_default(hit.path)
             if supplied is not None:
                 message += f" ({supplied})"

@@ -118,7 +118,10 @@ class Profile(NamedTuple):
 
     def config(self, plugin: str) -> PluginConfig | None:
         """The first ``pluginConfig`` entry for ``plugin`` (upstream reads the first), if any."""
-        return next((entry for entry in self.configs if entry.name == plugin), None)
+        for entry in self.configs:
+            if entry.name == plugin:
+                return entry
+        return None
 
     def enabled(self, *points: str) -> tuple[PluginRef, ...]:
         """Names enabled at ``points`` (every point when none is given), point by point in the order given."""
