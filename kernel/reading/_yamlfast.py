@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
 from typing import Any
 
 from desched.patterns import lazy
@@ -72,6 +71,7 @@ _TAIL = r"(?: +(?:#" + _ANY + r"*)?)?"
 _BRACKETED = r"[^\[\]{}#'\"" + _C + r"]*"
 _USUAL = r"\[" + _BRACKETED + r"\]|\{" + _BRACKETED + r"\}"
 _PLAIN_FLOW_ONLY = lazy(_PLAIN_FLOW)
+_PLAIN_FLOW_KNOWN: dict[str, bool] = {}  # text -> whether it is a plain flow scalar
 # One row per line, each with its line break: 1 the indentation (or a document start), 2 "- " (more than one
 # for nested sequences), 3 a key with its colon and the spaces after it, 4 a plain value, 5 a quoted value (quotes
 # included), 6 a bracketed text that may be a usual flow collection and what follows it, 7 another flow collection
@@ -168,10 +168,10 @@ def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSe
     (``depth`` are open)."""
     is_sequence = token[0] == "["
     inner = token[1 : token.index("]" if is_sequence else "}")]
-    scalar = _PLAIN_FLOW_ONLY().fullmatch
     parts = inner.split(", ") if inner else []
-    usual = all(scalar(part) for part in parts) if is_sequence else all(_usual_entry(part, scalar) for part in parts)
-    if not usual:
+    entries = [] if is_sequence else [part.partition(": ") for part in parts]
+    texts = parts if is_sequence else [text for key, _, value in entries for text in (key, value)]
+    if not (all(colon for _, colon, _ in entries) and _plain_flow(texts)):
         return _flow(token, column, lineno, depth)
     if depth >= MAX_DEPTH:
         return None
@@ -193,7 +193,6 @@ def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSe
     value_positions = mapping.value_pos
     styles = mapping.styles
     duplicates = 0
-    entries = [entry.partition(": ") for entry in parts]
     for raw, _, plain in entries:
         key = _KEYS.get(raw)
         if key is None:
@@ -213,11 +212,19 @@ def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSe
     return mapping, duplicates, 2 * len(entries) + 1
 
 
-def _usual_entry(entry: str, scalar: Callable[[str], object]) -> bool:
-    """Whether ``entry`` is a usual flow mapping's ``key: value``, both plain flow scalars (``scalar`` matches
-    one)."""
-    key, separator, value = entry.partition(": ")
-    return bool(separator and scalar(key) and scalar(value))
+def _plain_flow(texts: list[str]) -> bool:
+    """Whether each of ``texts`` is a plain flow scalar; the answers are remembered (while there is room), as flow
+    collections repeat their scalars across files."""
+    known = _PLAIN_FLOW_KNOWN
+    for text in texts:
+        plain = known.get(text)
+        if plain is None:
+            plain = _PLAIN_FLOW_ONLY().fullmatch(text) is not None
+            if len(known) < CACHE_LIMIT and len(text) < 64:
+                known[text] = plain
+        if not plain:
+            return False
+    return True
 
 
 def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
