@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from desched.patterns import lazy
 
 __all__ = ["format_duration", "parse_duration"]
 
@@ -16,7 +16,7 @@ _UNITS = {
     "m": 60 * 10**9,
     "h": 3600 * 10**9,
 }
-_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|µs|μs|ms|s|m|h)")
+_PART = lazy(r"([0-9]*)(?:\.([0-9]*))?(ns|us|µs|μs|ms|s|m|h)")
 _LIMIT = 1 << 63  # Go accumulates the magnitude in a uint64: at most 1<<63 (int64's minimum), 1<<63 - 1 when positive
 
 
@@ -35,7 +35,7 @@ def parse_duration(text: str) -> int:
         raise invalid
     total = 0
     while rest:
-        match = _PART.match(rest)
+        match = _PART().match(rest)
         if not match or not (match[1] or match[2]):
             raise invalid
         whole, fraction, unit = match.groups()

@@ -8,12 +8,10 @@ The cluster's Kubernetes version (``kubernetes-version`` in ``.desched.yaml``, `
 (``v1.30.2-eks-1234567``, ``v1.30.2+k3s1``) accepted and ignored.
 """
 
-from __future__ import annotations
-
-import re
 from typing import Any, NamedTuple
 
 from desched.errors import UsageError
+from desched.patterns import lazy
 
 __all__ = [
     "DEFAULT", "NEWEST", "OLDEST", "V1ALPHA1_REMOVED", "KubernetesVersion", "from_option", "kubernetes_from_option",
@@ -25,12 +23,12 @@ NEWEST = 36
 DEFAULT = NEWEST
 V1ALPHA1_REMOVED = 31
 
-_VERSION = re.compile(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+_VERSION = lazy(r"^v?0\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
 def parse(text: str) -> int:
     """Minor number of ``v0.NN``/``0.NN.P``; raises ``ValueError`` for anything else or an unsupported release."""
-    match = _VERSION.match(text.strip())
+    match = _VERSION().match(text.strip())
     if not match:
         raise ValueError(f"invalid descheduler version {text!r}: expected v0.NN (for example v0.{NEWEST})")
     minor = int(match.group(1))
@@ -46,7 +44,7 @@ def release_version(text: Any) -> tuple[int, str] | None:
     appVersion, a ``--target-version``), supported or not; ``None`` for anything else."""
     if not isinstance(text, str):
         return None
-    match = _VERSION.match(text.strip())
+    match = _VERSION().match(text.strip())
     if not match:
         return None
     patch = f".{match.group(2)}" if match.group(2) is not None else ""
@@ -72,7 +70,7 @@ def supported() -> list[str]:
     return [render(minor) for minor in range(OLDEST, NEWEST + 1)]
 
 
-_KUBERNETES = re.compile(r"^v?1\.(0|[1-9]\d{0,2})(?:\.(0|[1-9]\d*)(?:[-+][0-9A-Za-z.+-]*)?)?$")
+_KUBERNETES = lazy(r"^v?1\.(0|[1-9]\d{0,2})(?:\.(0|[1-9]\d*)(?:[-+][0-9A-Za-z.+-]*)?)?$")
 
 
 class KubernetesVersion(NamedTuple):
@@ -87,8 +85,8 @@ class KubernetesVersion(NamedTuple):
 def parse_kubernetes(text: str, source: str = "--kubernetes-version") -> KubernetesVersion:
     """``1.NN``, ``v1.NN`` or ``v1.NN.P`` (a provider's suffix after the patch ignored) as a
     :class:`KubernetesVersion` set by ``source``; raises ``ValueError`` for anything else."""
-    match = _KUBERNETES.match(text.strip())
-    if not match and _VERSION.match(text.strip()):
+    match = _KUBERNETES().match(text.strip())
+    if not match and _VERSION().match(text.strip()):
         raise ValueError(
             f"invalid Kubernetes version {text!r}: that is a descheduler release; expected the cluster's Kubernetes "
             f"version, 1.NN or v1.NN.P (for example 1.{NEWEST})"

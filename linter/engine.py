@@ -10,8 +10,6 @@ that does not parse) are DS001 findings emitted here; everything else comes from
 it is not YAML that way.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from types import ModuleType
@@ -80,7 +78,7 @@ class Settings(NamedTuple):
     distribution: str | None = None
     clusters: Mapping[str, list[str]] | None = None
     clusters_base: str | None = None
-    kubernetes: KubernetesVersion | None = None
+    kubernetes: "KubernetesVersion | None" = None
 
     def enabled_rules(self, kind: str) -> list[ModuleType]:
         """Enabled rules that run on a document of ``kind`` (a :class:`~desched.linter.rules._base.DocumentKind`)."""
@@ -117,7 +115,7 @@ class FileResult:
         self.template: Neutralized | None = None
         self.skipped: str | None = None
 
-    def copy(self) -> FileResult:
+    def copy(self) -> "FileResult":
         """This result as read, before :func:`check`: to check it again against other releases."""
         other = FileResult(self.file, self.text)
         other.findings = list(self.findings)
@@ -224,7 +222,7 @@ def _rendered(doc: PolicyDoc, deployments: Deployments, release: Release) -> Pol
     return rendered(doc, deployments, release)
 
 
-def _known(findings: list[Finding], template: Neutralized | None) -> list[Finding]:
+def _known(findings: list[Finding], template: "Neutralized | None") -> list[Finding]:
     """``findings`` but those placed on a template's placeholder: that value is known only once rendered. (The
     repository rules place findings on workloads and PDBs, which templates do not contribute.)"""
     if template is None:
@@ -235,15 +233,16 @@ def _known(findings: list[Finding], template: Neutralized | None) -> list[Findin
 def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str = "") -> None:
     doc = ctx.doc
     for module in modules:
-        # a finding that depends on the release says which one was assumed and why
-        suffix = f" ({ctx.release.note()})" if getattr(module, "RELEASE_DEPENDENT", False) else ""
+        release_dependent = getattr(module, "RELEASE_DEPENDENT", False)
         for hit in module.check(ctx):
             if not doc.reported_here(hit.path):
                 continue  # another values source of the same chart install reports it
             line, column = doc.position(hit.path, key=hit.key)
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             path = pointer(doc.object_path(hit.path))
-            message = prefix + hit.message + suffix
+            message = prefix + hit.message
+            if release_dependent:  # a finding that depends on the release says which one was assumed and why
+                message += f" ({ctx.release.note()})"
             supplied = doc.chart_default(hit.path)
             if supplied is not None:
                 message += f" ({supplied})"
@@ -275,10 +274,10 @@ class UnitGroups(NamedTuple):
     """The results of a run by deploy unit (:mod:`desched.gitops.units`): each unit's results, and the units."""
 
     groups: list[list[FileResult]]
-    units: DeployUnits | None  #: ``None``: one file of policies alone, one unit, nothing to guess
+    units: "DeployUnits | None"  #: ``None``: one file of policies alone, one unit, nothing to guess
 
     @classmethod
-    def of(cls, results: list[FileResult], settings: Settings) -> UnitGroups:
+    def of(cls, results: list[FileResult], settings: Settings) -> "UnitGroups":
         """``results`` split by the units their files are in (a file in several units is in each group)."""
         if len(results) < 2 and not settings.clusters and not any(result.others for result in results):
             return cls([results] if results else [], None)  # a policy file alone pays for no unit model
@@ -337,7 +336,7 @@ def lint_repository(results: list[FileResult], settings: Settings, units: UnitGr
     return placed
 
 
-def _unit_findings(units: DeployUnits | None, results: list[FileResult], settings: Settings) -> list[Finding]:
+def _unit_findings(units: "DeployUnits | None", results: list[FileResult], settings: Settings) -> list[Finding]:
     """What the enabled unit rules (DS7xx) say of the run's deploy units."""
     if units is None or not any(result.others for result in results):
         return []
@@ -393,7 +392,7 @@ def _annotated(findings: list[Finding], ignored: dict[tuple[str, str], frozenset
     ]
 
 
-def _objects_key(group: list[FileResult], objects: UnitObjects, index: int) -> object:
+def _objects_key(group: list[FileResult], objects: "UnitObjects", index: int) -> object:
     """What the policies of a unit meet (DS4xx): the files of its objects, unless its patches changed them. Units that
     meet the same unpatched objects (overlays of one shared base, each with its own policy) are checked together, so
     that an object is judged once against every policy that may evict it."""
@@ -404,7 +403,7 @@ def _objects_key(group: list[FileResult], objects: UnitObjects, index: int) -> o
     return frozenset(r.file for r in group if any(not is_kustomization(r.file, doc) for doc in r.others))
 
 
-def _deployment_findings(results: list[FileResult], settings: Settings, objects: UnitObjects | None) -> list[Finding]:
+def _deployment_findings(results: list[FileResult], settings: Settings, objects: "UnitObjects | None") -> list[Finding]:
     """The deployment rules' findings (DS6xx) on every descheduler of one deploy unit: the workloads among its
     ``objects`` (``None``: it holds none) that run it and what the chart renders for each install of it."""
     charted = any(doc.shape == Shape.HELM for result in results for doc in result.policies)
@@ -422,7 +421,7 @@ def _deployment_findings(results: list[FileResult], settings: Settings, objects:
     return _hits(modules, runs, settings) if runs else []
 
 
-def _remote_patch_findings(objects: UnitObjects, settings: Settings) -> list[Finding]:
+def _remote_patch_findings(objects: "UnitObjects", settings: Settings) -> list[Finding]:
     """The deployment rules' findings on the descheduler workloads a unit patches in a remote base, judged only for
     what each patch sets: a rule runs when the patch sets every part it reads (its ``PATCH_READS``)."""
     if not objects.remote:
@@ -464,7 +463,7 @@ def _workload_among(results: list[FileResult]) -> bool:
 
 
 def check_inventory(
-    repo: Repository, settings: Settings, focus: Collection[Workload | PDB] | None = None
+    repo: "Repository", settings: Settings, focus: "Collection[Workload | PDB] | None" = None
 ) -> list[Finding]:
     """What the enabled repository rules find in ``repo`` (policies meeting an inventory, no file read), at their
     configured severity, before suppression; with ``focus``, only those about these workloads and PDBs, sorted

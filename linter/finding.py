@@ -5,8 +5,6 @@ the file as the user sees it (outer file for ConfigMaps). ``suppressed`` holds t
 ``# desched: disable=...`` comment, or ``None`` when the finding is active.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 __all__ = ["SEVERITIES", "Finding", "RuleInfo", "pointer"]

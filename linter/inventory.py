@@ -11,8 +11,6 @@ with groups it compiled once per policy change, and reads what the rules find ab
 points at a workload or a PDB, not at the policy.
 """
 
-from __future__ import annotations
-
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -142,7 +140,7 @@ class Repository:
         self._targeted: list[Targeted] | None = None
 
     @classmethod
-    def of(cls, policies: Iterable[CheckedPolicy], documents: Iterable[tuple[str, Any]]) -> Repository:
+    def of(cls, policies: Iterable[CheckedPolicy], documents: Iterable[tuple[str, Any]]) -> "Repository":
         """The repository of a lint run: ``policies`` and the inventory of every other ``(file, document)`` (lists
         flattened)."""
         flattened = list(objects(documents))

@@ -8,8 +8,6 @@ are not YAML once their template actions are neutralised in ``skipped``. :func:`
 the :class:`~desched.linter.engine.Settings` the engine takes.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -165,7 +163,7 @@ class _Given:
 
 
 def _checked_in_unit(
-    group: list[FileResult], units: _Shared, settings: Settings, findings: list[Finding], sources: dict[str, str]
+    group: list[FileResult], units: "_Shared", settings: Settings, findings: list[Finding], sources: dict[str, str]
 ) -> list[FileResult]:
     """The results of one deploy unit checked against the releases the unit deploys (a policy is checked against
     the release deployed with it, which another file of the unit may say); a file with policies in several units is

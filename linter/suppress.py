@@ -8,12 +8,13 @@ Suppressed findings are kept (SARIF shows them as suppressed) with the reason as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+
+from desched.patterns import lazy
 
 __all__ = ["Suppressions", "parse"]
 
-_DIRECTIVE = re.compile(r"(?:^|\s)#\s*desched:\s*(disable|disable-file)=([\w,\-]+)[ \t]*([^\n]*)")
+_DIRECTIVE = lazy(r"(?:^|\s)#\s*desched:\s*(disable|disable-file)=([\w,\-]+)[ \t]*([^\n]*)")
 
 
 class Suppressions:
@@ -41,7 +42,7 @@ def parse(text: str, resolve: Callable[[str], str]) -> Suppressions:
     pending: dict[str, str] = {}
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
-        match = _DIRECTIVE.search(line)
+        match = _DIRECTIVE().search(line)
         if match:
             kind, names, reason = match.groups()
             reason = reason.strip() or "suppressed inline"

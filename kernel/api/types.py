@@ -7,8 +7,6 @@ policy envelope (:mod:`desched.api.spec`) and every plugin's args (:mod:`desched
 the structural checker and the JSON Schemas read them.
 """
 
-from __future__ import annotations
-
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -57,7 +55,7 @@ class Kind:
     ANY = "any"
 
 
-_NO_FIELDS: MappingProxyType[str, Field] = MappingProxyType({})
+_NO_FIELDS: "MappingProxyType[str, Field]" = MappingProxyType({})
 
 
 class Type(NamedTuple):
@@ -66,8 +64,8 @@ class Type(NamedTuple):
     kind: str
     name: str = ""
     bounds: tuple[int, int] | None = None
-    item: Type | None = None
-    fields: MappingProxyType[str, Field] = _NO_FIELDS
+    item: "Type | None" = None
+    fields: "MappingProxyType[str, Field]" = _NO_FIELDS
     strict: bool = False
     description: str = ""
 

@@ -7,8 +7,6 @@ what desched uses of that version (:class:`ChartRelease`, :func:`chart_at`), and
 rendered. No chart fact is written here: a new chart version is a new record.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -47,12 +45,12 @@ def _load(directory: str, name: str) -> Any:
         return json.load(handle)
 
 
-def charts() -> dict[str, IndexEntry]:
+def charts() -> "dict[str, IndexEntry]":
     """Every chart version, oldest first, with its name, appVersion and tag (the index; never change it)."""
     return _index(RECORDS)
 
 
-def _index(directory: str) -> dict[str, IndexEntry]:
+def _index(directory: str) -> "dict[str, IndexEntry]":
     return cast("dict[str, IndexEntry]", _load(directory, "index.json")["charts"])
 
 
@@ -95,7 +93,7 @@ class ChartRelease(NamedTuple):
     header, as the ConfigMap's ``policy.yaml`` key."""
 
     version: str
-    record: Record
+    record: "Record"
 
     @property
     def name(self) -> str:
@@ -147,7 +145,7 @@ class ChartRelease(NamedTuple):
         return self.record["policy"]["passes_through_tpl"]
 
     @property
-    def workloads(self) -> list[tuple[str, WorkloadTemplate]]:
+    def workloads(self) -> "list[tuple[str, WorkloadTemplate]]":
         """The workloads the chart's templates can render, each with its kind: the CronJob, then the Deployment where
         the chart has one."""
         found = self.record["workload"]
@@ -155,7 +153,7 @@ class ChartRelease(NamedTuple):
         return [(kind, facts) for kind, facts in kinds if facts is not None]
 
     @property
-    def rbac(self) -> Rbac:
+    def rbac(self) -> "Rbac":
         """The chart's ClusterRole."""
         return self.record["rbac"]
 

@@ -17,8 +17,6 @@ the result is one too, and every value a default supplied is placed at ``at`` (t
 there. :class:`Coalesced` lists the paths whose values came from the defaults.
 """
 
-from __future__ import annotations
-
 import copy
 from collections.abc import Container, Iterable, Mapping
 from typing import Any, NamedTuple

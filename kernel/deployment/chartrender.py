@@ -17,8 +17,6 @@ wins over the others (the ``primary`` one), which alone stands for the install i
 Values whose chart version is not known (a values file no wrapper in the repository pins) are judged as written.
 """
 
-from __future__ import annotations
-
 from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -173,7 +171,7 @@ def _template_data(
     }
 
 
-def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> tuple[list[PolicyDoc], frozenset[int]]:
+def layers(found: "Sequence[tuple[ValuesSource, PolicyDoc]]") -> tuple[list[PolicyDoc], frozenset[int]]:
     """The values sources of an install in precedence order, lowest first, as their tool combines them: each over
     the ones before (``over``, ``clear``), under them (``under``: kustomize ``valuesMerge: merge``), or instead of
     them (``replace``); and the indexes (in that order) of those whose nulls clear a key (``clear``)."""
@@ -189,7 +187,7 @@ def layers(found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> tuple[list[Policy
     return [doc for _, doc in ordered], clearing
 
 
-def rendered(doc: PolicyDoc, deployments: Deployments, release: Release | None = None) -> PolicyDoc:
+def rendered(doc: PolicyDoc, deployments: "Deployments", release: "Release | None" = None) -> PolicyDoc:
     """``doc`` as the chart renders it, when ``doc`` is a source of chart values: of an install (``deployments``)
     whose chart version is known, else of the chart that deploys ``release`` (the release desched assumes the values
     run on; not for the values of a vendored chart, a ``Chart.yaml`` of the descheduler chart beside them, which are
@@ -237,7 +235,7 @@ class _Merged(NamedTuple):
     values: dict[str, Any]
 
     @classmethod
-    def of(cls, found: Sequence[tuple[ValuesSource, PolicyDoc]]) -> _Merged:
+    def of(cls, found: "Sequence[tuple[ValuesSource, PolicyDoc]]") -> "_Merged":
         """The merge of the sources ``found`` (:meth:`~desched.deployment.releases.Deployments.sources`)."""
         ordered, clearing = layers(found)
         values = merge_sources((layer.envelope for layer in ordered), clearing)

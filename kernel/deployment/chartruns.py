@@ -8,8 +8,6 @@ module renders it over the user's values coalesced with the chart's ``values.yam
 read is rendered.
 """
 
-from __future__ import annotations
-
 import copy
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -61,7 +59,7 @@ class _Render:
         self.whole: set[Path] = set()
         self.refused: dict[Path, str] = {}
 
-    def field(self, path: Path, source: TemplateField, *, whole: bool = False) -> Any:
+    def field(self, path: Path, source: "TemplateField", *, whole: bool = False) -> Any:
         """What ``source`` writes at the workload's ``path`` (``None``: nothing), its origin noted; ``whole``: the
         template copies the value's subtree (``toYaml``)."""
         self.origins[path] = _values_path(source["value"])
@@ -69,7 +67,7 @@ class _Render:
             self.whole.add(path)
         return _written(self.values, source)
 
-    def copy(self, target: dict[str, Any], path: Path, source: TemplateField | None) -> None:
+    def copy(self, target: dict[str, Any], path: Path, source: "TemplateField | None") -> None:
         """Set the key ending ``path`` in ``target`` (the object at ``path``'s parent) to what ``source`` copies
         whole (``toYaml``); an empty or null value, or no ``source`` (the template has no such field), sets
         nothing."""
@@ -98,7 +96,7 @@ def chart_documents(
     return ChartRun(workload, rbac, render.origins, frozenset(render.whole), render.refused)
 
 
-def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun | None:
+def chart_run(doc: "ChartDoc", policy: Mapping[str, Any] | None) -> "DeschedulerRun | None":
     """The descheduler the chart of ``doc`` (a rendered source of chart values, the install's primary one) runs,
     reading the v1alpha2 ``policy``, with the chart's RBAC objects and findings placed on the values behind each
     rendered field; ``None`` when the chart renders no workload."""
@@ -124,7 +122,7 @@ def chart_run(doc: ChartDoc, policy: Mapping[str, Any] | None) -> DeschedulerRun
     return run._replace(locator=where, title=title, policy=policy, naming=naming, rbac=rbac, refused=refused)
 
 
-def _written_at(doc: ChartDoc, path: Path) -> tuple[str, int, int]:
+def _written_at(doc: "ChartDoc", path: Path) -> tuple[str, int, int]:
     """Where the value at values ``path`` (or its nearest ancestor) is written: in the last source of the install
     that sets it, else at the chart pin (a chart default, or the template itself)."""
     for end in range(len(path), 0, -1):
@@ -164,7 +162,7 @@ def _values_path(dotted: str | None) -> Path:
     return tuple(dotted.split(".")) if dotted else ()
 
 
-def _written(values: Mapping[str, Any], source: TemplateField) -> Any:
+def _written(values: Mapping[str, Any], source: "TemplateField") -> Any:
     """What ``source`` writes from ``values``: the template's literal, the value (``None`` when it is not truthy and
     written only then), or the value with the literal as its ``default``."""
     if source["value"] is None:
@@ -177,7 +175,7 @@ def _written(values: Mapping[str, Any], source: TemplateField) -> Any:
     return None if source["rendered"] == "when_truthy" else value
 
 
-def _deployment(render: _Render, facts: WorkloadTemplate) -> dict[str, Any]:
+def _deployment(render: _Render, facts: "WorkloadTemplate") -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if facts["replicas"] is not None:
         spec["replicas"] = _replicas(render, facts["replicas"])
@@ -185,14 +183,14 @@ def _deployment(render: _Render, facts: WorkloadTemplate) -> dict[str, Any]:
     return _object(render, "Deployment", facts, spec)
 
 
-def _object(render: _Render, kind: str, facts: WorkloadTemplate, spec: dict[str, Any]) -> dict[str, Any]:
+def _object(render: _Render, kind: str, facts: "WorkloadTemplate", spec: dict[str, Any]) -> dict[str, Any]:
     """The workload of ``kind`` around its ``spec``, named by the chart's fullname."""
     api_version = render.field(("apiVersion",), facts["api_version"])
     name = render.helpers["descheduler.fullname"]
     return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, "spec": spec}
 
 
-def _replicas(render: _Render, facts: Replicas) -> int:
+def _replicas(render: _Render, facts: "Replicas") -> int:
     """``replicas``: the value when the template's condition holds (it is above ``used_above``), else the
     template's own number."""
     render.origins[("spec", "replicas")] = _values_path(facts["value"])
@@ -207,7 +205,7 @@ def _replicas(render: _Render, facts: Replicas) -> int:
     return facts["otherwise"]
 
 
-def _cronjob(render: _Render, facts: WorkloadTemplate) -> dict[str, Any]:
+def _cronjob(render: _Render, facts: "WorkloadTemplate") -> dict[str, Any]:
     job: dict[str, Any] = {}
     if facts["active_deadline_seconds"] is not None:
         deadline_path: Path = ("spec", "jobTemplate", "spec", "activeDeadlineSeconds")
@@ -225,7 +223,7 @@ def _cronjob(render: _Render, facts: WorkloadTemplate) -> dict[str, Any]:
 _POLICY_VOLUME = "policy-volume"  # the name every template gives it (scripts/chart-records reads it with the mount)
 
 
-def _pod(render: _Render, facts: WorkloadTemplate, pod_path: Path) -> dict[str, Any]:
+def _pod(render: _Render, facts: "WorkloadTemplate", pod_path: Path) -> dict[str, Any]:
     """The pod spec the workload's template writes at ``pod_path``."""
     container_path: Path = (*pod_path, "containers", 0)
     words = list(_args(render.values, facts))
@@ -263,7 +261,7 @@ def _pod(render: _Render, facts: WorkloadTemplate, pod_path: Path) -> dict[str, 
     return pod
 
 
-def _args(values: Mapping[str, Any], facts: WorkloadTemplate) -> Iterator[tuple[str, Path, bool]]:
+def _args(values: Mapping[str, Any], facts: "WorkloadTemplate") -> Iterator[tuple[str, Path, bool]]:
     """The container's arguments as the chart's template writes them, each with the values path behind it and
     whether the template writes it bare (a value as a list item of its own, unquoted: ``- {{ value }}``)."""
     config = facts["policy_config_file"]
@@ -290,7 +288,7 @@ def _args(values: Mapping[str, Any], facts: WorkloadTemplate) -> Iterator[tuple[
         yield from _leader_election(values, facts["leader_election"])
 
 
-def _leader_election(values: Mapping[str, Any], election: LeaderElection) -> Iterator[tuple[str, Path, bool]]:
+def _leader_election(values: Mapping[str, Any], election: "LeaderElection") -> Iterator[tuple[str, Path, bool]]:
     if not all(truthy(values_at(values, path)) for path in election["rendered_when_truthy"]):
         return
     enabled = election["enabled_flag"]
@@ -306,7 +304,7 @@ def _leader_election(values: Mapping[str, Any], election: LeaderElection) -> Ite
             yield from _flag(option["flag"], go_text(option_value), _values_path(path), election["style"])
 
 
-def _flag(flag: str, value: str, origin: Path, style: Style) -> Iterator[tuple[str, Path, bool]]:
+def _flag(flag: str, value: str, origin: Path, style: "Style") -> Iterator[tuple[str, Path, bool]]:
     """``flag`` and its ``value`` as the template writes them: two list items, the value's unquoted (the records'
     ``words`` forms), or one ``--flag=value`` item."""
     if style == "words":
@@ -360,7 +358,7 @@ def _rbac(render: _Render, chart: ChartRelease, values: Mapping[str, Any]) -> li
     return [{**role, "rules": rules}, binding]
 
 
-def _metrics_granted(metrics: MetricsRule, values: Mapping[str, Any]) -> bool:
+def _metrics_granted(metrics: "MetricsRule", values: Mapping[str, Any]) -> bool:
     if metrics["when_truthy"] is not None:
         return truthy(values_at(values, metrics["when_truthy"]))
     listed = metrics["per_entry_of"]
@@ -369,7 +367,7 @@ def _metrics_granted(metrics: MetricsRule, values: Mapping[str, Any]) -> bool:
     return any(all(mapping_or_empty(entry).get(key) == value for key, value in wanted) for entry in entries)
 
 
-def _rule(rule: Rule, **more: list[Any]) -> dict[str, Any]:
+def _rule(rule: "Rule", **more: list[Any]) -> dict[str, Any]:
     """A copy of ``rule`` (the record's is shared), with ``more`` fields."""
     copied = {"apiGroups": list(rule["apiGroups"]), "resources": list(rule["resources"]), "verbs": list(rule["verbs"])}
     return {**copied, **more}

@@ -9,8 +9,6 @@ it with ``directory.recurse``) applies as manifests, a folder without a kustomiz
 the repository's root (the directory holding ``.git``, else the current directory).
 """
 
-from __future__ import annotations
-
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping

@@ -6,8 +6,6 @@ cluster-scoped resources; a RoleBinding grants its Role or ClusterRole in its ow
 ``apiGroups``, ``resources`` or ``verbs`` matches everything, and ``resourceNames`` restricts a rule to those names.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -99,7 +97,7 @@ class Grants:
             account = (text_or_none(subject.get("namespace")) or namespace, subject["name"])
             self._bindings.setdefault(account, []).append(_Binding(namespace, role))
 
-    def extended(self, documents: Iterable[tuple[str, Any]]) -> Grants:
+    def extended(self, documents: Iterable[tuple[str, Any]]) -> "Grants":
         """These grants with the (Cluster)Roles and bindings of ``documents`` added (the same roles by name: theirs);
         ``self`` is unchanged."""
         found = Grants()

@@ -12,8 +12,6 @@ A release outside the supported range keeps its real minor (``minor``): a v0.21 
 whatever desched can check. :attr:`Release.target` is the supported release checks run against.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -170,7 +168,7 @@ class Deployments:
         self._memo: dict[Hashable, Any] = {}  # what readers compute once from these deployments (memo)
         self._add(documents)
 
-    def extended(self, documents: Iterable[tuple[str, Any]]) -> Deployments:
+    def extended(self, documents: Iterable[tuple[str, Any]]) -> "Deployments":
         """These deployments and those of ``documents``."""
         both = Deployments(values=self._values)
         both._readers, both._generated = list(self._readers), dict(self._generated)
@@ -258,7 +256,7 @@ class Deployments:
         return None
 
 
-def _readers(runs: Iterable[DeschedulerRun]) -> Iterator[_Reader]:
+def _readers(runs: "Iterable[DeschedulerRun]") -> Iterator[_Reader]:
     """A reader for each ConfigMap key that a descheduler container whose release is named reads its policy from."""
     for run in runs:
         named = run.release

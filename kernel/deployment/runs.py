@@ -11,8 +11,6 @@ boolean, whose next word is never its value. A container runs the descheduler wh
 when its image or its command is ``desched`` and the subcommand ``run``.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping

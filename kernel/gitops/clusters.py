@@ -16,8 +16,6 @@ the loose files :mod:`desched.gitops.units` groups. A repository without such st
 ``clusters:`` in ``.desched.yaml`` (cluster name -> path globs) replaces the structure.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple

@@ -11,9 +11,6 @@ untouched (later analyses read workloads from it). A :class:`PolicyDoc` maps a J
 the policy to a line and column of the *outer* file, including inside a ConfigMap's block scalar.
 """
 
-from __future__ import annotations
-
-import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -29,6 +26,7 @@ from desched.gitops.wrappers import (
     object_label,
     renders_defaults_only,
 )
+from desched.patterns import lazy
 from desched.reading.yamlsrc import NodeBudget, Position, YamlError, YMap, YSeq, load_all, locate
 from desched.tree import Path, TextEnum, mapping_or_empty
 
@@ -65,7 +63,7 @@ HELM_VERSION_KEY = "deschedulerPolicyAPIVersion"
 CONFIGMAP_POLICY_KEY = "policy.yaml"  # the chart's data key
 #: First element of a path that leaves the policy for the chart values around it (``(CHART_VALUES, "image")``).
 CHART_VALUES = ".."
-_BLOCK_HEADER = re.compile(r"[|>]([1-9]?)[+-]?([1-9]?)")
+_BLOCK_HEADER = lazy(r"[|>]([1-9]?)[+-]?([1-9]?)")
 
 
 class Shape(TextEnum):
@@ -338,7 +336,7 @@ def locate_policies(
     *,
     raw_only: bool = False,
     flux: Collection[FluxSource] | None = None,
-    umbrella: Dependency | None = None,
+    umbrella: "Dependency | None" = None,
     values_file: bool = False,
 ) -> Iterator[Location]:
     """Every policy of a composed document stream, in order, with the documents that hold none (``other``; ``None``
@@ -367,7 +365,7 @@ def locate_policies(
             yield from _locate(doc, (index,), raw_only, flux)
 
 
-def _umbrella(doc: YMap, path: Path, dependency: Dependency) -> Iterator[Location]:
+def _umbrella(doc: YMap, path: Path, dependency: "Dependency") -> Iterator[Location]:
     """The values file of an umbrella chart: the descheduler's values under the dependency's key (when its
     condition leaves it on), and a ``deschedulerPolicy`` at the top, which never reaches the descheduler chart."""
     from desched.gitops.umbrella import enabled
@@ -497,7 +495,7 @@ def extract(
     documents: list[Any] | None = None,
     budget: NodeBudget | None = None,
     flux: Collection[FluxSource] | None = None,
-    umbrella: Dependency | None = None,
+    umbrella: "Dependency | None" = None,
 ) -> Extraction:
     """Find every policy in ``text`` (composed already as ``documents``, if given), reading it and the YAML texts it
     holds on one node ``budget`` (default: a budget of its own); ``flux`` and ``umbrella`` as
@@ -687,7 +685,7 @@ def block_offsets(text: str, header_line: int, header_column: int) -> tuple[int,
     if header_line > len(lines):
         return None
     header = lines[header_line - 1][header_column - 1 :]
-    match = _BLOCK_HEADER.match(header)
+    match = _BLOCK_HEADER().match(header)
     explicit = (match.group(1) or match.group(2)) if match else ""
     if explicit:
         parent = len(lines[header_line - 1]) - len(lines[header_line - 1].lstrip(" "))

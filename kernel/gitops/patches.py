@@ -14,8 +14,6 @@ remember the file they come from (:meth:`PatchedObject.where`), and the patch fi
 own.
 """
 
-from __future__ import annotations
-
 import copy
 import os
 import re

@@ -10,8 +10,6 @@ limits per policy text (``desched.webhook.limits.PolicyLimits``), which it check
 whole is bounded while it is read (:data:`desched.reading.yamlnodes.MAX_EXPANDED_NODES`).
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 

@@ -9,8 +9,6 @@ paths in the parent's values) turns the subchart off when the first of its paths
 Charts of ``apiVersion: v1`` list their dependencies in ``requirements.yaml`` beside ``Chart.yaml``.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Mapping
 from functools import lru_cache

@@ -11,8 +11,6 @@ Same-named objects of different units are different objects; a file in several u
 each.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple

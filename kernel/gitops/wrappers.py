@@ -24,13 +24,12 @@ Wrappers and the order of their sources (later wins):
   or ``repo`` (with ``version``).
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
+from desched.patterns import lazy
 from desched.tree import Path, list_or_empty, mapping_or_empty, text_or_none
 
 __all__ = [
@@ -55,8 +54,8 @@ __all__ = [
 
 #: The chart's name in its repository (https://kubernetes-sigs.github.io/descheduler/) today.
 CHART_NAME = "descheduler"
-_CHART_URL = re.compile(r"kubernetes-sigs\.github\.io/descheduler|github\.com/kubernetes-sigs/descheduler", re.I)
-_VALUES_TEXT = re.compile(r"^deschedulerPolicy\s*:", re.M)
+_CHART_URL = lazy(r"kubernetes-sigs\.github\.io/descheduler|github\.com/kubernetes-sigs/descheduler", re.I)
+_VALUES_TEXT = lazy(r"^deschedulerPolicy\s*:", re.M)
 _FLUX_GROUP = "helm.toolkit.fluxcd.io/"
 _ARGO_VALUES_IGNORED = (
     "helm.values never reaches the chart: helm.valuesObject is set too, and Argo CD then renders with valuesObject "
@@ -91,7 +90,7 @@ def is_descheduler_chart(name: Any = None, repository: Any = None) -> bool:
 
     if isinstance(name, str) and _last_segment(name) in chart_names():
         return True
-    return isinstance(repository, str) and _CHART_URL.search(repository) is not None
+    return isinstance(repository, str) and _CHART_URL().search(repository) is not None
 
 
 def _last_segment(reference: str) -> str:
@@ -106,7 +105,7 @@ def _misnamed(name: Any, repository: Any = None) -> bool:
     ``repository`` but the chart's, when one is written."""
     if not isinstance(name, str) or name.startswith("oci://"):
         return False
-    if isinstance(repository, str) and _CHART_URL.search(repository) is None:
+    if isinstance(repository, str) and _CHART_URL().search(repository) is None:
         return False
     from desched.chart.record import chart_names
 
@@ -151,7 +150,7 @@ def _unserved(name: Any, version: str | None) -> str | None:
 def is_values_text(value: Any) -> bool:
     """Whether a string is chart values that set ``deschedulerPolicy`` (a ConfigMap key a HelmRelease reads)."""
     # The substring test first: it is C-speed, a multi-line regex tries every line start (ms per 100 KiB).
-    return isinstance(value, str) and "deschedulerPolicy" in value and _VALUES_TEXT.search(value) is not None
+    return isinstance(value, str) and "deschedulerPolicy" in value and _VALUES_TEXT().search(value) is not None
 
 
 def object_label(doc: dict[str, Any], kind: str) -> str:
@@ -197,7 +196,7 @@ def flux_sources(doc: Any) -> Iterator[FluxSource]:
     if name is None:
         return
     url = text_or_none(spec.get("url"))
-    if kind == "HelmRepository" and url is not None and _CHART_URL.search(url):
+    if kind == "HelmRepository" and url is not None and _CHART_URL().search(url):
         yield FluxSource(kind, namespace, name)
     elif kind == "OCIRepository" and url is not None and is_descheduler_chart(_last_segment(url)):
         yield FluxSource(kind, namespace, name, text_or_none(mapping_or_empty(spec.get("ref")).get("tag")))

@@ -13,8 +13,6 @@ changes is decided by :mod:`~desched.migrate._plan`; these only choose how it is
 and raise :class:`~desched.migrate._locate.Unsafe` when it cannot be written exactly.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import math

@@ -12,8 +12,6 @@ Problems that refuse the file are :class:`Refused` (with :class:`MigrationProble
 that the precise rewrite cannot be trusted, so that the policy is written from data, or the file refused.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple

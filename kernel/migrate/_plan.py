@@ -13,8 +13,6 @@ edits, the notes with their lines in the stream, and the data :func:`~desched.mi
 at each rewritten path.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, NamedTuple
@@ -93,7 +91,7 @@ class MigrationOptions(NamedTuple):
 
 def plan(
     source: Source, candidates: list[Candidate], texts: Texts, options: MigrationOptions, reuse: bool
-) -> StreamPlan:
+) -> "StreamPlan":
     """The plan of every candidate of a stream; ``reuse``: copy source text where it holds the same data. The
     problems of every candidate that cannot be converted refuse the file together."""
     planned = StreamPlan(source, texts, options, reuse)

@@ -7,8 +7,6 @@ scalars (never comments) and where each line's last token ends (after it, a ``#`
 :func:`collect` reads the comments of a line range and attributes each to the node it documents.
 """
 
-from __future__ import annotations
-
 import bisect
 import re
 from typing import Any, ClassVar, NamedTuple

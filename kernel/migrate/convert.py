@@ -59,8 +59,6 @@ type are read as absent. A ``descheduler/v1alpha2`` document is returned unchang
 ['strategy-RemoveDuplicates-profile']
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 

@@ -28,8 +28,6 @@ edits, :mod:`~desched.migrate._emit` writes their text and makes them, :mod:`~de
 result.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from desched.deployment.releases import Deployments

@@ -17,8 +17,6 @@ objects it needs are present: absence from a repository proves nothing. Checks (
 PSI availability (``/proc/pressure`` on the operator's node) cannot be seen in manifests and is not checked.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 

@@ -5,8 +5,6 @@ forbidden pairs, enums, threshold presets, which customisation each profile read
 duration parsing and formatting (``metav1.Duration``). Pure: no I/O, no heavy imports.
 """
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

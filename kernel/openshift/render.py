@@ -8,8 +8,6 @@ provider are set at policy level. ``origins`` maps every path of the output to t
 findings on the policy point at the CR.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 

@@ -6,8 +6,6 @@ spec that is refused, a customisation that is ignored or misleading, or the dry-
 categories they report; :data:`REFUSED` are the categories that stop the operator from rendering a policy.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 

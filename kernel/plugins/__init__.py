@@ -11,9 +11,7 @@ the executor's implementations) reads it, and ``tests/kernel/plugins/test_plugin
 and ``openshift``, upstream's plugins plus those OpenShift's build registers beyond them (:mod:`.openshift`).
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import import_module
 from typing import Any, NamedTuple
 
@@ -33,34 +31,69 @@ __all__ = [
     "validate_args",
 ]
 
-# Upstream's registration order (pkg/descheduler/setupplugins.go): several messages list plugins in it.
+# Upstream's registration order (pkg/descheduler/setupplugins.go): several messages list plugins in it. Each module
+# with the plugins it declares, so that a plugin's module is imported only when the plugin is first looked up.
 _MODULES = (
-    "defaultevictor",
-    "nodeutilization",
-    "removeduplicates",
-    "removepodsviolatingtopologyspreadconstraint",
-    "podlifetime",
-    "removefailedpods",
-    "removepodshavingtoomanyrestarts",
-    "removepodsviolatinginterpodantiaffinity",
-    "removepodsviolatingnodeaffinity",
-    "removepodsviolatingnodetaints",
+    ("defaultevictor", ("DefaultEvictor",)),
+    ("nodeutilization", ("LowNodeUtilization", "HighNodeUtilization")),
+    ("removeduplicates", ("RemoveDuplicates",)),
+    ("removepodsviolatingtopologyspreadconstraint", ("RemovePodsViolatingTopologySpreadConstraint",)),
+    ("podlifetime", ("PodLifeTime",)),
+    ("removefailedpods", ("RemoveFailedPods",)),
+    ("removepodshavingtoomanyrestarts", ("RemovePodsHavingTooManyRestarts",)),
+    ("removepodsviolatinginterpodantiaffinity", ("RemovePodsViolatingInterPodAntiAffinity",)),
+    ("removepodsviolatingnodeaffinity", ("RemovePodsViolatingNodeAffinity",)),
+    ("removepodsviolatingnodetaints", ("RemovePodsViolatingNodeTaints",)),
 )
 
 
-def _registry(package: str, modules: tuple[str, ...], found: Mapping[str, Plugin]) -> dict[str, Plugin]:
-    """``found`` followed by the plugins of ``package``'s ``modules``, in order."""
-    registry = dict(found)
-    for module in modules:
-        for plugin in import_module(f"{package}.{module}").PLUGINS:
-            if plugin.name in registry:
-                raise RuntimeError(f"plugin {plugin.name} is declared twice")
-            registry[plugin.name] = plugin
-    return registry
+class _Registry(Mapping[str, Plugin]):
+    """Plugins by name, in registration order; a plugin's module is imported when one of its plugins is first looked
+    up (a plain policy names a few), never to list the names or answer ``in``. A module that does not declare the
+    plugins listed for it raises RuntimeError when imported."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = modules  # plugin name -> dotted name of its module, in registration order
+        self._loaded: dict[str, Plugin] = {}
+
+    def __getitem__(self, name: str) -> Plugin:
+        plugin = self._loaded.get(name)
+        if plugin is None:
+            module = self._modules[name]
+            declared = import_module(module).PLUGINS
+            listed = [other for other, home in self._modules.items() if home == module]
+            if [found.name for found in declared] != listed:
+                raise RuntimeError(f"{module} declares other plugins than {listed}")
+            self._loaded.update((found.name, found) for found in declared)
+            plugin = self._loaded[name]
+        return plugin
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
 
 
+def _modules(
+    package: str, modules: tuple[tuple[str, tuple[str, ...]], ...], before: Mapping[str, str]
+) -> dict[str, str]:
+    """Plugin name -> dotted module name: ``before``, then the plugins of ``modules`` of ``package``, in order."""
+    found = dict(before)
+    for module, names in modules:
+        for name in names:
+            if name in found:
+                raise RuntimeError(f"plugin {name} is declared twice")
+            found[name] = f"{package}.{module}"
+    return found
+
+
+_UPSTREAM_MODULES = _modules(__name__, _MODULES, {})
 #: Every registered plugin by name, in registration order.
-REGISTRY: dict[str, Plugin] = _registry(__name__, _MODULES, {})
+REGISTRY: Mapping[str, Plugin] = _Registry(_UPSTREAM_MODULES)
 
 UPSTREAM, OPENSHIFT = "upstream", "openshift"
 
@@ -78,7 +111,9 @@ class Distribution(NamedTuple):
 DISTRIBUTIONS: dict[str, Distribution] = {
     UPSTREAM: Distribution(UPSTREAM, "upstream's descheduler", REGISTRY),
     OPENSHIFT: Distribution(
-        OPENSHIFT, "OpenShift's descheduler build", _registry(openshift.__name__, openshift.MODULES, REGISTRY)
+        OPENSHIFT,
+        "OpenShift's descheduler build",
+        _Registry(_modules(openshift.__name__, openshift.MODULES, _UPSTREAM_MODULES)),
     ),
 }
 

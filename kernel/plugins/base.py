@@ -1,7 +1,5 @@
 """What a plugin module declares: :class:`Plugin`, one record per registered descheduler plugin."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -132,7 +130,7 @@ class Plugin(NamedTuple):
     construct: Check | None = None
     defaults: Defaults = unchanged
     decode: Decode = as_written
-    scope: ScopeOf | None = None
+    scope: "ScopeOf | None" = None
     needs: tuple[Need, ...] = ()
 
     @property
@@ -194,7 +192,7 @@ class Namespaces(NamedTuple):
     exclude: tuple[str, ...] = ()
 
     @classmethod
-    def decode(cls, value: Any) -> Namespaces:
+    def decode(cls, value: Any) -> "Namespaces":
         table = raw(value) or {}
         return cls(texts(table.get("include")), texts(table.get("exclude")))
 

@@ -6,8 +6,6 @@ Releases: v0.27 rejects any non-empty ``priorityThreshold.name`` (it forgot to l
 ``noEvictionPolicy`` and ``podProtections``; v0.35 adds ``podProtections.config`` and ``namespaceLabelSelector``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -309,7 +307,7 @@ class PodProtections(NamedTuple):
     protected_storage_classes: tuple[str, ...] | None = None
 
     @classmethod
-    def decode(cls, value: Any) -> PodProtections:
+    def decode(cls, value: Any) -> "PodProtections":
         table = raw(value) or {}
         pvc = raw((raw(table.get("config")) or {}).get("PodsWithPVC")) or {}
         listed = pvc.get("protectedStorageClasses")
@@ -336,7 +334,7 @@ class DefaultEvictorArgs(NamedTuple):
     legacy_flags: frozenset[str] = frozenset()
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> DefaultEvictorArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "DefaultEvictorArgs":
         if not args:
             return _NO_ARGS
         get = args.get

@@ -6,8 +6,6 @@ walks them in document order, so with several bad resources it names the first o
 ``metricsUtilization`` (LowNodeUtilization) and ``evictionModes`` (HighNodeUtilization) are checked from v0.33.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -217,7 +215,7 @@ class LowNodeUtilizationArgs(NamedTuple):
     metrics_utilization: Mapping[str, Any] | None
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> LowNodeUtilizationArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "LowNodeUtilizationArgs":
         limits = raw(args.get("evictionLimits")) or {}
         return cls(
             flag(args.get("useDeviationThresholds")),
@@ -239,7 +237,7 @@ class HighNodeUtilizationArgs(NamedTuple):
     eviction_modes: tuple[str, ...]
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> HighNodeUtilizationArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "HighNodeUtilizationArgs":
         return cls(
             percentages(args.get("thresholds")),
             whole(args.get("numberOfNodes")) or 0,

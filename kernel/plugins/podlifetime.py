@@ -10,8 +10,6 @@
 A state rejected at ``target`` but accepted by a later release gets ``code="version"``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -158,7 +156,7 @@ class PodLifeTimeArgs(NamedTuple):
     including_ephemeral_containers: bool
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> PodLifeTimeArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "PodLifeTimeArgs":
         conditions = args.get("conditions")
         return cls(
             Namespaces.decode(args.get("namespaces")),

@@ -1,8 +1,6 @@
 """RemoveDuplicates: ``ValidateRemoveDuplicatesArgs`` (docs/policy-api.md#45-removeduplicates): the namespaces rule
 only."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -40,7 +38,7 @@ class RemoveDuplicatesArgs(NamedTuple):
     exclude_owner_kinds: tuple[str, ...]
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemoveDuplicatesArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemoveDuplicatesArgs":
         return cls(Namespaces.decode(args.get("namespaces")), texts(args.get("excludeOwnerKinds")))
 
 

@@ -4,8 +4,6 @@ labelSelector rules.
 v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -62,7 +60,7 @@ class RemoveFailedPodsArgs(NamedTuple):
     including_init_containers: bool
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemoveFailedPodsArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemoveFailedPodsArgs":
         return cls(
             Namespaces.decode(args.get("namespaces")),
             selector(args.get("labelSelector")),

@@ -4,8 +4,6 @@
 order (this port prints them sorted, as v0.34+ does); v0.34 on aggregate all errors.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -61,7 +59,7 @@ class RemovePodsHavingTooManyRestartsArgs(NamedTuple):
     states: tuple[str, ...]
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemovePodsHavingTooManyRestartsArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemovePodsHavingTooManyRestartsArgs":
         return cls(
             Namespaces.decode(args.get("namespaces")),
             selector(args.get("labelSelector")),

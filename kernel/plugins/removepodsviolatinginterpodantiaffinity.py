@@ -4,8 +4,6 @@
 v0.27-v0.33 stop at the first error; v0.34 on aggregate both.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -40,7 +38,7 @@ class RemovePodsViolatingInterPodAntiAffinityArgs(NamedTuple):
     label_selector: Mapping[str, Any] | None
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingInterPodAntiAffinityArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemovePodsViolatingInterPodAntiAffinityArgs":
         return cls(Namespaces.decode(args.get("namespaces")), selector(args.get("labelSelector")))
 
 

@@ -4,8 +4,6 @@
 v0.27-v0.33 stop at the first error; v0.34 on aggregate them.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -49,7 +47,7 @@ class RemovePodsViolatingNodeAffinityArgs(NamedTuple):
     node_affinity_type: tuple[str, ...]
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingNodeAffinityArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemovePodsViolatingNodeAffinityArgs":
         return cls(
             Namespaces.decode(args.get("namespaces")),
             selector(args.get("labelSelector")),

@@ -4,8 +4,6 @@
 the first error; v0.34 on aggregate them.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -54,7 +52,7 @@ class RemovePodsViolatingNodeTaintsArgs(NamedTuple):
     included_taints: tuple[str, ...] | None
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingNodeTaintsArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemovePodsViolatingNodeTaintsArgs":
         included = args.get("includedTaints")
         return cls(
             Namespaces.decode(args.get("namespaces")),

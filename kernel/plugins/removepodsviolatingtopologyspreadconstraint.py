@@ -5,8 +5,6 @@ v0.27 checks namespaces and labelSelector and stops at the first error; from v0.
 unknown ``constraints`` value is reported, with the allowed set printed the way Go prints a ``sets.Set`` (a map).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -59,7 +57,7 @@ class RemovePodsViolatingTopologySpreadConstraintArgs(NamedTuple):
     topology_balance_node_fit: bool | None
 
     @classmethod
-    def decode(cls, args: Mapping[str, Any]) -> RemovePodsViolatingTopologySpreadConstraintArgs:
+    def decode(cls, args: Mapping[str, Any]) -> "RemovePodsViolatingTopologySpreadConstraintArgs":
         return cls(
             Namespaces.decode(args.get("namespaces")),
             selector(args.get("labelSelector")),

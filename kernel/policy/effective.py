@@ -10,8 +10,6 @@ feature that knows them, named in a table by ``module:function`` and imported on
 commands: this model imports no feature package, and no caller has to import one first.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any, Literal, NamedTuple

@@ -11,8 +11,6 @@ The records are typed ``NamedTuple`` classes rather than dataclasses: as immutab
 a tenth of the cost to define, which counts on the lint path that pre-commit starts on every commit.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -97,7 +95,7 @@ class PluginConfig:
     def args_path(self) -> Path:
         return (*self.path, "args")
 
-    def with_args(self, args: Any) -> PluginConfig:
+    def with_args(self, args: Any) -> "PluginConfig":
         """This entry with ``args`` as its typed args (what upstream's defaulting makes of them, say)."""
         other = PluginConfig(self.name, self.raw_args, self.path, self._plugin)
         other._args = args
@@ -120,7 +118,10 @@ class Profile(NamedTuple):
 
     def config(self, plugin: str) -> PluginConfig | None:
         """The first ``pluginConfig`` entry for ``plugin`` (upstream reads the first), if any."""
-        return next((entry for entry in self.configs if entry.name == plugin), None)
+        for entry in self.configs:
+            if entry.name == plugin:
+                return entry
+        return None
 
     def enabled(self, *points: str) -> tuple[PluginRef, ...]:
         """Names enabled at ``points`` (every point when none is given), point by point in the order given."""

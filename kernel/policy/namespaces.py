@@ -1,7 +1,5 @@
 """Namespace scopes of plugins, for rules that compare profiles (DS208) and later the eviction scope model."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from desched.plugins.base import Namespaces

@@ -6,22 +6,20 @@ their plugin's args type, strictly, as upstream decodes them; args of plugins th
 by default) does not hold are left alone (DS005 reports the name).
 """
 
-from __future__ import annotations
-
 import math
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from desched import versions
 from desched.api.spec import POLICY_V1ALPHA1, POLICY_V1ALPHA2
 from desched.api.types import Kind, Type
+from desched.patterns import lazy
 from desched.plugins import REGISTRY, Plugin
 from desched.tree import Path
 
 __all__ = ["StructureProblem", "check_structure", "closest", "describe"]
 
-_DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
+_DURATION = lazy(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
 
 
 class StructureProblem(NamedTuple):
@@ -125,7 +123,7 @@ class _Checker:
     def _duration(self, value: Any, type_: Type, path: Path, where: str, strict: bool) -> bool | None:
         if not isinstance(value, str):
             return False
-        if not _DURATION.fullmatch(value):
+        if not _DURATION().fullmatch(value):
             hint = "(use units such as 30s, 5m, 1h)"
             self.add("wrong-type", path, f'{_name(path)}: invalid duration "{value}" {hint}')
             return None

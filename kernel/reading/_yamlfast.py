@@ -21,6 +21,7 @@ import functools
 import re
 from typing import Any
 
+from desched.patterns import lazy
 from desched.reading.yamlnodes import (
     CACHE_LIMIT,
     MAX_DEPTH,
@@ -62,29 +63,31 @@ _QUOTED = r"\"[^\"\\" + _C + r"]*\"|'(?:[^'" + _C + r"]|'')*'"
 _SCALAR = _PLAIN_FLOW + "|" + _QUOTED
 _TAIL = r"(?: +(?:#" + _ANY + r"*)?)?"
 # Flow collections of plain scalars written the usual way ("[a, b]", "{a: 1, b: 2}": one space after each comma and
-# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those. Any other flow
-# collection is read by _flow (a pattern for each kind of line would cost more to compile than a one-file lint
-# spends reading).
-_USUAL = (
-    r"\[(?:" + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r")*)?\]"
-    + r"|\{(?:" + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r"(?:, " + _PLAIN_FLOW + r": " + _PLAIN_FLOW + r")*)?\}"
-)  # fmt: skip
+# colon, none elsewhere), which split at ", " and ": " since no plain flow scalar holds those. The line pattern only
+# finds a bracketed text without brackets, quotes or comments (its own pattern per scalar would be more than half
+# of its compile time, the first cost of a one-file lint); _usual checks the scalars and hands any other flow
+# collection to _flow (a pattern for each kind of line would cost more to compile than a one-file lint spends
+# reading).
+_BRACKETED = r"[^\[\]{}#'\"" + _C + r"]*"
+_USUAL = r"\[" + _BRACKETED + r"\]|\{" + _BRACKETED + r"\}"
+_PLAIN_FLOW_ONLY = lazy(_PLAIN_FLOW)
+_PLAIN_FLOW_KNOWN: dict[str, bool] = {}  # text -> whether it is a plain flow scalar
 # One row per line, each with its line break: 1 the indentation (or a document start), 2 "- " (more than one
 # for nested sequences), 3 a key with its colon and the spaces after it, 4 a plain value, 5 a quoted value (quotes
-# included), 6 a usual flow collection, 7 another flow collection and what follows it. A line outside the subset
-# has no row.
+# included), 6 a bracketed text that may be a usual flow collection and what follows it, 7 another flow collection
+# and what follows it. A line outside the subset has no row.
 _LINE = re.compile(
     r"^(---" + _TAIL + r"$|(?!---|\.\.\.) *)((?:-(?: +|$))*)"
     + r"((?:" + _KEY_PLAIN + "|" + _QUOTED + r"):(?: +|$))?"
     + r"(?:(" + _PLAIN_BLOCK + r")" + _TAIL
     + r"|(" + _QUOTED + r")" + _TAIL
-    + r"|(" + _USUAL + r")" + _TAIL
+    + r"|((?:" + _USUAL + r")" + _TAIL + r")"
     + r"|(?:#" + _ANY + r"*)?"
     + r"|([\[{]" + _ANY + r"*))(?:\n|\Z)",
     re.MULTILINE,
 )  # fmt: skip
 # Something like a block scalar's header ("key: |", "- >-"), the commonest thing outside the subset: refused at once.
-_BLOCK_SCALAR = re.compile(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
+_BLOCK_SCALAR = lazy(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
 
 
 @functools.cache
@@ -159,32 +162,37 @@ def _finish(root: YSeq, duplicates: int) -> Any:
 
 
 def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
-    """The flow collection ``token`` (a match of :data:`_USUAL`) at 0-based ``column``, its number of duplicate keys
-    and its number of nodes; None when it has a key outside the subset or would open collection number
-    MAX_DEPTH + 1 (``depth`` are open)."""
+    """The flow collection that starts ``token`` (group 6 of :data:`_LINE`, the rest of a line) at 0-based
+    ``column``, its number of duplicate keys and its number of nodes, as :func:`_flow` reads it when it is not
+    written the usual way; None when it has a key outside the subset or would open collection number MAX_DEPTH + 1
+    (``depth`` are open)."""
+    is_sequence = token[0] == "["
+    inner = token[1 : token.index("]" if is_sequence else "}")]
+    parts = inner.split(", ") if inner else []
+    entries = [] if is_sequence else [part.partition(": ") for part in parts]
+    texts = parts if is_sequence else [text for key, _, value in entries for text in (key, value)]
+    if not (all(colon for _, colon, _ in entries) and _plain_flow(texts)):
+        return _flow(token, column, lineno, depth)
     if depth >= MAX_DEPTH:
         return None
     cache = PLAIN_CACHE
-    inner = token[1:-1]
     index = column + 2  # 1-based column of the character after the bracket
-    if token[0] == "[":
+    if is_sequence:
         sequence = YSeq(lineno, column + 1)
-        if inner:
-            append = sequence.append
-            add_position = sequence.item_pos.append
-            add_style = sequence.styles.append
-            for item in inner.split(", "):
-                add_position((lineno, index))
-                append(cache[item] if item in cache else plain_scalar(item))
-                add_style("")
-                index += len(item) + 2
+        append = sequence.append
+        add_position = sequence.item_pos.append
+        add_style = sequence.styles.append
+        for item in parts:
+            add_position((lineno, index))
+            append(cache[item] if item in cache else plain_scalar(item))
+            add_style("")
+            index += len(item) + 2
         return sequence, 0, len(sequence) + 1
     mapping = YMap(lineno, column + 1)
     key_positions = mapping.key_pos
     value_positions = mapping.value_pos
     styles = mapping.styles
     duplicates = 0
-    entries = [entry.partition(": ") for entry in inner.split(", ")] if inner else []
     for raw, _, plain in entries:
         key = _KEYS.get(raw)
         if key is None:
@@ -202,6 +210,21 @@ def _usual(token: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSe
             duplicates += 1
         key_positions[key] = key_pos
     return mapping, duplicates, 2 * len(entries) + 1
+
+
+def _plain_flow(texts: list[str]) -> bool:
+    """Whether each of ``texts`` is a plain flow scalar; the answers are remembered (while there is room), as flow
+    collections repeat their scalars across files."""
+    known = _PLAIN_FLOW_KNOWN
+    for text in texts:
+        plain = known.get(text)
+        if plain is None:
+            plain = _PLAIN_FLOW_ONLY().fullmatch(text) is not None
+            if len(known) < CACHE_LIMIT and len(text) < 64:
+                known[text] = plain
+        if not plain:
+            return False
+    return True
 
 
 def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq, int, int] | None:
@@ -315,7 +338,7 @@ def _rows(text: str) -> list[tuple[str, ...]] | None:
     # isprintable() refuses all that libyaml refuses or reads as a line break, and more (no-break spaces...).
     if not text.isascii() and not text.replace("\n", " ").isprintable():
         return None
-    if ("|" in text or ">" in text) and _BLOCK_SCALAR.search(text):
+    if ("|" in text or ">" in text) and _BLOCK_SCALAR().search(text):
         return None
     rows: list[tuple[str, ...]] = _LINE.findall(text)
     return rows if len(rows) == text.count("\n") + 1 else None  # else some line has no row

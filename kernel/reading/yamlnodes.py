@@ -205,6 +205,14 @@ def to_float(text: str) -> float:
 
 def resolve_plain(text: str) -> Any:
     """Resolve an untagged plain scalar the way YAML 1.1 (PyYAML, go-yaml v2) does."""
+    # What the table's patterns would find for the commonest scalars, without compiling them: the words of the bool
+    # and null types, and a decimal integer (which no type tried before int matches).
+    if text in BOOLEANS:
+        return BOOLEANS[text]
+    if text in _NULL:
+        return None
+    if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+        return int(text)
     for tag, pattern in _RESOLVERS.get(text[:1] if text else "", ()):
         if not pattern.match(text):
             continue

@@ -5,8 +5,6 @@ The objects hold what desched's chart model renders (:mod:`desched.deployment.ch
 rules read), not every label and annotation of the chart's templates.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -25,7 +23,7 @@ class ChartManifests(NamedTuple):
     failures: list[str]
 
 
-def chart_manifests(doc: ChartDoc) -> ChartManifests:
+def chart_manifests(doc: "ChartDoc") -> ChartManifests:
     """What the chart of ``doc`` (the primary values source of an install) renders from the install's values."""
     from desched.deployment.chartruns import chart_documents, fullname
 
@@ -65,7 +63,7 @@ def chart_manifests(doc: ChartDoc) -> ChartManifests:
     return ChartManifests(objects, notes, failures)
 
 
-def _configmap(doc: ChartDoc, name: str, namespace: str | None) -> dict[str, Any]:
+def _configmap(doc: "ChartDoc", name: str, namespace: str | None) -> dict[str, Any]:
     """The ConfigMap ``templates/configmap.yaml`` writes: the ``apiVersion`` and ``kind`` header, then the policy
     as ``toYaml`` writes it (keys sorted), or the empty value itself."""
     import yaml

@@ -17,8 +17,6 @@ for ``Retry-After`` (seconds or an HTTP date) of one call add up to at most ``ti
 also posts evictions and events and keeps its leader-election Lease.
 """
 
-from __future__ import annotations
-
 import copy
 import json
 import logging
@@ -109,13 +107,13 @@ class KubeClient:
         context: str | None = None,
         timeout: float = 30,
         warn: Callable[[str], None] = LOG.warning,
-    ) -> KubeClient:
+    ) -> "KubeClient":
         """The in-cluster service account when running in a pod and neither ``kubeconfig`` nor ``context`` is given,
         else the kubeconfig (``KUBECONFIG`` or ``~/.kube/config`` without a path)."""
         in_cluster = kubeconfig is None and context is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
         return cls(kubeconfig, context, in_cluster=in_cluster, timeout=timeout, warn=warn)
 
-    def within(self, deadline: float) -> KubeClient:
+    def within(self, deadline: float) -> "KubeClient":
         """This client (its connections and discovery shared) with no wait for ``Retry-After`` past ``deadline``
         (a :func:`time.monotonic` time)."""
         bound = copy.copy(self)

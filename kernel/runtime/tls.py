@@ -15,8 +15,6 @@ Contract:
   ChaCha20-Poly1305); CBC suites, static RSA key exchange and compression are refused.
 """
 
-from __future__ import annotations
-
 import contextlib
 import datetime
 import ipaddress
@@ -71,7 +69,7 @@ def generate(
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"desched {purpose} CA {start:%Y-%m-%d %H:%M:%S}")])
 
-    def usage(*, signature: bool = False, encipherment: bool = False, sign: bool = False) -> x509.KeyUsage:
+    def usage(*, signature: bool = False, encipherment: bool = False, sign: bool = False) -> "x509.KeyUsage":
         return x509.KeyUsage(
             digital_signature=signature,
             content_commitment=False,
@@ -84,7 +82,7 @@ def generate(
             decipher_only=False,
         )
 
-    def builder(subject: x509.Name, owner: EllipticCurvePrivateKey, lifetime: int) -> x509.CertificateBuilder:
+    def builder(subject: "x509.Name", owner: "EllipticCurvePrivateKey", lifetime: int) -> "x509.CertificateBuilder":
         return (
             x509.CertificateBuilder()
             .subject_name(subject)

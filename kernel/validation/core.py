@@ -5,8 +5,6 @@ defaulting). A field of the wrong JSON type is read as if it were absent: the st
 already, and another rule reports that, so validators must neither raise nor report it twice.
 """
 
-from __future__ import annotations
-
 import math
 from typing import Any, NamedTuple
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from desched.patterns import lazy
 from desched.validation.core import Path, go_key, items, mapping, path_key, string
 from desched.validation.gofmt import go_json_strings, go_quote, go_sharp_strings
 from desched.versions import NEWEST as _NEWEST
@@ -34,7 +35,7 @@ _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_KEY_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )
-_LABEL_KEY_RE = re.compile("^" + _LABEL_KEY_FMT + "$")
+_LABEL_KEY_RE = lazy("^" + _LABEL_KEY_FMT + "$")
 _LABEL_KEY_MAX = 63
 
 _LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
@@ -42,7 +43,7 @@ _LABEL_VALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
     "and must start and end with an alphanumeric character"
 )
-_LABEL_VALUE_RE = re.compile("^" + _LABEL_VALUE_FMT + "$")
+_LABEL_VALUE_RE = lazy("^" + _LABEL_VALUE_FMT + "$")
 _LABEL_VALUE_MAX = 63
 
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -51,10 +52,10 @@ _DNS1123_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
     "and must start and end with an alphanumeric character"
 )
-_DNS1123_SUBDOMAIN_RE = re.compile("^" + _DNS1123_SUBDOMAIN_FMT + "$")
+_DNS1123_SUBDOMAIN_RE = lazy("^" + _DNS1123_SUBDOMAIN_FMT + "$")
 _DNS1123_SUBDOMAIN_MAX = 253
 
-_INT64 = re.compile(r"^[+-]?[0-9]+$")
+_INT64 = lazy(r"^[+-]?[0-9]+$")
 
 
 def _fullmatch(pattern: re.Pattern[str], value: str) -> bool:
@@ -87,7 +88,7 @@ def is_dns1123_subdomain(value: str, target: int = _NEWEST) -> list[str]:
     errors = []
     if _byte_len(value) > _DNS1123_SUBDOMAIN_MAX:
         errors.append(_max_len_error(_DNS1123_SUBDOMAIN_MAX, target))
-    if not _fullmatch(_DNS1123_SUBDOMAIN_RE, value):
+    if not _fullmatch(_DNS1123_SUBDOMAIN_RE(), value):
         errors.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errors
 
@@ -116,7 +117,7 @@ def is_label_key(value: str, target: int = _NEWEST) -> list[str]:
         errors.append("name part must be non-empty")
     elif _byte_len(name) > _LABEL_KEY_MAX:
         errors.append("name part " + _max_len_error(_LABEL_KEY_MAX, target))
-    if not _fullmatch(_LABEL_KEY_RE, name):
+    if not _fullmatch(_LABEL_KEY_RE(), name):
         errors.append("name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
     return errors
 
@@ -126,7 +127,7 @@ def is_label_value(value: str, target: int = _NEWEST) -> list[str]:
     errors = []
     if _byte_len(value) > _LABEL_VALUE_MAX:
         errors.append(_max_len_error(_LABEL_VALUE_MAX, target))
-    if not _fullmatch(_LABEL_VALUE_RE, value):
+    if not _fullmatch(_LABEL_VALUE_RE(), value):
         errors.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errors
 
@@ -156,7 +157,7 @@ def _validate_label_value(key: str, value: str, field: str, target: int) -> str 
 
 
 def _parse_int64(text: str) -> bool:
-    return bool(_fullmatch(_INT64, text)) and -(2**63) <= int(text) <= 2**63 - 1
+    return bool(_fullmatch(_INT64(), text)) and -(2**63) <= int(text) <= 2**63 - 1
 
 
 def _new_requirement(key: str, operator: str, values: list[str] | None, target: int) -> list[str]:

@@ -13,8 +13,6 @@ executor stops at the first, the scope model lists them all. :func:`namespace_fa
 DefaultEvictor args once, gated by the release they run on.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol

@@ -8,8 +8,6 @@ serve. Only ``get`` and ``list`` requests are made. Connection and configuration
 :class:`~desched.runtime.kube.KubeError`.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from desched.errors import KubeError

@@ -10,8 +10,6 @@ Recognised kinds: Deployment, StatefulSet, ReplicaSet, ReplicationController, Jo
 Namespace, PriorityClass, PersistentVolumeClaim and StorageClass. Namespaced objects default to ``default``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 

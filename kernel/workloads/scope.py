@@ -23,8 +23,6 @@ pod count of a DaemonSet/Job under ``minReplicas``) counts as "not evictable", a
 short sentences naming the setting; informational notes may accompany an evictable verdict.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, NamedTuple

@@ -7,8 +7,6 @@ which findings take another severity than ``SEVERITY``, and when) and a generato
 and object, then applies suppression. Rules never print or read files.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -75,7 +73,7 @@ class CheckedPolicy(NamedTuple):
 
     doc: PolicyDoc
     release: Release
-    effective: Effective
+    effective: "Effective"
 
 
 def _operator_policy(doc: PolicyDoc) -> bool:
@@ -113,7 +111,7 @@ class Context:
         release: Release,
         options: Mapping[str, dict[str, Any]] | None = None,
         distribution: str | None = None,
-        model: Policy | None = None,
+        model: "Policy | None" = None,
     ) -> None:
         if model is not None:
             self.model = model
@@ -167,14 +165,14 @@ class Context:
         return check_structure(self.policy, self.target, v1alpha1=self.is_v1alpha1, registry=self.plugins)
 
     @cached_property
-    def model(self) -> Policy:
+    def model(self) -> "Policy":
         """The typed policy (:mod:`desched.policy.model`); meaningful for v1alpha2 documents."""
         from desched.policy.model import decode  # only rules that read the model pay for it
 
         return decode(self.policy, registry=self.plugins)
 
     @cached_property
-    def effective(self) -> Effective:
+    def effective(self) -> "Effective":
         """The policy the descheduler runs for this document (:func:`desched.policy.effective.effective_policy`),
         computed once: the engine lints it, the repository pass, the webhook and the executor read it."""
         from desched.policy.effective import derived, effective_policy
@@ -192,7 +190,7 @@ class Context:
         return iter(self._profiles)
 
     @cached_property
-    def arg_errors(self) -> list[LocatedError]:
+    def arg_errors(self) -> "list[LocatedError]":
         """Every upstream validation and constructor error of the document, in upstream order, with absolute paths
         (several rules report slices of it)."""
         from desched.linter.rules._validation import located_errors
@@ -202,14 +200,14 @@ class Context:
         return located_errors(self.policy, self.model, self.target, self.plugins, self.distribution)
 
     @cached_property
-    def utilization_args(self) -> list[UtilizationArgs]:
+    def utilization_args(self) -> "list[UtilizationArgs]":
         """Every Low/HighNodeUtilization pluginConfig entry (enabled or not: upstream validates all)."""
         from desched.linter.rules._thresholds import collect_utilization_args
 
         return collect_utilization_args(self.model) if self.is_v1alpha2 else []
 
     @cached_property
-    def openshift_problems(self) -> list[Problem]:
+    def openshift_problems(self) -> "list[Problem]":
         """The problems of a KubeDescheduler document (DS501-DS504 report slices of them)."""
         from desched.openshift.validate import problems
 

@@ -1,7 +1,5 @@
 """Reading node-utilization thresholds for the DS30x rules: which plugin args hold which maps."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.tree import Path
@@ -41,7 +39,7 @@ def numbers(value: Any) -> dict[str, float]:
     return {key: item for key, item in value.items() if isinstance(item, (int, float)) and not isinstance(item, bool)}
 
 
-def collect_utilization_args(model: Policy) -> list[UtilizationArgs]:
+def collect_utilization_args(model: "Policy") -> list[UtilizationArgs]:
     """Every Low/HighNodeUtilization pluginConfig entry of a v1alpha2 policy's ``model`` (enabled or not: upstream
     validates all). Rules read them computed once per document, as ``Context.utilization_args``."""
     return [

@@ -4,8 +4,6 @@ Several rules (DS006, DS301–DS304, DS309, DS310) report slices of the same res
 them once per document with :func:`located_errors`, each tagged with the upstream phase it belongs to.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -27,7 +25,7 @@ class LocatedError(NamedTuple):
 
 
 def located_errors(
-    policy: Mapping[str, Any], model: Policy, target: int, plugins: Mapping[str, Plugin], distribution: str
+    policy: Mapping[str, Any], model: "Policy", target: int, plugins: Mapping[str, Plugin], distribution: str
 ) -> list[LocatedError]:
     """Every validation and constructor error of a v1alpha2 ``policy`` (decoded as ``model``) run by release
     ``target`` on the build of ``distribution`` (registering ``plugins``), in upstream order, with absolute paths."""

@@ -94,8 +94,8 @@ def _imports(name: str, path: Path, runtime_only: bool = False) -> set[str]:
 
 #: The rooms, floor by floor from the ground up; a room on floor N may import the rooms of floors below N only.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("errors", "tree", "version", "goduration"),
-    ("versions", "extras"),
+    ("errors", "tree", "version", "patterns"),
+    ("versions", "extras", "goduration"),
     ("runtime",),  # the kube client, TLS, metrics, JSON output, the garbage collector
     ("reading",),  # files, YAML with positions
     ("chart", "validation", "api"),  # the chart as data; upstream's validators; the policy API's types
@@ -204,6 +204,27 @@ def test_no_files_import_each_other():
     assert _circles() == []
 
 
+def _declares_named_tuple(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.ClassDef) and any(ast.unparse(base).endswith("NamedTuple") for base in node.bases)
+        for node in ast.walk(tree)
+    )
+
+
+def test_named_tuples_are_declared_without_postponed_annotations():
+    """typing.NamedTuple compiles every string annotation of its fields (a ForwardRef each), which postponed
+    annotations make of all of them; the kernel's and the linter's modules that declare one write only what needs it
+    as a string. A lint, the pre-commit case's included, builds dozens of them."""
+    postponed = sorted(
+        name
+        for name, path in MODULES.items()
+        if _layer(name) in ("kernel", "linter")
+        and "from __future__ import annotations" in (text := path.read_text(encoding="utf-8"))
+        and _declares_named_tuple(ast.parse(text))
+    )
+    assert postponed == []
+
+
 def test_a_violation_is_detected(tmp_path):
     """The checker itself: a module importing a room above it, or the linter from below, is reported."""
     bad = tmp_path / "bad.py"
@@ -273,7 +294,9 @@ print(code, " ".join(sorted(sys.modules)))
 
 def test_a_plain_policy_file_loads_only_what_it_needs(tmp_path):
     """The start-up of the pre-commit case, as behaviour (timings live in bench/lint.py): ``desched lint FILE`` on a
-    plain policy in a repository of its own loads none of :data:`NOT_FOR_A_PLAIN_POLICY` and only the policy rules."""
+    plain policy in a repository of its own loads none of :data:`NOT_FOR_A_PLAIN_POLICY`, only the policy rules, and
+    only the modules of the plugins it names."""
+    from desched import plugins
     from desched.linter import rules
 
     (tmp_path / ".git").mkdir()  # in a repository, as pre-commit runs it: context discovery runs, and finds nothing
@@ -291,3 +314,9 @@ def test_a_plain_policy_file_loads_only_what_it_needs(tmp_path):
     policy_rules = {module.__name__ for module in rules.rules_for("policy")}
     loaded_rules = {m for m in modules if m.startswith("desched.linter.rules.ds")}
     assert loaded_rules == policy_rules
+    # The plugin modules are those of the plugins the policy names (it configures DefaultEvictor), no others.
+    named = {"DefaultEvictor", "RemoveDuplicates", "RemovePodsViolatingTopologySpreadConstraint", "LowNodeUtilization"}
+    named |= {"RemovePodsHavingTooManyRestarts", "RemovePodsViolatingNodeAffinity"}
+    assert set(policy.read_text(encoding="utf-8").split()) >= named
+    loaded_plugins = {m for m in modules if m.startswith("desched.plugins.")} - {"desched.plugins.base"}
+    assert loaded_plugins - {"desched.plugins.openshift"} == {plugins._UPSTREAM_MODULES[name] for name in named}

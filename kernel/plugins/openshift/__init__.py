@@ -7,5 +7,6 @@ declared like upstream's (``PLUGINS`` tuples of :class:`~desched.plugins.base.Pl
 
 from __future__ import annotations
 
-# The build's registration order after upstream's plugins (pkg/descheduler/setupplugins.go: kubevirtplugins.Register).
-MODULES = ("kubevirtmigrationaware",)
+# The build's registration order after upstream's plugins (pkg/descheduler/setupplugins.go: kubevirtplugins.Register),
+# each module with the plugins it declares.
+MODULES = (("kubevirtmigrationaware", ("KubevirtMigrationAware",)),)

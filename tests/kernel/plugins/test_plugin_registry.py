@@ -37,15 +37,18 @@ EVICTING = ("deschedule", "balance")
 
 def test_every_plugin_module_is_registered_in_upstream_order():
     modules = {info.name for info in pkgutil.iter_modules(plugins.__path__) if not info.ispkg} - {"base"}
-    assert modules == set(plugins._MODULES)
+    assert modules == {module for module, _ in plugins._MODULES}
     assert list(REGISTRY) == UPSTREAM_ORDER
+    assert [
+        plugin.name for plugin in REGISTRY.values()
+    ] == UPSTREAM_ORDER  # each module declares what it is listed with
 
 
 def test_distributions_extend_upstream_without_changing_it():
     """Upstream's build is the registry itself; OpenShift's registers upstream's plugins, then its own modules'."""
     assert plugins.DISTRIBUTIONS[plugins.UPSTREAM].plugins is REGISTRY
     modules = {info.name for info in pkgutil.iter_modules(plugins.openshift.__path__)}
-    assert modules == set(plugins.openshift.MODULES)
+    assert modules == {module for module, _ in plugins.openshift.MODULES}
     assert list(plugins.DISTRIBUTIONS[plugins.OPENSHIFT].plugins) == [*UPSTREAM_ORDER, "KubevirtMigrationAware"]
 
 
