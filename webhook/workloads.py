@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
+from desched.deployment.runs import descheduler_runs
 from desched.linter.engine import FileResult, Settings, check_inventory, deployment_findings
 from desched.linter.finding import Finding
 from desched.linter.inventory import PolicyGroup, Repository, concerning, policy_groups
@@ -299,6 +300,8 @@ def own_findings(kind: str, obj: Json, options: Options) -> list[Finding]:
     if kind not in WORKLOAD_KINDS or _controlled(obj):
         return []
     subject = obj if "kind" in obj else {**obj, "kind": kind}  # the API server sends it; a bare object is the request's
+    if next(descheduler_runs([(INCOMING, subject)]), None) is None:
+        return []  # the deployment rules judge the descheduler's containers: none, nothing to find
     return [f for f in deployment_findings(INCOMING, subject, _settings(options)) if f.suppressed is None]
 
 

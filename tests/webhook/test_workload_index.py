@@ -448,3 +448,21 @@ def test_the_repository_rules_match_a_workload_to_its_pdbs_once() -> None:
     assert decide(request, Options(), cache).rules == ["DS402", "DS403"]
     with cache.indexed() as index:
         assert index.store.index.evaluations - before == 2
+
+
+def test_a_workload_that_runs_no_descheduler_is_not_given_to_the_deployment_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deployment rules judge descheduler containers alone: a workload without one skips their model."""
+    judged: list[str] = []
+    real = checks.deployment_findings
+
+    def counting(file: str, obj: Json, settings: Settings) -> Any:
+        judged.append(obj["metadata"]["name"])
+        return real(file, obj, settings)
+
+    monkeypatch.setattr(checks, "deployment_findings", counting)
+    descheduler = deployment("descheduler", containers=[{"name": "d", "image": "registry.k8s.io/descheduler:v0.36.0"}])
+    assert checks.own_findings("Deployment", deployment("web"), Options()) == []
+    assert checks.own_findings("Deployment", descheduler, Options()) != []
+    assert judged == ["descheduler"]
