@@ -4,9 +4,10 @@ Contract: :func:`too_deep` says whether the arrays and objects of ``value`` (wha
 deeper than ``limit`` levels. It never recurses: it walks the containers level by level and stops past the limit, so its
 cost is at most one visit of each container's items; given the ``text`` the value was decoded from, it walks nothing
 when the text holds at most ``limit`` opening brackets (strings included: every array and object opens with one, so
-nothing can nest deeper), which is what an admission request's body mostly holds (a count costs a fraction of a walk). Decoding itself is safe from any depth (the C decoder raises
-RecursionError past the interpreter's recursion limit, which the caller reports the same way), and costs far less than
-scanning the text for brackets outside strings did.
+nothing can nest deeper), which is what an admission request's body mostly holds (a count costs a fraction of a
+walk). Decoding itself is safe from any depth (the C decoder raises RecursionError past the interpreter's recursion
+limit, which the caller reports the same way), and costs far less than scanning the text for brackets outside strings
+did.
 """
 
 from __future__ import annotations
