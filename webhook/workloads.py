@@ -175,7 +175,8 @@ _LAST_CHANGE: dict[str, tuple[Json | None, Json | None, Change]] = {}
 
 def change_of(current: Json | None, previous: Json | None) -> Change:
     """The :class:`Change` of a PDB request's ``current`` (None for a deletion) and ``previous`` objects, read and
-    compiled once for the request: :func:`bounded` and :func:`pdb_decision` of the same objects share it."""
+    compiled once for the request: :func:`bounded` and :func:`pdb_decision` of the same objects share it (told by
+    identity: a request's objects are never changed once decoded)."""
     last = _LAST_CHANGE.get("last")
     if last is not None and last[0] is current and last[1] is previous:
         return last[2]
