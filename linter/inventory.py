@@ -138,6 +138,7 @@ class Repository:
         self._groups = groups
         self._analyses: list[Analysis] | None = None
         self._targeted: list[Targeted] | None = None
+        self._pdbs: dict[int, tuple[Workload, list[PDB]]] = {}  # id of a workload -> it, the PDBs covering it
 
     @classmethod
     def of(cls, policies: Iterable[CheckedPolicy], documents: Iterable[tuple[str, Any]]) -> "Repository":
@@ -177,7 +178,12 @@ class Repository:
         return self._targeted
 
     def pdbs(self, workload: Workload) -> list[PDB]:
-        return self.index.matching(workload)
+        """The PDBs covering ``workload``'s pods (:meth:`PDBIndex.matching`), matched once per workload (several rules
+        ask); the list is shared, not to be changed."""
+        known = self._pdbs.get(id(workload))
+        if known is None or known[0] is not workload:
+            known = self._pdbs[id(workload)] = (workload, self.index.matching(workload))
+        return known[1]
 
 
 def concerning(findings: Iterable[Finding], subjects: Collection[Workload | PDB]) -> list[Finding]:

@@ -17,10 +17,11 @@ Pods: their owner was judged when it was admitted). For the repository rules, a 
 :class:`~desched.linter.inventory.Repository` of the active policy (its effective form, computed once when the policy
 was linted) and every cached object; but a view that keeps a :class:`ClusterIndex` (:class:`Indexed`: the webhook's
 cache) is not read whole: a workload request judges the incoming workload alone, a PDB request the workloads its old
-and new selectors pick in their namespace, against the policy's eviction scopes compiled once per policy change. What
-a request costs grows with that object's namespace and selectors, not with the cluster. ``reference=True`` (and an
-object whose ``kind`` is not the request's, which the API server never sends, or a view without an index) decides
-over every cached object instead; the tests hold the two to the same decisions.
+and new selectors pick in their namespace (each selector compiled and matched once a request, :func:`change_of`),
+against the policy's eviction scopes compiled once per policy change. What a request costs grows with that object's
+namespace and selectors, not with the cluster. ``reference=True`` (and an object whose ``kind`` is not the request's,
+which the API server never sends, or a view without an index) decides over every cached object instead; the tests
+hold the two to the same decisions.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
+from desched.deployment.runs import descheduler_runs
 from desched.linter.engine import FileResult, Settings, check_inventory, deployment_findings
 from desched.linter.finding import Finding
 from desched.linter.inventory import PolicyGroup, Repository, concerning, policy_groups
@@ -47,15 +49,18 @@ from desched.webhook.decision import (
 )
 from desched.workloads import PDB, InventoryStore, PDBIndex, Workload, collect
 from desched.workloads.model import WORKLOAD_KINDS
+from desched.workloads.pdb import pdb_selector
 from desched.workloads.store import Key
 
 __all__ = [
     "ADMITTED_KINDS",
     "REPOSITORY_KINDS",
     "WORKLOAD_RULES",
+    "Change",
     "ClusterIndex",
     "Indexed",
     "bounded",
+    "change_of",
     "object_key",
     "own_findings",
     "pdb_decision",
@@ -138,6 +143,48 @@ def _first_pdb(file: str, obj: Json | None) -> PDB | None:
     return pdbs[0] if pdbs else None
 
 
+class Change:
+    """What a PDB request changes: the new PDB (:data:`INCOMING`) and the old one (:data:`CACHED`), each with its
+    compiled selector (None without the PDB), and the workloads they select, matched once while the store stays
+    the same (:attr:`InventoryStore.changes`)."""
+
+    __slots__ = ("_selected", "new", "new_selector", "old", "old_selector")
+
+    def __init__(self, new: PDB | None, old: PDB | None) -> None:
+        self.new, self.old = new, old
+        self.new_selector = pdb_selector(new) if new is not None else None
+        self.old_selector = pdb_selector(old) if old is not None else None
+        self._selected: tuple[InventoryStore, int, list[Workload]] | None = None
+
+    def reach(self, store: InventoryStore) -> int:
+        """:meth:`InventoryStore.reach` of both PDBs."""
+        return store.reach(self.new, self.new_selector) + store.reach(self.old, self.old_selector)
+
+    def selected(self, store: InventoryStore) -> list[Workload]:
+        """:meth:`InventoryStore.selected` of the new PDB, then of the old one (a list shared, not to be changed)."""
+        known = self._selected
+        if known is None or known[0] is not store or known[1] != store.changes:
+            found = store.selected(self.new, self.new_selector) + store.selected(self.old, self.old_selector)
+            known = self._selected = (store, store.changes, found)
+        return known[2]
+
+
+#: The last :class:`Change` read, with the request objects it was read from (held, so their ids stay theirs).
+_LAST_CHANGE: dict[str, tuple[Json | None, Json | None, Change]] = {}
+
+
+def change_of(current: Json | None, previous: Json | None) -> Change:
+    """The :class:`Change` of a PDB request's ``current`` (None for a deletion) and ``previous`` objects, read and
+    compiled once for the request: :func:`bounded` and :func:`pdb_decision` of the same objects share it (told by
+    identity: a request's objects are never changed once decoded)."""
+    last = _LAST_CHANGE.get("last")
+    if last is not None and last[0] is current and last[1] is previous:
+        return last[2]
+    change = Change(_first_pdb(INCOMING, current), _first_pdb(CACHED, previous))
+    _LAST_CHANGE["last"] = (current, previous, change)
+    return change
+
+
 def _indexed_workload(index: ClusterIndex, policy: FileResult, obj: Json, options: Options) -> list[Finding]:
     """The incoming workload's findings, judged alone (no other workload changes them)."""
     subjects = [index.store.workload(workload) for workload in collect([(INCOMING, obj)]).workloads]
@@ -152,12 +199,11 @@ def _indexed_pdb(
     the change (a PDB covered them), and none the new one selects after: what it reports after is what is lost."""
     store = index.store
     hidden = store.order(object_key(current or previous or {}))
-    new, old = _first_pdb(INCOMING, current), _first_pdb(CACHED, previous)
-    affected = {workload.key: workload for workload in store.selected(new) + store.selected(old)}
-    found = check_inventory(
-        index.repository(policy, affected.values(), store.index.view(hidden, new)), _settings(options)
-    )
-    return _about(found, new), sorted(_unprotected(found))
+    change = change_of(current, previous)
+    affected = {workload.key: workload for workload in change.selected(store)}
+    pdbs = store.index.view(hidden, change.new, change.new_selector)
+    found = check_inventory(index.repository(policy, affected.values(), pdbs), _settings(options))
+    return _about(found, change.new), sorted(_unprotected(found))
 
 
 def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKLOADS) -> bool:
@@ -177,11 +223,11 @@ def bounded(request: Json, cluster: ClusterView | None, most: int = INLINE_WORKL
         current = None
     if not (_plain(current, kind) and _plain(previous, kind)):
         return False
-    new, old = _first_pdb(INCOMING, current), _first_pdb(CACHED, previous)
+    change = change_of(current, previous)
     with indexed() as index:
         store = index.store
-        reach = store.reach(new) + store.reach(old)
-        return reach <= most or (reach <= MATCHED * most and len(store.selected(new) + store.selected(old)) <= most)
+        reach = change.reach(store)
+        return reach <= most or (reach <= MATCHED * most and len(change.selected(store)) <= most)
 
 
 def _cluster_findings(
@@ -255,6 +301,8 @@ def own_findings(kind: str, obj: Json, options: Options) -> list[Finding]:
     if kind not in WORKLOAD_KINDS or _controlled(obj):
         return []
     subject = obj if "kind" in obj else {**obj, "kind": kind}  # the API server sends it; a bare object is the request's
+    if next(descheduler_runs([(INCOMING, subject)]), None) is None:
+        return []  # the deployment rules judge the descheduler's containers: none, nothing to find
     return [f for f in deployment_findings(INCOMING, subject, _settings(options)) if f.suppressed is None]
 
 

@@ -107,10 +107,12 @@ class PDBIndex:
         order within each bucket."""
         return self._matching(workload, None, None)
 
-    def view(self, hidden: int | None = None, extra: PDB | None = None) -> PDBIndex:
-        """This index as if the PDB at order ``hidden`` were absent and ``extra`` came after every other PDB: a
-        read-only view that shares the buckets (valid until the next :meth:`put` or :meth:`remove`)."""
-        selector = pdb_selector(extra) if extra is not None else _NOTHING
+    def view(self, hidden: int | None = None, extra: PDB | None = None, selector: Selector | None = None) -> PDBIndex:
+        """This index as if the PDB at order ``hidden`` were absent and ``extra`` (its selector: ``selector`` when the
+        caller compiled it, :func:`pdb_selector`) came after every other PDB: a read-only view that shares the
+        buckets (valid until the next :meth:`put` or :meth:`remove`)."""
+        if selector is None:
+            selector = pdb_selector(extra) if extra is not None else _NOTHING
         entry = None if extra is None or selector.kind in ("nil", "invalid") else (_LAST, extra, selector)
         return _View(self, hidden, entry)
 

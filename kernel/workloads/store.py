@@ -15,8 +15,9 @@ every object put and not removed, in the order of their first put (a key removed
 
 Each call costs what its object (its namespace, its selector's label pairs) needs, never a pass over the store.
 ``priorities`` counts the changes of PriorityClasses (what a compiled :class:`~desched.workloads.scope.EvictionScope`
-reads). One object per key (not a ``List``); keys as the API names objects, so two keys never describe the same
-Namespace, PriorityClass, PVC or StorageClass. Not thread-safe: the caller serialises.
+reads), ``changes`` every put and remove (while it stays, the store answers the same). One object per key (not a
+``List``); keys as the API names objects, so two keys never describe the same Namespace, PriorityClass, PVC or
+StorageClass. Not thread-safe: the caller serialises.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class InventoryStore:
         "_namespaces",
         "_pairs",
         "_read",
+        "changes",
         "file",
         "index",
         "priorities",
@@ -56,6 +58,7 @@ class InventoryStore:
         self.file = file
         self.index = PDBIndex()
         self.priorities = 0
+        self.changes = 0
         self._counter = itertools.count()
         self._read: dict[Key, tuple[int, Inventory]] = {}  # key -> (order, what collect read of the object)
         self._context = Inventory()  # the Namespaces, PriorityClasses, PVCs and StorageClasses
@@ -66,6 +69,7 @@ class InventoryStore:
 
     def put(self, key: Key, obj: Any) -> None:
         """Read ``obj`` under ``key`` (see the module contract)."""
+        self.changes += 1
         known = self._read.get(key)
         order = known[0] if known is not None else next(self._counter)
         if known is not None:
@@ -76,6 +80,7 @@ class InventoryStore:
 
     def remove(self, key: Key) -> None:
         """Forget the object under ``key`` (nothing when there is none)."""
+        self.changes += 1
         known = self._read.pop(key, None)
         if known is not None:
             self._retract(key, *known)
@@ -107,20 +112,23 @@ class InventoryStore:
         inventory.storage_classes = context.storage_classes
         return inventory
 
-    def selected(self, pdb: PDB | None) -> list[Workload]:
-        """The workloads held whose pods ``pdb`` selects (its namespace, its selector), in order, HPAs applied."""
-        selector, candidates = self._candidates(pdb)
+    def selected(self, pdb: PDB | None, selector: Selector | None = None) -> list[Workload]:
+        """The workloads held whose pods ``pdb`` selects (its namespace, its selector: ``selector`` when the caller
+        compiled it, :func:`~desched.workloads.pdb.pdb_selector`), in order, HPAs applied."""
+        selector, candidates = self._candidates(pdb, selector)
         found = sorted((placed for placed in candidates.values() if selector.matches(placed[1].labels)), key=_first)
         return [self.workload(workload) for _, workload in found]
 
-    def reach(self, pdb: PDB | None) -> int:
-        """At least as many workloads as :meth:`selected` returns, counted without matching one."""
-        return len(self._candidates(pdb)[1])
+    def reach(self, pdb: PDB | None, selector: Selector | None = None) -> int:
+        """At least as many workloads as :meth:`selected` returns (``selector`` as there), counted without matching
+        one."""
+        return len(self._candidates(pdb, selector)[1])
 
-    def _candidates(self, pdb: PDB | None) -> tuple[Selector, _Placed]:
-        """``pdb``'s selector and the workloads it may select: those with the rarest of its ``matchLabels`` pairs
-        (every pair must match), else its namespace's."""
-        selector = pdb_selector(pdb) if pdb is not None else _NOTHING
+    def _candidates(self, pdb: PDB | None, selector: Selector | None) -> tuple[Selector, _Placed]:
+        """``pdb``'s selector (``selector`` when given) and the workloads it may select: those with the rarest of its
+        ``matchLabels`` pairs (every pair must match), else its namespace's."""
+        if selector is None:
+            selector = pdb_selector(pdb) if pdb is not None else _NOTHING
         if selector.kind in ("nil", "invalid") or pdb is None:
             return selector, {}
         candidates = self._namespaces.get(pdb.namespace, {})

@@ -19,6 +19,8 @@ from desched.webhook.review import decide
 from desched.webhook.state import ClusterCache
 from desched.webhook.workloads import REPOSITORY_KINDS, WORKLOAD_RULES, Indexed
 from desched.workloads import EvictionScope
+from desched.workloads import pdb as pdb_module
+from desched.workloads import store as store_module
 
 from ..kernel.workloads.generated import events, pdbs, workloads
 
@@ -413,3 +415,54 @@ def test_a_pdb_decision_runs_the_repository_rules_once(monkeypatch: pytest.Monke
     )
     assert passes == [1]
     assert any("DS401 Deployment a/web: no PodDisruptionBudget covers it" in line for line in decision.warnings)
+
+
+def test_a_pdb_request_compiles_each_of_its_selectors_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Routing (:func:`bounded`) and deciding a PDB update read the old and the new PDB once: two selectors
+    compiled, whatever the routing and the rules ask of them."""
+    cache = new_cache(EVICTING)
+    feed(cache, [(False, deployment("web")), (False, budget("web", "web")), (False, budget("again", "web"))])
+    compiled: list[Any] = []
+    real = checks.pdb_selector
+
+    def counting(pdb: Any) -> Any:
+        compiled.append(pdb.name)
+        return real(pdb)
+
+    for module in (checks, store_module, pdb_module):
+        monkeypatch.setattr(module, "pdb_selector", counting)
+    request = review("PodDisruptionBudget", budget("web", "web", maxUnavailable=0), "UPDATE", budget("web", "web"))
+    assert checks.bounded(request, cache)
+    assert decide(request, Options(), cache).rules == ["DS402", "DS403"]
+    assert sorted(compiled) == ["web", "web"]
+
+
+def test_the_repository_rules_match_a_workload_to_its_pdbs_once() -> None:
+    """DS401, DS402 and DS403 all ask which PDBs cover a targeted workload: its two candidates (the cached PDB and
+    the incoming one) are evaluated once."""
+    cache = new_cache(EVICTING)
+    feed(cache, [(False, deployment("web")), (False, budget("web", "web"))])
+    with cache.indexed() as index:
+        before = index.store.index.evaluations
+    request = review("PodDisruptionBudget", budget("again", "web", maxUnavailable=0))
+    assert decide(request, Options(), cache).rules == ["DS402", "DS403"]
+    with cache.indexed() as index:
+        assert index.store.index.evaluations - before == 2
+
+
+def test_a_workload_that_runs_no_descheduler_is_not_given_to_the_deployment_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deployment rules judge descheduler containers alone: a workload without one skips their model."""
+    judged: list[str] = []
+    real = checks.deployment_findings
+
+    def counting(file: str, obj: Json, settings: Settings) -> Any:
+        judged.append(obj["metadata"]["name"])
+        return real(file, obj, settings)
+
+    monkeypatch.setattr(checks, "deployment_findings", counting)
+    descheduler = deployment("descheduler", containers=[{"name": "d", "image": "registry.k8s.io/descheduler:v0.36.0"}])
+    assert checks.own_findings("Deployment", deployment("web"), Options()) == []
+    assert checks.own_findings("Deployment", descheduler, Options()) != []
+    assert judged == ["descheduler"]
