@@ -233,7 +233,6 @@ def _known(findings: list[Finding], template: "Neutralized | None") -> list[Find
 def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: FileResult, prefix: str = "") -> None:
     doc = ctx.doc
     for module in modules:
-        release_dependent = getattr(module, "RELEASE_DEPENDENT", False)
         for hit in module.check(ctx):
             if not doc.reported_here(hit.path):
                 continue  # another values source of the same chart install reports it
@@ -241,7 +240,8 @@ def _run(ctx: Context, modules: list[ModuleType], settings: Settings, result: Fi
             level = settings.severities.get(module.ID) or hit.severity or module.SEVERITY
             path = pointer(doc.object_path(hit.path))
             message = prefix + hit.message
-            if release_dependent:  # a finding that depends on the release says which one was assumed and why
+            if getattr(module, "RELEASE_DEPENDENT", False):  # a finding that depends on the release names the release
+                # assumed and why; read at a finding, as most rules find nothing and lack the attribute
                 message += f" ({ctx.release.note()})"
             supplied = doc.chart_default(hit.path)
             if supplied is not None:
