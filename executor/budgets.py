@@ -43,6 +43,8 @@ from desched.workloads.selectors import Selector, label_map
 __all__ = ["Budget", "BudgetCheck", "empty_selector_matches"]
 
 _IGNORED_PHASES = ("Succeeded", "Failed", "Pending")
+#: a namespace and the frozenset of a label mapping's items: the key of what is found once per label set
+LabelSet = tuple[str, frozenset[tuple[str, str]]]
 
 
 class Budget(NamedTuple):
@@ -115,15 +117,18 @@ class BudgetCheck:
         self._found: dict[tuple[str, str], Budget] = {}  # as computed before any eviction
         # namespace -> label set -> (the labels, the pods that carry them): a workload's pods share one
         self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
-        self._labels: dict[str, dict[str, str]] = {}  # uid -> labels
+        # uid -> ((namespace, label set), labels): one such pair per label set, for :meth:`_matching`
+        self._labels: dict[str, tuple[LabelSet, dict[str, str]]] = {}
+        shared: dict[LabelSet, tuple[LabelSet, dict[str, str]]] = {}
         for uid, pod in cluster.pods.items():
             labels = label_map((pod.get("metadata") or {}).get("labels"))
-            groups = self._pods.setdefault(key(pod)[0], {})
-            group = groups.setdefault(frozenset(labels.items()), (labels, []))
+            namespace = key(pod)[0]
+            label_set = frozenset(labels.items())
+            group = self._pods.setdefault(namespace, {}).setdefault(label_set, (labels, []))
             group[1].append(pod)
-            self._labels[uid] = group[0]  # one mapping per label set
+            self._labels[uid] = shared.setdefault((namespace, label_set), ((namespace, label_set), group[0]))
         # pods of one workload share their labels: the PDBs that select a label set, found once
-        self._selecting: dict[tuple[str, frozenset[tuple[str, str]]], list[tuple[Json, Selector]]] = {}
+        self._selecting: dict[LabelSet, list[tuple[Json, Selector]]] = {}
         # namespace -> label pair -> the label sets (with their pods) that hold it, made on first use
         self._by_pair: dict[str, dict[tuple[str, str], list[tuple[dict[str, str], list[Json]]]]] = {}
 
@@ -132,10 +137,11 @@ class BudgetCheck:
         if (pod.get("status") or {}).get("phase") in _IGNORED_PHASES or is_terminating(pod):
             return None
         uid = str((pod.get("metadata") or {}).get("uid"))
-        labels = self._labels.get(uid)
-        if labels is None:
+        found = self._labels.get(uid)
+        if found is None:
             labels = label_map((pod.get("metadata") or {}).get("labels"))
-        matching = self._matching(key(pod)[0], labels)
+            found = ((key(pod)[0], frozenset(labels.items())), labels)
+        matching = self._matching(*found)
         if not matching:
             return None
         if len(matching) > 1:
@@ -160,11 +166,12 @@ class BudgetCheck:
         self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - _healthy(pod))
         return None
 
-    def _matching(self, namespace: str, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
-        """The PDBs of ``namespace`` whose selector matches ``labels``, with their selectors."""
-        label_set = (namespace, frozenset(labels.items()))
+    def _matching(self, label_set: LabelSet, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
+        """The PDBs of the namespace whose selector matches ``labels`` (``label_set``: the namespace and the
+        frozenset of the labels' items), with their selectors."""
         found = self._selecting.get(label_set)
         if found is None:
+            namespace = label_set[0]
             found = [
                 (pdb, selector)
                 for pdb, selector in self.cluster.pdbs.get(namespace, [])

@@ -33,6 +33,8 @@ from desched.workloads.eviction import (
 )
 from desched.workloads.selectors import label_map
 
+_UNSEEN = ""  # a cached Filter verdict is None or a non-empty reason: this one marks a pod not yet seen
+
 
 class UnrunnablePolicy(PolicyRefused):
     """The policy cannot be run in this cluster (upstream fails at start-up with the same problem)."""
@@ -193,8 +195,10 @@ class DefaultEvictor:
         uid = str(metadata.get("uid"))
         # an evicted pod of a real run turns terminating within the cycle: its verdict is not cached
         cached = self._filtered if metadata.get("deletionTimestamp") is None else None
-        if cached is not None and uid in cached:
-            return cached[uid]
+        if cached is not None:
+            found = cached.get(uid, _UNSEEN)
+            if found != _UNSEEN:
+                return found
         view = _LivePod(pod, self.cluster)
         failure = next(filter_failures(view, self.settings), None)
         reason = None if failure is None else _wording(failure, view, self.settings, self.args)

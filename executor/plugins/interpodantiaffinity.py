@@ -116,9 +116,8 @@ class _Listing:
 
     def conflicts(self, pod: Json) -> bool:
         """Whether one of ``pod``'s required anti-affinity terms matches another listed pod (module contract)."""
-        affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {}
         namespace = str(pod["metadata"].get("namespace") or "")
-        for term in affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []:
+        for term in _required_terms(pod):
             namespaces = sorted(set(term.get("namespaces") or [namespace]))
             selector, matches = self._term(namespaces, term.get("labelSelector"))
             if selector.kind == "invalid":
@@ -159,6 +158,12 @@ class _Listing:
         return pods if best is None else best
 
 
+def _required_terms(pod: Json) -> list[Json]:
+    """The pod's required anti-affinity terms (``[]`` when it has none: it conflicts with no pod)."""
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {}
+    return affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+
+
 def _name(pod: Json) -> str:
     return str(pod["metadata"].get("name") or "")
 
@@ -180,7 +185,8 @@ class Implementation:
         by_node = {name: [pod for pod in handle.active_pods_on_node(name) if self.accepts(pod)] for name in node_labels}
         listing = _Listing((pod for pods in by_node.values() for pod in pods), node_labels)
         for node in nodes:
-            listed = by_node[str(node["metadata"]["name"])]
+            # only pods with required terms can conflict: the others need no place in the (stable) sort
+            listed = filter(_required_terms, by_node[str(node["metadata"]["name"])])
             for pod in podutil.sort_by_priority_low_to_high(listed, handle.cluster.priority_key):
                 if not listing.conflicts(pod) or not (handle.filter(pod) and handle.pre_eviction_filter(pod)):
                     continue

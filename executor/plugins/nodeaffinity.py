@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 
 from desched.executor import nodeutil
 from desched.executor.cluster import Json
@@ -92,15 +93,17 @@ class Implementation:
 
     def _process(self, nodes: list[Json], violates: Violation) -> None:
         """Upstream's ``processNodes``. Its listing calls ``Filter`` a second time inside the affinity predicate; the
-        result cannot differ, so it is called once here. The cheap affinity tests run before ``PodFitsAnyNode``, and
-        the violation before ``PreEvictionFilter`` (NodeFit): all of them are pure, so only the cost changes."""
+        result cannot differ, so it is called once here. The cheap affinity tests run before ``PodFitsAnyNode``, the
+        violation before ``Filter`` (:meth:`Handle.filter_and`) and ``PreEvictionFilter`` (NodeFit): all of them are
+        pure, so only the cost changes."""
         handle = self.handle
         for node in nodes:
             name = str(node["metadata"]["name"])
+            violates_here = partial(_on_node, violates, node)
             listed = [
                 pod
                 for pod in handle.active_pods_on_node(name)
-                if self.accepts(pod) and handle.filter(pod) and violates(pod, node) and handle.pre_eviction_filter(pod)
+                if self.accepts(pod) and handle.filter_and(pod, violates_here) and handle.pre_eviction_filter(pod)
             ]
             for pod in listed:
                 outcome = handle.evict(pod, NAME)
@@ -108,3 +111,8 @@ class Implementation:
                     break
                 elif outcome is Outcome.TOTAL_LIMIT:
                     return
+
+
+def _on_node(violates: Violation, node: Json, pod: Json) -> bool:
+    """``violates(pod, node)``, with its arguments in the order :func:`functools.partial` binds them."""
+    return violates(pod, node)

@@ -13,6 +13,7 @@ any other refusal moves on to the next pod.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from desched.executor import nodeutil
 from desched.executor.cluster import Json
@@ -60,13 +61,11 @@ class Implementation:
             name = str(node["metadata"]["name"])
             taints = [taint for taint in (node.get("spec") or {}).get("taints") or [] if self.counts(taint)]
             # the listing's checks are pure: the cheap toleration test goes before PreEvictionFilter (NodeFit)
+            untolerated = partial(_untolerated, taints)
             listed = [
                 pod
                 for pod in handle.active_pods_on_node(name)
-                if self.accepts(pod)
-                and handle.filter(pod)
-                and not nodeutil.tolerations_tolerate_taints((pod.get("spec") or {}).get("tolerations") or [], taints)
-                and handle.pre_eviction_filter(pod)
+                if self.accepts(pod) and handle.filter_and(pod, untolerated) and handle.pre_eviction_filter(pod)
             ]
             for pod in listed:
                 outcome = handle.evict(pod, NAME)
@@ -74,3 +73,8 @@ class Implementation:
                     break
                 if outcome is Outcome.TOTAL_LIMIT:
                     return
+
+
+def _untolerated(taints: list[Json], pod: Json) -> bool:
+    """Whether one of ``taints`` is not tolerated by the pod."""
+    return not nodeutil.tolerations_tolerate_taints((pod.get("spec") or {}).get("tolerations") or [], taints)

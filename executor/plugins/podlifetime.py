@@ -118,14 +118,12 @@ class Implementation:
         self.accepts = pod_filter(args.namespaces, args.label_selector)
         self.criteria = criteria(args, handle.now)
 
+    def _meets_criteria(self, pod: Json) -> bool:
+        return all(check(pod) for check in self.criteria)
+
     def _candidate(self, pod: Json) -> bool:
         handle = self.handle
-        return (
-            self.accepts(pod)
-            and handle.filter(pod)
-            and all(check(pod) for check in self.criteria)
-            and handle.pre_eviction_filter(pod)
-        )
+        return self.accepts(pod) and handle.filter_and(pod, self._meets_criteria) and handle.pre_eviction_filter(pod)
 
     def deschedule(self, nodes: list[Json]) -> None:
         candidates = [

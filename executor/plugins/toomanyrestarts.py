@@ -41,14 +41,15 @@ class Implementation:
         waiting = state_reasons(container_statuses(pod, init=self.including_init), states=("waiting",))
         return not self.states.isdisjoint(waiting)
 
+    def _over_threshold(self, pod: Json) -> bool:
+        """At least the threshold's restarts, in one of the states: the plugin's own (pure) test of a pod."""
+        return total_restarts(pod, self.including_init) >= self.threshold and self._in_states(pod)
+
     def _restarts(self, pod: Json) -> int | None:
         """The pod's restart count when it is a candidate, else None."""
-        if not (self.accepts(pod) and self.handle.filter(pod)):
+        if not (self.accepts(pod) and self.handle.filter_and(pod, self._over_threshold)):
             return None
-        restarts = total_restarts(pod, self.including_init)
-        if restarts < self.threshold or not self._in_states(pod):
-            return None
-        return restarts
+        return total_restarts(pod, self.including_init)
 
     def deschedule(self, nodes: list[Json]) -> None:
         for node in nodes:
