@@ -174,27 +174,31 @@ def read_text(path: str) -> str:
 
 
 def decode_text(data: bytes | bytearray) -> str:
-    """``data`` as text: UTF-8 (a BOM dropped) or UTF-16 with its BOM; :class:`SourceError` (with the position of
-    the first bad byte) for binary data (a NUL in the first 8 KiB) or bytes that are not UTF-8."""
+    """``data`` as text: UTF-8 (a BOM dropped) or UTF-16 with its BOM; :class:`SourceError` for binary data (a NUL
+    in the first 8 KiB) or bytes that are not UTF-8, at the line and column (in characters, the BOM not counted, as
+    the text's other positions are) of the first bad byte."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError as exc:
             raise SourceError(f"invalid UTF-16 text: {exc.reason}") from None
+    skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     nul = data.find(b"\x00", 0, 8192)
     if nul >= 0:
-        raise SourceError("binary file (contains NUL bytes); not YAML", *_position(data, nul))
+        raise SourceError("binary file (contains NUL bytes); not YAML", *_position(data, skip, nul))
     try:
-        return data.decode("utf-8-sig")
+        return str(memoryview(data)[skip:], "utf-8")
     except UnicodeDecodeError as exc:
-        line, column = _position(data, exc.start)
-        raise SourceError(f"invalid UTF-8 byte 0x{data[exc.start]:02x}; YAML must be UTF-8", line, column) from None
+        bad = skip + exc.start
+        line, column = _position(data, skip, bad)
+        raise SourceError(f"invalid UTF-8 byte 0x{data[bad]:02x}; YAML must be UTF-8", line, column) from None
 
 
-def _position(data: bytes | bytearray, offset: int) -> tuple[int, int]:
-    line = data.count(b"\n", 0, offset) + 1
-    start = data.rfind(b"\n", 0, offset) + 1
-    return line, offset - start + 1
+def _position(data: bytes | bytearray, skip: int, offset: int) -> tuple[int, int]:
+    """The line and column (in characters) of byte ``offset`` of ``data``, whose first ``skip`` bytes (a BOM) are
+    not counted."""
+    start = data.rfind(b"\n", skip, offset) + 1 or skip
+    return data.count(b"\n", skip, offset) + 1, len(data[start:offset].decode("utf-8", "replace")) + 1
 
 
 def repository_root(file: str) -> str | None:
