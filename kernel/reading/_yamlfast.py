@@ -17,7 +17,6 @@ a document consists of, and everything libyaml would reject.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
@@ -90,13 +89,12 @@ _LINE = re.compile(
 _BLOCK_SCALAR = lazy(r"(?:^| )[|>][-+0-9]*(?: *$| +#)", re.MULTILINE)
 
 
-@functools.cache
-def _flow_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The patterns of :func:`_flow`, compiled when a text first has a flow collection written otherwise than the
-    usual way: a flow scalar (1 a plain one, 2 a quoted one), a flow key with its colon (1 the key, quotes
-    included), and what may follow a collection on its line."""
-    item = re.compile(r"(" + _PLAIN_FLOW + r")|(" + _QUOTED + r")")
-    return item, re.compile(r"(" + _SCALAR + r"): +"), re.compile(_TAIL)
+# The patterns of _flow, compiled when a text first has a flow collection written otherwise than the usual way: a
+# flow scalar (1 a plain one, 2 a quoted one), a flow key with its colon (1 the key, quotes included), and what may
+# follow a collection on its line.
+_ITEM = lazy(r"(" + _PLAIN_FLOW + r")|(" + _QUOTED + r")")
+_FLOW_KEY = lazy(r"(" + _SCALAR + r"): +")
+_END = lazy(_TAIL)
 
 
 _KEYS: dict[str, str] = {}  # key, quotes included -> key text
@@ -129,7 +127,7 @@ def _key(raw: str) -> str | None:
 
 
 def _scalar(plain: str, quoted: str) -> tuple[Any, str]:
-    """A flow scalar and its style, from the groups of :func:`_flow_patterns`' first pattern."""
+    """A flow scalar and its style, from the groups of :data:`_ITEM`."""
     if plain:
         return plain_scalar(plain), ""
     return _unquote(quoted), quoted[0]
@@ -235,7 +233,7 @@ def _flow(text: str, column: int, lineno: int, depth: int) -> tuple[YMap | YSeq,
     """
     tally = [0, 0]
     parsed = _flow_node(text, 0, column + 1, lineno, depth, tally)
-    if parsed is None or _flow_patterns()[2].fullmatch(text, parsed[1]) is None:
+    if parsed is None or _END().fullmatch(text, parsed[1]) is None:
         return None
     return parsed[0], tally[0], tally[1]
 
@@ -252,7 +250,7 @@ def _flow_node(
     column ``base + index``; duplicate keys count in ``tally[0]``, nodes in ``tally[1]``."""
     if depth >= MAX_DEPTH:
         return None
-    item_pattern, key_pattern, _ = _flow_patterns()
+    item_pattern, key_pattern = _ITEM(), _FLOW_KEY()
     tally[1] += 1
     node: YMap | YSeq
     if text[start] == "{":

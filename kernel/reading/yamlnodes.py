@@ -9,7 +9,10 @@ upstream uses.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
+
+from desched.patterns import lazy
 
 __all__ = [
     "BOOLEANS",
@@ -116,23 +119,7 @@ _NULL = {"", "~", "null", "Null", "NULL"}
 # tests/kernel/reading/test_yamlsrc.py holds this table equal to). Written here so that the plain block YAML the fast
 # scanner reads never imports PyYAML, whose import is a third of a one-file lint; each pattern is compiled when a
 # scalar first needs it (a policy's scalars never need the timestamp's, the longest).
-class _Implicit:
-    """The pattern of one implicit type, anchored, compiled on first use."""
-
-    __slots__ = ("_compiled", "source")
-
-    def __init__(self, pattern: str) -> None:
-        self.source = f"^(?:{pattern})$"
-        self._compiled: re.Pattern[str] | None = None
-
-    def match(self, text: str) -> re.Match[str] | None:
-        """``re.match`` of the pattern at the start of ``text``."""
-        if self._compiled is None:
-            self._compiled = re.compile(self.source)
-        return self._compiled.match(text)
-
-
-def _implicit_resolvers() -> dict[str, list[tuple[str, _Implicit]]]:
+def _implicit_resolvers() -> dict[str, list[tuple[str, Callable[[], re.Pattern[str]]]]]:
     digits = "0123456789"
     types = [
         ("bool", "yYnNtTfFoO", r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"),
@@ -160,9 +147,9 @@ def _implicit_resolvers() -> dict[str, list[tuple[str, _Implicit]]]:
         ("value", "=", r"="),
         ("yaml", "!&*", r"!|&|\*"),
     ]
-    table: dict[str, list[tuple[str, _Implicit]]] = {}
+    table: dict[str, list[tuple[str, Callable[[], re.Pattern[str]]]]] = {}
     for kind, firsts, pattern in types:
-        implicit = _Implicit(pattern)
+        implicit = lazy(f"^(?:{pattern})$")
         for first in [*firsts, *([""] if kind == "null" else [])]:
             table.setdefault(first, []).append((_TAG + kind, implicit))
     return table
@@ -214,7 +201,7 @@ def resolve_plain(text: str) -> Any:
     if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
         return int(text)
     for tag, pattern in _RESOLVERS.get(text[:1] if text else "", ()):
-        if not pattern.match(text):
+        if not pattern().match(text):
             continue
         kind = tag[len(_TAG) :]
         if ":" in text:

@@ -169,7 +169,7 @@ def test_plain_scalars_resolve_to_the_type_pyyaml_gives(text: str) -> None:
 
     first = text[:1]
     theirs = [tag for tag, pattern in Resolver.yaml_implicit_resolvers.get(first, ()) if pattern.match(text)]
-    assert [tag for tag, pattern in _RESOLVERS.get(first, ()) if pattern.match(text)] == theirs
+    assert [tag for tag, pattern in _RESOLVERS.get(first, ()) if pattern().match(text)] == theirs
 
 
 def test_a_policy_the_fast_scanner_reads_never_imports_pyyaml() -> None:
