@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desched.errors import UsageError
 from desched.executor.load import load_policy
@@ -39,6 +39,14 @@ from desched.executor.report import render_text, report
 from desched.executor.snapshot import read_snapshot
 from desched.policy.model import EVICTING_POINTS, Policy
 from desched.runtime import jsontext
+
+if TYPE_CHECKING:  # the cycle's modules are imported when a cycle runs, not to parse the command line
+    from desched.executor.evictions import Eviction, EvictionFailure
+    from desched.executor.forecast import Forecast
+    from desched.executor.framework import CycleResult
+
+#: What :func:`_simulate` hands the report: the cycle's result, evictions, failures and forecast.
+Simulated = tuple["CycleResult", list["Eviction"], list["EvictionFailure"], "Forecast | None"]
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -146,7 +154,7 @@ class SimulateCommand:
         return EXIT_OK
 
 
-def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: int | None) -> tuple[Any, ...]:
+def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: int | None) -> Simulated:
     """The cycle (or ``--samples`` cycles) of ``policy`` on the snapshot: its result, evictions, failures and
     forecast (``None`` without ``--samples``). The cluster is gone when it returns: the report, which reads none of
     it, reuses its memory."""
@@ -155,7 +163,7 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
     from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
     from desched.executor.evictions import Limits, PodEvictor, SameCycle
     from desched.executor.forecast import forecast
-    from desched.executor.framework import CycleResult, ListingOrder, prepare_policy, run_cycle
+    from desched.executor.framework import ListingOrder, prepare_policy, run_cycle
 
     with bulk_load():
         cluster = Cluster.from_objects(read_snapshot(args.cluster))
