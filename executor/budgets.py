@@ -38,13 +38,12 @@ from typing import Any, NamedTuple
 from desched.executor.cluster import Cluster, Json, key
 from desched.executor.evictions import BackendError, Failure
 from desched.executor.podutil import is_terminating
-from desched.workloads.selectors import Selector, label_map
+from desched.executor.records import LabelSet, PodRecord
+from desched.workloads.selectors import Selector
 
 __all__ = ["Budget", "BudgetCheck", "empty_selector_matches"]
 
 _IGNORED_PHASES = ("Succeeded", "Failed", "Pending")
-#: a namespace and the frozenset of a label mapping's items: the key of what is found once per label set
-LabelSet = tuple[str, frozenset[tuple[str, str]]]
 
 
 class Budget(NamedTuple):
@@ -71,15 +70,8 @@ def empty_selector_matches(server: tuple[int, int, int] | None) -> bool:
     return server >= same_minor[0] if same_minor else server >= _EMPTY_SELECTOR_MATCHES[-1]
 
 
-def _ready(pod: Json) -> bool:
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if isinstance(condition, dict) and condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
-
-
-def _healthy(pod: Json) -> bool:
-    return _ready(pod) and not is_terminating(pod)
+def _healthy(record: PodRecord) -> bool:
+    return record.ready and not is_terminating(record.obj)
 
 
 def _scaled(value: Any, expected: int) -> int:
@@ -116,32 +108,23 @@ class BudgetCheck:
         self._budgets: dict[tuple[str, str], Budget] = {}  # as spent in this cycle
         self._found: dict[tuple[str, str], Budget] = {}  # as computed before any eviction
         # namespace -> label set -> (the labels, the pods that carry them): a workload's pods share one
-        self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[Json]]]] = {}
-        # uid -> ((namespace, label set), labels): one such pair per label set, for :meth:`_matching`
-        self._labels: dict[str, tuple[LabelSet, dict[str, str]]] = {}
-        shared: dict[LabelSet, tuple[LabelSet, dict[str, str]]] = {}
-        for uid, pod in cluster.pods.items():
-            labels = label_map((pod.get("metadata") or {}).get("labels"))
-            namespace = key(pod)[0]
-            label_set = frozenset(labels.items())
-            group = self._pods.setdefault(namespace, {}).setdefault(label_set, (labels, []))
-            group[1].append(pod)
-            self._labels[uid] = shared.setdefault((namespace, label_set), ((namespace, label_set), group[0]))
+        self._pods: dict[str, dict[frozenset[tuple[str, str]], tuple[dict[str, str], list[PodRecord]]]] = {}
+        for uid in cluster.pods:
+            record = cluster.records[uid]
+            namespace, label_set = record.label_set
+            group = self._pods.setdefault(namespace, {}).setdefault(label_set, (record.labels, []))
+            group[1].append(record)
         # pods of one workload share their labels: the PDBs that select a label set, found once
         self._selecting: dict[LabelSet, list[tuple[Json, Selector]]] = {}
         # namespace -> label pair -> the label sets (with their pods) that hold it, made on first use
-        self._by_pair: dict[str, dict[tuple[str, str], list[tuple[dict[str, str], list[Json]]]]] = {}
+        self._by_pair: dict[str, dict[tuple[str, str], list[tuple[dict[str, str], list[PodRecord]]]]] = {}
 
     def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         del profile, plugin
-        if (pod.get("status") or {}).get("phase") in _IGNORED_PHASES or is_terminating(pod):
+        record = self.cluster.record(pod)
+        if record.phase in _IGNORED_PHASES or is_terminating(pod):
             return None
-        uid = str((pod.get("metadata") or {}).get("uid"))
-        found = self._labels.get(uid)
-        if found is None:
-            labels = label_map((pod.get("metadata") or {}).get("labels"))
-            found = ((key(pod)[0], frozenset(labels.items())), labels)
-        matching = self._matching(*found)
+        matching = self._matching(record.label_set, record.labels)
         if not matching:
             return None
         if len(matching) > 1:
@@ -149,7 +132,7 @@ class BudgetCheck:
             return BackendError(Failure.ERROR, 500, message)
         pdb, selector = matching[0]
         budget = self._budget(pdb, selector)
-        if not _ready(pod):
+        if not record.ready:
             always = budget.always_allow_unhealthy and (self.cluster.server or (1, 27, 0)) >= (1, 27, 0)
             if always or (budget.healthy >= budget.desired and budget.desired > 0):
                 return None  # an unhealthy pod of an undisrupted application: the budget is not used
@@ -163,7 +146,7 @@ class BudgetCheck:
             return BackendError(Failure.ERROR, 403, f"disruption budget {budget.name}: disruptions allowed is negative")
         if budget.allowed == 0:
             return BackendError(Failure.REFUSED, 429, _exhausted(budget.name, budget.desired, budget.healthy))
-        self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - _healthy(pod))
+        self._budgets[key(pdb)] = budget._replace(allowed=budget.allowed - 1, healthy=budget.healthy - _healthy(record))
         return None
 
     def _matching(self, label_set: LabelSet, labels: dict[str, str]) -> list[tuple[Json, Selector]]:
@@ -202,7 +185,7 @@ class BudgetCheck:
             spent = self._budgets[key(pdb)] = found
         return spent
 
-    def _candidates(self, namespace: str, selector: Selector) -> list[tuple[dict[str, str], list[Json]]]:
+    def _candidates(self, namespace: str, selector: Selector) -> list[tuple[dict[str, str], list[PodRecord]]]:
         """The label sets of ``namespace`` (with their pods) that ``selector`` may match: those holding its first
         ``matchLabels`` pair when it has one, else all."""
         groups = self._pods.get(namespace, {})

@@ -3,6 +3,8 @@
 Contract: :meth:`Cluster.from_objects` builds it from decoded objects (a snapshot's ``kind: List`` items, or what the
 live driver listed), keeping the listing order of nodes and of each node's pods (upstream iterates informer order,
 which the tests treat as unspecified). Pods without ``metadata.uid`` get ``<namespace>/<name>`` as their UID.
+Each pod is read once into a typed :class:`~desched.executor.records.PodRecord` (:meth:`Cluster.record`), from which
+the per-pod questions below are answered.
 Listing primitives follow upstream (docs/executor-semantics.md#2-which-pods-each-plugin-looks-at):
 :meth:`Cluster.pods_on_node` (every phase) and :meth:`Cluster.active_pods_on_node` (not Succeeded/Failed); pods without
 ``spec.nodeName`` are never listed. After an eviction, :meth:`Cluster.terminate` marks the pod terminating and keeps it
@@ -16,19 +18,18 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any
 
 from desched.executor.nodefit import FitIndex, NodeFit, ScanFit
 from desched.executor.nodeutil import node_requested
-from desched.executor.podutil import PriorityKey, is_terminal, pod_requests, priority_key
+from desched.executor.podutil import PriorityKey, pod_requests, priority_key
+from desched.executor.records import PodRecord
 from desched.runtime.collector import paused
 from desched.tree import Json as Json
-from desched.workloads.selectors import Selector, compile_selector, label_map
-
-T = TypeVar("T")
+from desched.workloads.selectors import Selector, compile_selector
 
 
 @contextlib.contextmanager
@@ -59,7 +60,7 @@ class _Journal:
     removal (the whole pod map, and each touched node's)."""
 
     terminated: list[Json] = field(default_factory=list)
-    removed: list[Json] = field(default_factory=list)
+    removed: list[PodRecord] = field(default_factory=list)
     pods: dict[str, Json] | None = None
     by_node: dict[str, dict[str, Json]] = field(default_factory=dict)
 
@@ -73,6 +74,8 @@ class Cluster:
         self.nodes: list[Json] = []
         self.node_by_name: dict[str, Json] = {}
         self.pods: dict[str, Json] = {}  # uid -> pod, listing order
+        self.records: dict[str, PodRecord] = {}  # uid -> the pod's record, kept once it leaves
+        self._shared: dict[Any, Any] = {}  # what records share (:class:`PodRecord`)
         self._by_node: dict[str, dict[str, Json]] = {}
         self.namespaces: dict[str, Json] = {}
         self.priority_classes: dict[str, Json] = {}
@@ -80,9 +83,7 @@ class Cluster:
         self.pdbs: dict[str, list[tuple[Json, Selector]]] = {}
         self._owner_counts: dict[str, int] = {}
         self._requested: dict[str, dict[str, int]] = {}
-        self._pod_requests: dict[str, dict[str, int]] = {}  # uid -> pod_requests(pod): pods do not change
         self._request_sets: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}  # one mapping per distinct one
-        self._priority_keys: dict[str, PriorityKey] = {}  # uid -> priority_key(pod)
         self._key_set: dict[PriorityKey, PriorityKey] = {}  # one tuple per distinct key
         self._active: dict[str, list[Json]] = {}  # node -> its non-terminal pods, until its pods change
         self.skipped: dict[str, int] = {}
@@ -136,16 +137,19 @@ class Cluster:
         metadata = pod.setdefault("metadata", {})
         if not metadata.get("uid"):
             metadata["uid"] = "/".join(key(pod))
+        elif not isinstance(metadata["uid"], str):  # a YAML snapshot's number: uids are compared as text
+            metadata["uid"] = str(metadata["uid"])
         uid = metadata["uid"]
         self.pods[uid] = pod
-        node = (pod.get("spec") or {}).get("nodeName")
+        record = self.records[uid] = PodRecord(pod, uid, self._shared)
+        node = record.node
         if node:
             self._by_node.setdefault(node, {})[uid] = pod
             self._requested.pop(node, None)
             self._active.pop(node, None)
             self.changes.append(node)
         self.additions += 1
-        for owner in _owner_uids(pod):
+        for owner in record.owners:
             self._owner_counts[owner] = self._owner_counts.get(owner, 0) + 1
 
     def remove(self, pod: Json) -> bool:
@@ -157,23 +161,24 @@ class Cluster:
         if journal is not None:
             if journal.pods is None:
                 journal.pods = dict(self.pods)
-            journal.removed.append(self.pods[uid])
-        gone = self.pods.pop(uid)
-        node = (gone.get("spec") or {}).get("nodeName")
+            journal.removed.append(self.records[uid])
+        del self.pods[uid]
+        gone = self.records[uid]
+        node = gone.node
         if node:
             if journal is not None and node not in journal.by_node:
                 journal.by_node[node] = dict(self._by_node.get(node, {}))
             self._by_node.get(node, {}).pop(uid, None)
             self._active.pop(node, None)
             summed = self._requested.get(node)
-            if summed is not None and not is_terminal(gone):  # what the node's pods request, less this pod
+            if summed is not None and not gone.terminal:  # what the node's pods request, less this pod
                 less = dict(summed)
-                for name, amount in self.pod_requests(gone).items():
+                for name, amount in self._requests_of(gone).items():
                     less[name] = less.get(name, 0) - amount
                 less["pods"] -= 1
                 self._requested[node] = less
             self.changes.append(node)
-        for owner in _owner_uids(gone):
+        for owner in gone.owners:
             self._owner_counts[owner] -= 1
         return True
 
@@ -218,11 +223,11 @@ class Cluster:
                 if node:
                     self._by_node[node][uid] = pod
                     self._active.pop(node, None)
-            for pod in journal.removed:
-                for owner in _owner_uids(pod):
+            for record in journal.removed:
+                for owner in record.owners:
                     self._owner_counts[owner] += 1
             # pods came back: fit answers may change, unless only terminal pods (which node fit ignores) did
-            self.additions += sum(not is_terminal(pod) for pod in journal.removed)
+            self.additions += sum(not record.terminal for record in journal.removed)
 
     def present(self, pod: Json) -> bool:
         return (pod.get("metadata") or {}).get("uid") in self.pods
@@ -235,7 +240,8 @@ class Cluster:
         """The non-terminal pods bound to ``node`` (an empty phase counts as non-terminal), in a new list."""
         found = self._active.get(node)
         if found is None:
-            found = self._active[node] = [pod for pod in self._by_node.get(node, {}).values() if not is_terminal(pod)]
+            records, listed = self.records, self._by_node.get(node, {})
+            found = self._active[node] = [pod for uid, pod in listed.items() if not records[uid].terminal]
         return list(found)
 
     def requested(self, node: str) -> dict[str, int]:
@@ -247,23 +253,34 @@ class Cluster:
             found = self._requested[node] = node_requested(self._by_node.get(node, {}).values(), self.pod_requests)
         return found
 
+    def record(self, pod: Mapping[str, Any]) -> PodRecord:
+        """The record of ``pod`` (or of the pod its terminating copy stands for); a pod the cluster never indexed
+        gets a record of its own, kept nowhere."""
+        uid = str((pod.get("metadata") or {}).get("uid"))
+        found = self.records.get(uid)
+        return PodRecord(pod, uid) if found is None else found
+
     def pod_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
         """:func:`desched.executor.podutil.pod_requests` of ``pod``, computed once per pod; pods that request the
         same share one mapping, which callers must not change."""
-        return _per_pod(self._pod_requests, pod, self._shared_requests)
+        return self._requests_of(self.record(pod))
 
-    def _shared_requests(self, pod: Mapping[str, Any]) -> dict[str, int]:
-        requests = pod_requests(pod)
-        return self._request_sets.setdefault(tuple(requests.items()), requests)
+    def _requests_of(self, record: PodRecord) -> dict[str, int]:
+        found = record.requests
+        if found is None:
+            requests = pod_requests(record.obj)
+            found = record.requests = self._request_sets.setdefault(tuple(requests.items()), requests)
+        return found
 
     def priority_key(self, pod: Json) -> PriorityKey:
         """:func:`desched.executor.podutil.priority_key` of ``pod``, computed once per pod (its terminating copy
         sorts alike)."""
-        return _per_pod(self._priority_keys, pod, self._shared_priority_key)
-
-    def _shared_priority_key(self, pod: Mapping[str, Any]) -> PriorityKey:
-        found = priority_key(pod)
-        return self._key_set.setdefault(found, found)
+        record = self.record(pod)
+        found = record.priority
+        if found is None:
+            computed = priority_key(record.obj)
+            found = record.priority = self._key_set.setdefault(computed, computed)
+        return found
 
     def fit(self) -> NodeFit:
         """Answers ``PodFitsAnyNode`` questions on this cluster as it changes (:mod:`desched.executor.nodefit`):
@@ -284,11 +301,9 @@ class Cluster:
 
     def has_pdb(self, pod: Json) -> bool:
         """Whether some PDB of the pod's namespace selects the pod (budgets are not evaluated)."""
-        budgets = self.pdbs.get(key(pod)[0])
-        if not budgets:
-            return False
-        labels = label_map((pod.get("metadata") or {}).get("labels"))
-        return any(selector.matches(labels) for _, selector in budgets)
+        record = self.record(pod)
+        budgets = self.pdbs.get(record.namespace)
+        return any(selector.matches(record.labels) for _, selector in budgets or ())
 
 
 def server_version(text: Any) -> tuple[int, int, int] | None:
@@ -296,16 +311,3 @@ def server_version(text: Any) -> tuple[int, int, int] | None:
     ``None`` when it names none."""
     found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text) if isinstance(text, str) else None
     return (int(found[1]), int(found[2]), int(found[3] or 0)) if found else None
-
-
-def _per_pod(cache: dict[str, T], pod: Mapping[str, Any], compute: Callable[[Mapping[str, Any]], T]) -> T:
-    """``compute(pod)``, kept in ``cache`` by the pod's uid: what is computed from a pod's spec does not change."""
-    uid = str((pod.get("metadata") or {}).get("uid"))
-    found = cache.get(uid)
-    if found is None:
-        found = cache[uid] = compute(pod)
-    return found
-
-
-def _owner_uids(pod: Json) -> list[str]:
-    return sorted({str(ref.get("uid") or "") for ref in (pod.get("metadata") or {}).get("ownerReferences") or []})

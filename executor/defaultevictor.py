@@ -81,21 +81,22 @@ def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: Def
 class _LivePod:
     """A pod of the cluster as the decision reads it (:class:`desched.eviction.PodView`)."""
 
-    __slots__ = ("annotations", "cluster", "metadata", "pod")
+    __slots__ = ("annotations", "cluster", "metadata", "pod", "record")
 
     def __init__(self, pod: Json, cluster: Cluster) -> None:
         self.pod = pod
         self.cluster = cluster
+        self.record = cluster.record(pod)
         self.metadata: Json = pod.get("metadata") or {}
         self.annotations: dict[str, str] = self.metadata.get("annotations") or {}
 
     @property
     def namespace(self) -> str:
-        return str(self.metadata.get("namespace") or "")
+        return self.record.namespace
 
     @property
     def labels(self) -> dict[str, str]:
-        return label_map(self.metadata.get("labels"))
+        return self.record.labels
 
     def state(self) -> Check | None:
         annotations = self.annotations
@@ -116,7 +117,7 @@ class _LivePod:
         return bool(self.metadata.get("ownerReferences"))
 
     def failed(self) -> bool:
-        return bool((self.pod.get("status") or {}).get("phase") == "Failed")
+        return bool(self.record.phase == "Failed")
 
     def local_storage(self) -> str | None:
         return "a hostPath or emptyDir volume" if podutil.has_local_storage(self.pod) else None

@@ -21,8 +21,7 @@ import enum
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
-from desched.executor.cluster import Cluster, Json, key, node_of
-from desched.executor.podutil import is_terminal
+from desched.executor.cluster import Cluster, Json
 from desched.policy.model import Policy
 
 TOTAL_LIMIT_TEXT = "maximum number of evicted pods per a descheduling cycle reached"
@@ -162,8 +161,8 @@ class PodEvictor:
         backend propagates."""
         if self.checkpoint is not None:
             self.checkpoint()
-        namespace, name = key(pod)
-        node = node_of(pod)
+        record = self.cluster.record(pod)
+        namespace, name, node = record.namespace, record.name, record.node
         outcome = self._limit(namespace, node)
         if outcome is None:
             if self.cluster.present(pod):
@@ -176,7 +175,7 @@ class PodEvictor:
                 self.by_namespace[namespace] = self.by_namespace.get(namespace, 0) + 1
                 if node:
                     self.by_node[node] = self.by_node.get(node, 0) + 1
-                self._aftermath(pod)
+                self._aftermath(pod, record.terminal)
             else:
                 outcome = Outcome.FAILED
             if error is None:
@@ -190,9 +189,9 @@ class PodEvictor:
             listener(outcome, pod, profile, plugin)
         return outcome
 
-    def _aftermath(self, pod: Json) -> None:
+    def _aftermath(self, pod: Json, terminal: bool) -> None:
         """What the evicted ``pod`` is for the rest of the cycle (:class:`SameCycle`)."""
-        if self.deleted_at_once or is_terminal(pod):  # kubernetes CheckGracefulDelete: a terminal pod has no grace
+        if self.deleted_at_once or terminal:  # kubernetes CheckGracefulDelete: a terminal pod has no grace
             self.cluster.remove(pod)
         else:
             self.cluster.terminate(pod)

@@ -23,10 +23,13 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from desched.executor import nodeutil
 from desched.tree import JsonView
+
+if TYPE_CHECKING:
+    from desched.executor.records import PodRecord
 
 __all__ = ["FitIndex", "NodeFit", "NodeSet", "ScanFit", "node_set"]
 
@@ -64,6 +67,8 @@ class FitCluster(Protocol):
 
     def pod_requests(self, pod: Any) -> dict[str, int]: ...
 
+    def record(self, pod: Any) -> PodRecord: ...
+
 
 class NodeFit(Protocol):
     def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
@@ -97,7 +102,6 @@ class FitIndex:
             for slot, resource in enumerate(_INDEXED)
         }
         self._seen = len(cluster.changes)
-        self._facts: dict[str, nodeutil.PodFacts] = {}  # uid -> the pod parsed once: pods do not change in a cycle
         self._compiled: nodeutil.SharedTerms = {}  # signature -> required node affinity terms (PodFacts)
         # Pods only leave a running cycle, which frees room and ends conflicts: a pod that fits somewhere keeps
         # fitting there. Yes answers are kept until a pod is added; no answers until a node has more room (every
@@ -211,10 +215,12 @@ class FitIndex:
         return found
 
     def _parsed(self, pod: JsonView) -> nodeutil.PodFacts:
-        uid = str((pod.get("metadata") or {}).get("uid"))
-        facts = self._facts.get(uid)
+        """The pod's facts, kept on its record: parsed once, as pods do not change in a cycle (again for its
+        terminating copy, which :func:`~desched.executor.nodeutil.dynamic_fit_failure` must see as it is)."""
+        record = self.cluster.record(pod)
+        facts = record.facts
         if facts is None or facts.pod is not pod:
-            facts = self._facts[uid] = nodeutil.PodFacts(pod, self.cluster.pod_requests(pod), self._compiled)
+            facts = record.facts = nodeutil.PodFacts(pod, self.cluster.pod_requests(pod), self._compiled)
         return facts
 
     def _passes(self, facts: nodeutil.PodFacts, name: str) -> bool:
