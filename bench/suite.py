@@ -565,7 +565,8 @@ def main() -> int:
             "quick": args.quick,
             "measured": measured,
             "machine": f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-            "versions": peers.versions(),
+            # the tools of the sections kept from an earlier run stay named (their figures came from them)
+            "versions": {**results.get("_run", {}).get("versions", {}), **peers.versions()},
         }
         (DOCS / "performance.json").write_text(json.dumps(results, indent=2) + "\n")
     table = render(results)
