@@ -10,7 +10,7 @@ holds ``.git``). The first ``.desched.yaml``/``.desched.yml`` wins; otherwise a 
     clusters:                        # which files deploy to which cluster (default: from kustomizations, Flux, Argo CD)
       prod: ["clusters/prod", "apps/prod"]
       staging: ["clusters/staging/**"]
-    ignore: ["charts/*/templates"]   # globs of paths not to lint
+    ignore: ["vendor/**"]            # globs of paths not to lint
     strict: false                    # warnings fail the run too
     rules:
       DS305: warning                 # a severity, or "disable" / "enable"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import os
 import stat
 import sys
@@ -65,8 +66,20 @@ def is_ignored(path: str, patterns: Iterable[str]) -> bool:
 
 
 def is_template(path: str) -> bool:
-    """True when ``path`` names a Go template of YAML (one of :data:`TEMPLATE_SUFFIXES`)."""
-    return path.endswith(TEMPLATE_SUFFIXES)
+    """True when ``path`` names a Go template of YAML: one of :data:`TEMPLATE_SUFFIXES`, or any file under a Helm
+    chart's ``templates/`` folder (one beside a ``Chart.yaml``), which Helm renders whatever its name."""
+    return path.endswith(TEMPLATE_SUFFIXES) or _in_chart_templates(os.path.dirname(os.path.abspath(path)))
+
+
+@functools.lru_cache(maxsize=256)
+def _in_chart_templates(folder: str) -> bool:
+    """Whether ``folder`` is a chart's ``templates/`` folder or lies under one (cached: a walk asks per file)."""
+    head, name = os.path.split(folder)
+    if not name or head == folder:
+        return False
+    if name == "templates" and os.path.isfile(os.path.join(head, "Chart.yaml")):
+        return True
+    return _in_chart_templates(head)
 
 
 def _not_regular(path: str) -> str | None:

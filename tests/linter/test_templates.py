@@ -194,7 +194,7 @@ def test_a_template_that_is_not_yaml_once_neutralised_is_skipped_with_the_reason
     assert unclosed.skipped == "template action is never closed (no }}) (line 1, column 4)" and not unclosed.findings
 
 
-def test_templates_are_read_as_templates_by_name_only(tmp_path):
+def test_outside_a_chart_templates_are_read_as_templates_by_name_only(tmp_path):
     (tmp_path / "_helpers.tpl").write_text('{{- define "x" -}}\n{{- end -}}\n')
     (tmp_path / "values.gotmpl").write_text("a: {{ .b }}\n")
     for name in ("a.yaml.tpl", "b.yml.tpl", "c.yaml.gotmpl", "d.yaml", "e.yml"):
@@ -203,6 +203,33 @@ def test_templates_are_read_as_templates_by_name_only(tmp_path):
     assert found == ["a.yaml.tpl", "b.yml.tpl", "c.yaml.gotmpl", "d.yaml", "e.yml"]
     assert lint_text("a.yaml.tpl", "a: {{ .b }}\n", Settings()).skipped is None
     assert lint_text("d.yaml", "a: {{ .b }}\n", Settings()).template is None  # plain YAML: {{ }} is a flow mapping
+
+
+def test_every_file_under_a_charts_templates_folder_is_a_template(tmp_path, monkeypatch):
+    chart = tmp_path / "deploy" / "chart"
+    (chart / "templates" / "webhook").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("a: 1\n")
+    (chart / "templates" / "webhook" / "service.yaml").write_text(
+        "{{- if .Values.webhook }}\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n"
+    )
+    (chart / "templates" / "policy.yaml").write_text(read(BROKEN))
+    lookalike = tmp_path / "not-a-chart" / "templates"  # no Chart.yaml beside it: plain YAML
+    lookalike.mkdir(parents=True)
+    (lookalike / "x.yaml").write_text("a: {{ .b }}\n")
+    run = lint_paths([str(tmp_path)])
+    assert run.skipped == () and run.unreadable == []
+    assert {
+        (f.rule, os.path.relpath(f.file, tmp_path), f.line, f.column) for f in run.findings if f.severity == "error"
+    } == {
+        ("DS005", os.path.join("deploy", "chart", "templates", "policy.yaml"), 16, 58),  # at the template's place
+        ("DS001", os.path.join("not-a-chart", "templates", "x.yaml"), 1, 5),  # read as YAML: not a template
+    }
+    assert lint_text(str(chart / "templates" / "policy.yaml"), read(BROKEN), Settings()).template is not None
+    assert lint_text(str(chart / "values.yaml"), "a: {{ .b }}\n", Settings()).template is None
+    assert lint_text(str(lookalike / "x.yaml"), "a: {{ .b }}\n", Settings()).template is None
+    monkeypatch.chdir(chart)  # a relative name is a template by the folder it names from here
+    assert lint_text(os.path.join("templates", "policy.yaml"), read(BROKEN), Settings()).template is not None
 
 
 # --- output -------------------------------------------------------------------------------------------------------
