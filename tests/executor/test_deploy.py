@@ -212,3 +212,35 @@ def test_the_supported_kubernetes_range_is_stated_in_deploy_and_the_readme() -> 
     assert "Kubernetes 1.21 or later" in _comments(DEPLOY / "dry-run" / "kustomization.yaml")
     readme = " ".join((DEPLOY.parents[1] / "README.md").read_text().split())
     assert "They support Kubernetes 1.21 and later: the CronJob and dry-run overlays use `batch/v1` CronJob" in readme
+
+
+# The top-level fields of a Kustomization (kubernetes-sigs/kustomize, api/types/kustomization.go: the json tags plus
+# TypeMeta's apiVersion and kind) in kustomize v4.0.5 (api v0.8.5), which kubectl 1.21 embeds, and v4.1.0 (api v0.8.6),
+# the first with `labels` (commit 5ed2067be; kubectl 1.22 embeds v4.2.0). Both decode a kustomization with
+# DisallowUnknownFields, so a field the release does not know fails the build.
+KUSTOMIZE_4_0_FIELDS = {
+    *("apiVersion", "kind", "metadata", "openapi", "namePrefix", "nameSuffix", "namespace", "commonLabels"),
+    *("commonAnnotations", "patchesStrategicMerge", "patchesJson", "patches", "images", "replicas", "vars"),
+    *("resources", "components", "crds", "bases", "configMapGenerator", "secretGenerator"),
+    *("helmChartInflationGenerator", "generatorOptions", "configurations", "generators", "transformers"),
+    *("validators", "inventory"),
+}
+KUSTOMIZE_4_1_FIELDS = KUSTOMIZE_4_0_FIELDS | {"labels", "helmGlobals", "helmCharts"}
+KUSTOMIZE_4_1_LABEL_FIELDS = {"pairs", "includeSelectors", "fields"}  # includeTemplates came later
+
+
+def test_every_kustomization_builds_with_the_kubectl_the_docs_name() -> None:
+    """Every kustomization of deploy/ uses only what kustomize v4.1.0 knows, and `labels` is what kustomize v4.0.5
+    (kubectl 1.21) does not: so the stated minimum is kubectl 1.22 (kustomize v4.1.0 standalone), in deploy/ and in
+    docs/desched-chart.md."""
+    kustomizations = [yaml.safe_load(path.read_text()) for path in sorted(DEPLOY.parent.rglob("kustomization.yaml"))]
+    used = {field for kustomization in kustomizations for field in kustomization}
+    assert used <= KUSTOMIZE_4_1_FIELDS, used - KUSTOMIZE_4_1_FIELDS
+    assert used - KUSTOMIZE_4_0_FIELDS == {"labels"}
+    labels = {field for kustomization in kustomizations for label in kustomization.get("labels", []) for field in label}
+    assert labels <= KUSTOMIZE_4_1_LABEL_FIELDS
+    for base in (DEPLOY / "base", DEPLOY.parent / "webhook" / "base"):
+        assert "kubectl 1.22 or later (kustomize v4.1.0 or later" in _comments(base / "kustomization.yaml"), base
+    docs = (DEPLOY.parents[1] / "docs" / "desched-chart.md").read_text()
+    assert "| kubectl (`kubectl apply -k deploy/...`) | 1.22 and later |" in docs
+    assert "| kustomize (standalone) | v4.1.0 and later |" in docs
