@@ -80,3 +80,102 @@ def test_a_broken_anchor_is_found(tmp_path: Path):
 )
 def test_anchors_follow_github(heading: str, anchor: str):
     assert github_anchor(heading) == anchor
+
+
+# -- the README and docs/ as a set of linked pages ---------------------------------------------------------------------
+
+README = ROOT / "README.md"
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+
+
+def relative_links(page: Path) -> list[tuple[Path, str]]:
+    """``(target file, anchor)`` for each relative Markdown link of ``page`` outside code blocks (a link to an anchor
+    of the page itself has ``page`` as its target; no anchor is ``''``)."""
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    links = []
+    for target in LINK.findall(text):
+        if EXTERNAL.match(target):
+            continue
+        path, _, anchor = target.partition("#")
+        links.append(((page.parent / path).resolve() if path else page, anchor))
+    return links
+
+
+def broken_links(pages: list[Path]) -> list[str]:
+    """``PAGE: TARGET`` for every relative link of ``pages`` to a file that does not exist, or to a heading that a
+    Markdown file does not have."""
+    broken = []
+    for page in pages:
+        for target, anchor in relative_links(page):
+            missing = not target.exists() or (
+                anchor != "" and (target.suffix != ".md" or anchor not in anchors(target.read_text(encoding="utf-8")))
+            )
+            if missing:
+                broken.append(f"{_shown(page)}: {_shown(target)}{'#' + anchor if anchor else ''}")
+    return broken
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the checkout when it is inside it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def reachable_pages(start: Path) -> set[Path]:
+    """The Markdown files reached from ``start`` by following relative links, ``start`` included."""
+    seen, todo = {start}, [start]
+    while todo:
+        for target, _ in relative_links(todo.pop()):
+            if target.suffix == ".md" and target.is_file() and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def _pages() -> list[Path]:
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_every_docs_page_is_reachable_from_the_readme():
+    unreached = {path.relative_to(ROOT) for path in _pages()} - {
+        path.relative_to(ROOT) for path in reachable_pages(README)
+    }
+    assert unreached == set()
+
+
+def test_every_relative_link_and_anchor_resolves():
+    assert sum(len(relative_links(page)) for page in _pages()) > 50
+    assert broken_links(_pages()) == []
+
+
+def test_a_broken_link_or_anchor_is_found(tmp_path: Path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "other.md").write_text("# Other page\n\n## A `code` heading: here\n")
+    page = (tmp_path / "page.md").resolve()
+    page.write_text(
+        "# Page\n[ok](sub/other.md#a-code-heading-here) [self](#page) [web](https://example.com/x.md#nope)\n"
+        "[gone](sub/none.md) [bad anchor](sub/other.md#missing) [self bad](#nothing)\n"
+        "```\n[in code](nowhere.md)\n```\n"
+    )
+    found = [line.split(": ", 1)[1] for line in broken_links([page])]
+    assert found == [
+        f"{page.parent}/sub/none.md",
+        f"{page.parent}/sub/other.md#missing",
+        f"{page}#nothing",
+    ]
+    assert reachable_pages(page) == {page, (tmp_path / "sub" / "other.md").resolve()}
+
+
+def test_the_readme_is_a_front_page():
+    """A few hundred lines: the long sections live in docs/."""
+    assert 200 <= len(README.read_text(encoding="utf-8").splitlines()) <= 400
+
+
+def test_the_quick_start_commands_are_unchanged_and_ci_runs_the_test_command():
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("\n## Quick start\n") :].split("\n## ", 2)[1]
+    blocks = re.findall(r"^```bash\n(.*?)\n```$", section, re.MULTILINE | re.DOTALL)
+    assert blocks == ["pip install . && desched lint --exit-zero examples/", "./scripts/test"]
+    commands = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and line[0] not in "#"]
+    assert commands[-1] == blocks[1]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from desched.webhook.state import ClusterCache
 
 
-# The policy limits and the worker pool (README, "Admission webhook"): flag, default, help.
+# The policy limits and the worker pool (docs/webhook.md#bounded-work-per-request): flag, default, help.
 LIMIT_FLAGS = (
     ("--max-policy-bytes", 256 * 1024, "a policy text (ConfigMap key) or object over it is refused unparsed"),
     ("--max-documents", 64, "YAML documents per policy text"),

@@ -1,5 +1,5 @@
 """The structure of a repository: which files each root deploys, the deploy units of :mod:`desched.gitops.units`
-(README, Clusters; docs/deploy-units.md).
+(docs/gitops-inputs.md#clusters; docs/deploy-units.md).
 
 Units come from the repository's structure, with no configuration. Files point at other files:
 

@@ -251,10 +251,10 @@ def test_bad_sample_options_are_usage_errors(tmp_path: Path, options: tuple[str,
     assert code == 2 and out == "" and "Traceback" not in err and options[-2] in err
 
 
-def test_the_readme_shows_what_the_bundled_example_prints(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's ranged output is the bundled example's (its elided lines aside)."""
+def test_the_docs_show_what_the_bundled_example_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/executor.md's ranged output is the bundled example's (its elided lines aside)."""
     root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = (root / "docs" / "executor.md").read_text(encoding="utf-8")
     command = "$ desched simulate --policy examples/forecast/policy.yaml --cluster examples/forecast/cluster.yaml"
     block = readme[readme.index(command) :].split("```")[0].splitlines()
     argv = block[0].strip().split()[2:]

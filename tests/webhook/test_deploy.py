@@ -556,19 +556,11 @@ def test_no_key_material_is_committed() -> None:
     assert {"*.key", "secret.yaml"} <= set(ignored)
 
 
-# -- the README -------------------------------------------------------------------------------------------------------
+# -- the documentation ------------------------------------------------------------------------------------------------
 
 
-def _readme_section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("\n## Admission webhook\n")
-    end = text.index("\n## ", start + 1)
-    assert text[end:].startswith("\n## Rules and schemas\n")
-    return text[start:end]
-
-
-def test_the_readme_commands_match_the_manifests() -> None:
-    section = _readme_section()
+def test_the_documented_commands_match_the_manifests() -> None:
+    section = (ROOT / "docs" / "webhook.md").read_text()
     objects = _build("self-signed", "python")
     service = _one(objects, "Service", SERVICE)
     certs = re.search(r"desched certs (.+?)\n(?!\s)", section.replace("\\\n", " "))

@@ -443,7 +443,8 @@ def test_every_log_line_is_json_also_for_client_disconnects(running: Running) ->
 
 # -- 5. deadlines on a busy host -------------------------------------------------------------------------------------
 
-#: How much later than ``--timeout-seconds`` from its arrival an answer may leave (README, "Bounded work per request").
+#: How much later than ``--timeout-seconds`` from its arrival an answer may leave
+#: (docs/webhook.md#bounded-work-per-request).
 MARGIN = 0.5
 
 
