@@ -220,6 +220,16 @@ def _role(before: str, after: str) -> str:
     return _text(before or "-") if before == after else f"{_text(before)} &rarr; {_text(after)}"
 
 
+def _moves(panel: Panel) -> str:
+    """Whether the plugin evicts on the state before the cycle and would on the state after it."""
+    if panel.error:
+        return "The plugin failed in this cycle (below); the figures are its usage from pod requests"
+    moves = "evicts" if panel.moves_before else "evicts nothing: no node to drain or none to take the pods"
+    return f"Before the cycle the plugin {moves}; after it, it would " + (
+        "evict again" if panel.moves_after else "evict nothing"
+    )
+
+
 def _panel_html(panel: Panel) -> str:
     if panel.plugin:
         title = f"{_text(panel.profile)} / {_text(panel.plugin)}"
@@ -229,9 +239,7 @@ def _panel_html(panel: Panel) -> str:
         if panel.low_after != panel.low or panel.high_after != panel.high:
             thresholds += f" (after the cycle: {_thresholds(panel.low_after)}"
             thresholds += f"; {_thresholds(panel.high_after)})" if panel.high_after is not None else ")"
-        moves = "evicts" if panel.moves_before else "evicts nothing: no node to drain or none to take the pods"
-        thresholds += f". Before the cycle the plugin {moves}"
-        thresholds += "; after it, it would " + ("evict again" if panel.moves_after else "evict nothing") + ".</p>"
+        thresholds += f". {_moves(panel)}</p>"
     else:
         title, thresholds = "requests", "<p>No utilization plugin is enabled: usage from pod requests.</p>"
     error = f'<p class="error">the plugin failed: {_text(panel.error)}</p>' if panel.error else ""
@@ -390,7 +398,7 @@ def _policy_header() -> str:
 
 LEGEND = (
     '<p class="legend"><span><i class="swatch" style="background:#a9c4ef"></i>before the cycle</span>'
-    '<span><i class="swatch" style="background:#2857a4"></i>after it</span>'
+    '<span><i class="swatch" style="background:#2857a4"></i>after it (without the evicted pods)</span>'
     '<span><i class="swatch" style="background:#1a8a3a"></i>thresholds</span>'
     '<span><i class="swatch" style="background:#c0392b"></i>targetThresholds</span></p>'
 )

@@ -147,6 +147,23 @@ def test_without_a_utilization_plugin_the_page_shows_request_usage_without_thres
     assert "No utilization plugin is enabled" in page and '<line class="low"' not in page
 
 
+def test_a_plugin_that_fails_is_shown_failed_with_its_message(capsys, tmp_path: Path) -> None:
+    args = "{thresholds: {cpu: 20}, targetThresholds: {cpu: 60}, metricsUtilization: {metricsServer: true}}"
+    policy = policy_file(tmp_path, "LowNodeUtilization", args)
+    policy.write_text(policy.read_text() + "metricsProviders: [{source: KubernetesMetrics}]\n")
+    page = page_of(capsys, tmp_path, policy)
+    assert '<p class="error">the plugin failed: LowNodeUtilization: metricsUtilization' in page
+    assert "The plugin failed in this cycle" in page and "the plugin evicts" not in page
+    assert rows(page)["utilization"]["n1"][2] == "82.5%"  # nothing evicted
+
+
+def test_a_skipped_cycle_says_so(capsys, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY.read_text() + "nodeSelector: kubernetes.io/hostname=n1\n")
+    page = page_of(capsys, tmp_path, policy)
+    assert "The cycle is skipped: fewer than 2 ready nodes" in page and 'id="utilization"' not in page
+
+
 def test_every_string_from_the_snapshot_is_escaped(capsys, tmp_path: Path) -> None:
     listing = yaml.safe_load(SNAPSHOT.read_text(encoding="utf-8"))
     for item in listing["items"]:
