@@ -213,10 +213,14 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
     panels = None
-    if args.html is not None:
+    if args.html is not None:  # a skipped cycle has no utilization to show
         from desched.executor.page import utilization
 
-        panels = utilization(prepared, cluster, now, evictors, evictor, evictor.evictions, result.errors)
+        panels = (
+            []
+            if result.skipped
+            else utilization(prepared, cluster, now, evictors, evictor, evictor.evictions, result.errors)
+        )
     cluster.release()
     return result, evictor.evictions, evictor.failures, ranged, panels
 

@@ -22,7 +22,7 @@ import html
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from desched.executor import nodeutil
 from desched.executor.cluster import Cluster, Json, key
@@ -31,7 +31,7 @@ from desched.executor.plugins import _nodeutilization as nu
 if TYPE_CHECKING:
     from desched.executor.defaultevictor import DefaultEvictor
     from desched.executor.evictions import Eviction, PodEvictor
-    from desched.executor.framework import EvictorVerdict, Handle
+    from desched.executor.framework import EvictorVerdict, Handle, PluginError
     from desched.policy.model import Policy
 
 __all__ = ["NodeFigures", "Panel", "render", "utilization"]
@@ -105,10 +105,10 @@ def utilization(
     evictors: dict[str, DefaultEvictor],
     pod_evictor: PodEvictor,
     evictions: Sequence[Eviction],
-    errors: Iterable[Any],
+    errors: Iterable[PluginError],
 ) -> list[Panel]:
     """The panels of the page (see the module contract); ``cluster`` as before the cycle, ``evictors`` the cycle's
-    DefaultEvictor per profile, ``errors`` its :class:`~desched.executor.framework.PluginError` list."""
+    DefaultEvictor per profile (the cycle ran: it was not skipped), ``errors`` its plugin errors."""
     from desched.executor.defaultevictor import DefaultEvictor
     from desched.executor.framework import Handle, cycle_nodes
     from desched.executor.plugins import module_for
