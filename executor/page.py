@@ -397,11 +397,19 @@ def _policy_header() -> str:
 
 
 LEGEND = (
-    '<p class="legend"><span><i class="swatch" style="background:#a9c4ef"></i>before the cycle</span>'
+    '<span><i class="swatch" style="background:#a9c4ef"></i>before the cycle</span>'
     '<span><i class="swatch" style="background:#2857a4"></i>after it (without the evicted pods)</span>'
-    '<span><i class="swatch" style="background:#1a8a3a"></i>thresholds</span>'
-    '<span><i class="swatch" style="background:#c0392b"></i>targetThresholds</span></p>'
 )
+THRESHOLD_LEGEND = (
+    '<span><i class="swatch" style="background:#1a8a3a"></i>thresholds</span>'
+    '<span><i class="swatch" style="background:#c0392b"></i>targetThresholds</span>'
+)
+
+
+def _legend(panels: Sequence[Panel]) -> str:
+    """The bars' colours, the threshold lines' only when some panel has them."""
+    lines = THRESHOLD_LEGEND if any(panel.plugin for panel in panels) else ""
+    return f'<p class="legend">{LEGEND}{lines}</p>'
 
 
 def render(
@@ -425,7 +433,7 @@ def render(
         body = "<p>The cycle is skipped: fewer than 2 ready nodes match the policy's nodeSelector.</p>"
     else:
         body = (
-            f'<section id="utilization"><h2>Node utilization</h2>{LEGEND}'
+            f'<section id="utilization"><h2>Node utilization</h2>{_legend(panels)}'
             f"{''.join(_panel_html(panel) for panel in panels)}</section>"
             f'<section id="evictions"><h2>Evictions by plugin</h2>{_evictions_html(document)}</section>'
             + (_forecast_html(forecast) if forecast else "")

@@ -145,6 +145,7 @@ def test_without_a_utilization_plugin_the_page_shows_request_usage_without_thres
     page = page_of(capsys, tmp_path, policy)
     assert rows(page)["utilization"]["n3"] == ["n3", "-", "62.5% → 37.5%", "62.5% → 37.5%", "15.0% → 10.0%"]
     assert "No utilization plugin is enabled" in page and '<line class="low"' not in page
+    assert "targetThresholds</span>" not in page  # no threshold lines, none in the legend
 
 
 def test_a_plugin_that_fails_is_shown_failed_with_its_message(capsys, tmp_path: Path) -> None:
