@@ -1,13 +1,16 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
 * ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]
-  [--dry-run] [--samples N [--seed S] [--jobs J]]`` runs one cycle offline on a snapshot (``kind: List`` or
-  multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it, read by :mod:`desched.executor.snapshot`,
-  at most 1 GiB) as a real run makes it: every eviction meets the Eviction
+  [--dry-run] [--samples N [--seed S] [--jobs J]] [--html FILE]`` runs one cycle offline on a snapshot (``kind:
+  List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it, read by
+  :mod:`desched.executor.snapshot`, at most 1 GiB) as a real run makes it: every eviction meets the Eviction
   API's PodDisruptionBudget check (:mod:`desched.executor.budgets`; ``--ignore-pdbs``: it succeeds) and the evicted pod
   stays listed as terminating. ``--dry-run`` predicts upstream's ``--dry-run`` instead: no budget check, and the
   evicted pod is gone for the rest of the cycle. ``--samples N`` runs the cycle over N listing orders
-  (:mod:`desched.executor.forecast`); the evictions printed are still the first order's (as listed).
+  (:mod:`desched.executor.forecast`); the evictions printed are still the first order's (as listed). ``--html FILE``
+  also writes the forecast as one self-contained page (:mod:`desched.executor.page`: each node's utilization before
+  and after the cycle against the thresholds, the evictions per plugin, the ``--samples`` ranges, and why pods were
+  not evicted); stdout is unchanged.
 * ``run --policy POLICY [--dry-run] [--kubeconfig PATH] [--context NAME] [--interval DURATION]`` runs against the live
   cluster (see :mod:`desched.executor.live`).
 
@@ -21,7 +24,8 @@ node, ``evictedIn`` samples) with ``--samples``.
 ``failures`` are the evictions tried and not done; ``pluginErrors`` the plugins that failed (the text output's ``plugin
 error:`` lines, also warned on stderr): every failure the text output shows is in the JSON too.
 
-Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error, unreadable policy or snapshot (a snapshot over
+Exit codes: 0 the cycle ran (whatever it evicted); 2 usage error (an ``--html`` FILE that cannot be written
+included), unreadable policy or snapshot (a snapshot over
 1 GiB, not UTF-8, not YAML or JSON, or not a snapshot: :mod:`desched.executor.snapshot`), a policy with lint errors,
 a policy that cannot run in this cluster (a missing PriorityClass, ...), or an unreachable cluster.
 """
@@ -44,9 +48,11 @@ if TYPE_CHECKING:  # the cycle's modules are imported when a cycle runs, not to 
     from desched.executor.evictions import Eviction, EvictionFailure
     from desched.executor.forecast import Forecast
     from desched.executor.framework import CycleResult
+    from desched.executor.page import Panel
 
-#: What :func:`_simulate` hands the report: the cycle's result, evictions, failures and forecast.
-Simulated = tuple["CycleResult", list["Eviction"], list["EvictionFailure"], "Forecast | None"]
+#: What :func:`_simulate` hands the report: the cycle's result, evictions, failures, forecast and the page's
+#: utilization panels (``None`` without ``--html``).
+Simulated = tuple["CycleResult", list["Eviction"], list["EvictionFailure"], "Forecast | None", "list[Panel] | None"]
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -131,6 +137,13 @@ class SimulateCommand:
             help="processes that run the --samples orders (default and most: the CPUs this process may use, "
             "and no more than N-1); the forecast is the same for any count",
         )
+        parser.add_argument(
+            "--html",
+            metavar="FILE",
+            help="also write the forecast as one self-contained HTML page: node utilization before and after the "
+            "cycle against the thresholds, evictions per plugin (with --samples, their ranges) and why pods were "
+            "not evicted",
+        )
         parser.add_argument("--target-version", metavar="v0.NN", help="descheduler release the policy runs on")
         parser.epilog = "Exit codes: 0 the cycle ran; 2 usage error, unreadable input or a policy with lint errors."
 
@@ -138,12 +151,17 @@ class SimulateCommand:
         samples = _samples(args.samples)
         if args.jobs is not None and args.jobs < 1:
             raise UsageError(f"--jobs {args.jobs}: give at least 1")
+        if args.html is not None:
+            _check_writable(args.html)
         policy = load_policy(args.policy, args.target_version)
-        result, evictions, failures, ranged = _simulate(args, policy, parse_now(args.now), samples)
+        now = parse_now(args.now)
+        result, evictions, failures, ranged, panels = _simulate(args, policy, now, samples)
         document = report(result, evictions, args.explain)
         document["failures"] = [failure._asdict() for failure in failures]
         if ranged is not None:
             document["forecast"] = ranged.document()
+        if panels is not None:
+            _write_page(args, document, panels, result, now)
         if args.format == "json":
             jsontext.write(document, sys.stdout)
             sys.stdout.write("\n")
@@ -180,7 +198,8 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
         evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets, view=view, grace_period_seconds=grace)
         observe = _progress(_enabled_count(prepared)) if large and not order.shuffles else None
         with cluster.trial():
-            explain = args.explain and not order.shuffles  # verdicts are reported for the first order only
+            # verdicts are reported (and shown on the page) for the first order only
+            explain = (args.explain or args.html is not None) and not order.shuffles
             result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors)
         return result, evictor
 
@@ -193,8 +212,42 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
             result, evictor, ranged = forecast(cycle, samples, args.seed, args.jobs)
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
+    panels = None
+    if args.html is not None:  # a skipped cycle has no utilization to show
+        from desched.executor.page import utilization
+
+        panels = (
+            []
+            if result.skipped
+            else utilization(prepared, cluster, now, evictors, evictor, evictor.evictions, result.errors)
+        )
     cluster.release()
-    return result, evictor.evictions, evictor.failures, ranged
+    return result, evictor.evictions, evictor.failures, ranged, panels
+
+
+def _check_writable(path: str) -> None:
+    """Refuse an ``--html`` FILE that cannot be written before the cycle runs (a UsageError, exit 2)."""
+    import os
+
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(path) or not os.path.isdir(folder):
+        raise UsageError(f"--html {path}: not a file in an existing directory")
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise UsageError(f"--html {path}: not writable")
+
+
+def _write_page(
+    args: argparse.Namespace, document: dict[str, Any], panels: list[Panel], result: CycleResult, now: datetime
+) -> None:
+    """Write the ``--html`` page; a write that fails is a UsageError (exit 2)."""
+    from desched.executor.page import render
+
+    page = render(document, panels, result.verdicts, now, (args.policy, args.cluster), args.dry_run)
+    try:
+        with open(args.html, "w", encoding="utf-8") as sink:
+            sink.write(page)
+    except OSError as error:
+        raise UsageError(f"--html {args.html}: {error.strerror}") from None
 
 
 def _samples(text: str | None) -> int | None:

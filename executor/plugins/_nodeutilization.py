@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
@@ -72,6 +72,19 @@ class NodeUsage:
     usage: dict[str, int]
     capacity: dict[str, int]
     budget: dict[str, int] = field(default_factory=dict)
+
+
+class Split(NamedTuple):
+    """How a utilization plugin sees the cycle's nodes before it evicts: their usage and percentages, the thresholds
+    it compares them with (``high`` is ``None`` for HighNodeUtilization, which has one set), the nodes it drains
+    (``sources``) and those that take their pods (``destinations``), each in node order."""
+
+    usages: list[NodeUsage]
+    percents: dict[str, Percentages]
+    low: Percentages
+    high: Percentages | None
+    sources: list[NodeUsage]
+    destinations: list[NodeUsage]
 
 
 def snapshot(nodes: list[Json], handle: Handle, resources: list[str]) -> list[NodeUsage]:

@@ -46,17 +46,29 @@ class Implementation:
     def removable(self, pod: Json) -> bool:
         return self.handle.filter(pod) and (not self.only_thresholding or requests_any(pod, list(self.thresholds)))
 
-    def balance(self, nodes: list[Json]) -> None:
+    def split(self, nodes: list[Json]) -> nu.Split:
+        """The nodes' usage against ``thresholds``: the underutilized nodes (cordoned or not) are the sources, every
+        other schedulable node a destination."""
         usages = nu.snapshot(nodes, self.handle, self.resources)
+        percents = {node.name: nu.percentages(node.usage, node.capacity) for node in usages}
         under, schedulable = [], []
         for node in usages:
-            if nu.below(nu.percentages(node.usage, node.capacity), self.thresholds):
+            if nu.below(percents[node.name], self.thresholds):
                 under.append(node)
             elif not nodeutil.is_unschedulable(node.node):
                 schedulable.append(node)
-        number_of_nodes = self.args.number_of_nodes
-        if not under or len(under) <= number_of_nodes or not schedulable:  # all under implies no destination
+        return nu.Split(usages, percents, self.thresholds, None, under, schedulable)
+
+    def moves(self, split: nu.Split) -> bool:
+        """Whether the plugin evicts at all on ``split``: more nodes under than ``numberOfNodes``, a destination."""
+        under = split.sources
+        return bool(under) and len(under) > self.args.number_of_nodes and bool(split.destinations)
+
+    def balance(self, nodes: list[Json]) -> None:
+        split = self.split(nodes)
+        if not self.moves(split):  # all under implies no destination
             return
+        under, schedulable = split.sources, split.destinations
         full = {resource: 100.0 for resource in self.thresholds}
         for node in [*under, *schedulable]:
             node.budget = nu.cap_to_threshold(node.capacity, full, self.resources)

@@ -34,8 +34,9 @@ class Implementation:
         self.resources = nu.tracked_resources(self.thresholds)
         self.node_limit = args.eviction_limit_per_node
 
-    def balance(self, nodes: list[Json]) -> None:
-        nu.reject_metrics_utilization(NAME, self.args.metrics_utilization)
+    def split(self, nodes: list[Json]) -> nu.Split:
+        """The nodes' usage against the thresholds (offsets from the average with ``useDeviationThresholds``):
+        the overutilized nodes are the sources, the underutilized ones the destinations."""
         usages = nu.snapshot(nodes, self.handle, self.resources)
         percents = {node.name: nu.percentages(node.usage, node.capacity) for node in usages}
         if self.args.use_deviation_thresholds:
@@ -48,11 +49,22 @@ class Implementation:
                 under.append(node)
             elif nu.above(percents[node.name], high):
                 over.append(node)
-        number_of_nodes = self.args.number_of_nodes
-        if not under or len(under) <= number_of_nodes or not over:  # all nodes under implies none over
+        return nu.Split(usages, percents, low, high, over, under)
+
+    def moves(self, split: nu.Split) -> bool:
+        """Whether the plugin evicts at all on ``split``: some node over, more nodes under than ``numberOfNodes``."""
+        under, over = split.destinations, split.sources
+        return bool(under) and len(under) > self.args.number_of_nodes and bool(over)  # all under: none over
+
+    def balance(self, nodes: list[Json]) -> None:
+        nu.reject_metrics_utilization(NAME, self.args.metrics_utilization)
+        split = self.split(nodes)
+        if not self.moves(split):
             return
+        assert split.high is not None
+        under, over = split.destinations, split.sources
         for node in [*under, *over]:
-            node.budget = nu.cap_to_threshold(node.capacity, high, self.resources)
+            node.budget = nu.cap_to_threshold(node.capacity, split.high, self.resources)
         over.sort(key=nu.usage_score, reverse=True)
         nu.evict_from_sources(
             self.handle,
