@@ -9,24 +9,18 @@ with that reason.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple, TextIO
+
+from tests.prerequisites import FAILURE_FILE, InstallError, apt_install, installed_once, privilege
+
+__all__ = ["FAILURE_FILE", "Browser", "InstallError", "cache_root", "find", "install"]
 
 APT_PACKAGES = ("chromium", "chromium-driver")
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-FAILURE_FILE = "last-failure.txt"
-
-
-class InstallError(RuntimeError):
-    """The browser could not be installed; the message says why."""
 
 
 class Browser(NamedTuple):
@@ -53,68 +47,15 @@ def install(out: TextIO = sys.stderr) -> Browser:
     if found is not None:
         return found
     root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / ".lock"):
-        try:
-            browser = _install(root / "install.log", out)
-        except InstallError as error:
-            (root / FAILURE_FILE).write_text(f"{error}\n", encoding="utf-8")
-            raise
-    (root / FAILURE_FILE).unlink(missing_ok=True)
-    return browser
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return installed_once(root, lambda: find() or _install(root / "install.log", out))
 
 
 def _install(log: Path, out: TextIO) -> Browser:
-    found = find()  # another process may have installed it while this one waited for the lock
-    if found is not None:
-        return found
-    sudo = _privilege()
-    apt = [*sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"]
+    sudo = privilege("chromium")
     print(f"installing {' '.join(APT_PACKAGES)} (log: {log})", file=out)
     with open(log, "a", encoding="utf-8") as sink:
-        if not _known(sink):
-            _run([*sudo, "apt-get", "update"], "apt-get update", sink, log)
-        _run([*apt, *APT_PACKAGES], "apt-get install", sink, log)
+        apt_install(APT_PACKAGES, sudo, sink, log)
     found = find()
     if found is None:
         raise InstallError(f"apt-get installed {' '.join(APT_PACKAGES)} but {CHROMIUM} or {CHROMEDRIVER} is missing")
     return found
-
-
-def _privilege() -> list[str]:
-    if os.geteuid() == 0:
-        return []
-    if shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0:
-        return ["sudo", "-n"]
-    raise InstallError("installing chromium needs root (apt-get): run as root or with password-less sudo")
-
-
-def _known(sink: TextIO) -> bool:
-    """Whether apt's package lists already have a candidate for every package (else ``apt-get update`` first)."""
-    result = subprocess.run(
-        ["apt-cache", "policy", *APT_PACKAGES], capture_output=True, text=True, stdin=subprocess.DEVNULL
-    )
-    sink.write(result.stdout + result.stderr)
-    candidates = [line for line in result.stdout.splitlines() if line.strip().startswith("Candidate:")]
-    return len(candidates) == len(APT_PACKAGES) and not any("(none)" in line for line in candidates)
-
-
-def _run(command: list[str], step: str, sink: TextIO, log: Path) -> None:
-    sink.write(f"$ {' '.join(command)}\n")
-    sink.flush()
-    try:
-        result = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    except OSError as error:
-        raise InstallError(f"{step}: {command[0]}: {error.strerror}") from None
-    if result.returncode != 0:
-        raise InstallError(f"{step} failed with exit code {result.returncode} (see {log})")

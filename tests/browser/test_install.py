@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prerequisites
 from tests.browser import install
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ def missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_without_root_or_sudo_the_reason_is_raised_and_kept(missing: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    monkeypatch.setattr(install.shutil, "which", lambda name: None)
+    monkeypatch.setattr(prerequisites.shutil, "which", lambda name: None)
     with pytest.raises(install.InstallError) as raised:
         install.install(io.StringIO())
     assert "root" in str(raised.value)
@@ -34,11 +35,13 @@ def test_without_root_or_sudo_the_reason_is_raised_and_kept(missing: Path, monke
 
 
 def test_a_failing_apt_get_names_the_step_and_the_log(missing: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(install, "_privilege", lambda: ["false"])
-    monkeypatch.setattr(install, "_known", lambda sink: True)
+    monkeypatch.setattr(install, "privilege", lambda what: ["false"])
+    monkeypatch.setattr(prerequisites, "_known", lambda packages, sink: True)
     with pytest.raises(install.InstallError) as raised:
         install.install(io.StringIO())
-    assert str(raised.value) == f"apt-get install failed with exit code 1 (see {missing / 'install.log'})"
+    log = missing / "install.log"
+    assert str(raised.value).startswith(f"apt-get install failed with exit code 1 (full log: {log})")
+    assert "$ false env DEBIAN_FRONTEND=noninteractive apt-get install" in log.read_text(encoding="utf-8")
 
 
 def test_installed_binaries_are_found_without_apt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prerequisites
 from tests.kcp import install
 from tests.kcp.api import Json, pdb_api_version
 from tests.kcp.install import deb_src_entries
@@ -118,7 +119,7 @@ def test_a_failed_step_names_itself_and_is_remembered_for_the_skip_reason(
     monkeypatch.setattr(install, "find", lambda: None)
     log = tmp_path / "step.log"
     with open(log, "w") as sink, pytest.raises(install.InstallError) as error:
-        install._run(["sh", "-c", "echo building; echo 'no space left' >&2; exit 3"], "make (building)", sink, log)
+        prerequisites.run(["sh", "-c", "echo building; echo 'no space left' >&2; exit 3"], "make (building)", sink, log)
     assert str(error.value).startswith(f"make (building) failed with exit code 3 (full log: {log}):")
     assert "no space left" in str(error.value)
 

@@ -10,16 +10,17 @@ for Go), copies them to ``<cache>/<debian-version>/bin`` and marks the entry com
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, TextIO
+
+from tests import prerequisites
+from tests.prerequisites import InstallError, apt_install, privilege, run
 
 SOURCE_PACKAGE = "kubernetes"
 BINARIES = ("kube-apiserver", "kube-controller-manager")
@@ -31,13 +32,8 @@ APT_PACKAGES = ("etcd-server", "golang-go", "rsync", "jq", "make", "dpkg-dev", "
 REVISION = "desched2"
 REFLECT2_SOURCE = Path("/usr/share/gocode/src/github.com/modern-go/reflect2")
 COMPLETE_MARKER = "complete"
-FAILURE_FILE = "last-failure.txt"
 SOURCES_DIR = Path("/etc/apt/sources.list.d")
 DEB_SRC_FILE = SOURCES_DIR / "desched-deb-src.sources"
-
-
-class InstallError(Exception):
-    """A step of the installation failed; the message names the step and what to do."""
 
 
 class Installation(NamedTuple):
@@ -81,65 +77,25 @@ def find() -> Installation | None:
 
 def last_failure() -> str | None:
     """The message of the last failed installation, if the last attempt failed."""
-    path = cache_root() / FAILURE_FILE
-    try:
-        return path.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+    return prerequisites.last_failure(cache_root())
 
 
 def install(out: TextIO = sys.stderr) -> Installation:
     """Make sure the binaries exist (see the module contract) and say where they are."""
     root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / ".lock"):
-        found = find()
-        if found is not None:
-            return found
-        try:
-            result = _install(root, out)
-        except InstallError as error:
-            (root / FAILURE_FILE).write_text(f"{error}\n", encoding="utf-8")
-            raise
-        (root / FAILURE_FILE).unlink(missing_ok=True)
-        return result
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return prerequisites.installed_once(root, lambda: find() or _install(root, out))
 
 
 def _install(root: Path, out: TextIO) -> Installation:
-    sudo = _privilege()
+    sudo = privilege("the control plane")
     log = root / "install.log"
     _say(out, f"installing the control plane (log: {log})")
     with open(log, "a", encoding="utf-8") as sink:
         if not _has_deb_src():
             _say(out, f"adding deb-src entries ({DEB_SRC_FILE})")
             _write_deb_src(sudo)
-        _run([*sudo, "apt-get", "update"], "apt-get update", sink, log)
         _say(out, "installing packages: " + " ".join(APT_PACKAGES))
-        _run(
-            [
-                *sudo,
-                "env",
-                "DEBIAN_FRONTEND=noninteractive",
-                "apt-get",
-                "install",
-                "-y",
-                "--no-install-recommends",
-                *APT_PACKAGES,
-            ],
-            "apt-get install",
-            sink,
-            log,
-        )
+        apt_install(APT_PACKAGES, sudo, sink, log, update=True)  # the deb-src entries are new to the lists
         version = _source_version(sink, log)
         entry = root / f"{version}+{REVISION}"
         if not (entry / COMPLETE_MARKER).is_file():
@@ -149,14 +105,6 @@ def _install(root: Path, out: TextIO) -> Installation:
         raise InstallError("etcd is not on PATH after installing etcd-server")
     _say(out, f"control plane ready: Kubernetes from Debian {version}, binaries in {entry / 'bin'}")
     return Installation(entry.name, Path(etcd), entry / "bin")
-
-
-def _privilege() -> list[str]:
-    if os.geteuid() == 0:
-        return []
-    if shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0:
-        return ["sudo", "-n"]
-    raise InstallError("installing needs root (apt-get): run as root or with password-less sudo")
 
 
 def _has_deb_src() -> bool:
@@ -211,7 +159,7 @@ def _write_deb_src(sudo: list[str]) -> None:
 
 def _source_version(sink: TextIO, log: Path) -> str:
     """The Debian version of ``src:kubernetes`` that ``apt-get source`` would fetch (read from its .dsc name)."""
-    output = _run(["apt-get", "source", "--print-uris", SOURCE_PACKAGE], "apt-get source --print-uris", sink, log)
+    output = run(["apt-get", "source", "--print-uris", SOURCE_PACKAGE], "apt-get source --print-uris", sink, log)
     match = re.search(rf"^'[^']*' {SOURCE_PACKAGE}_(\S+)\.dsc ", output, re.MULTILINE)
     if match is None:
         raise InstallError(f"apt-get source --print-uris {SOURCE_PACKAGE} named no .dsc file (see {log})")
@@ -223,7 +171,7 @@ def _build(entry: Path, version: str, sink: TextIO, log: Path, out: TextIO) -> N
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     _say(out, f"fetching src:{SOURCE_PACKAGE} {version}")
-    _run(["apt-get", "source", f"{SOURCE_PACKAGE}={version}"], "apt-get source", sink, log, cwd=work)
+    run(["apt-get", "source", f"{SOURCE_PACKAGE}={version}"], "apt-get source", sink, log, cwd=work)
     trees = [path for path in work.iterdir() if path.is_dir() and (path / "Makefile").is_file()]
     if len(trees) != 1:
         raise InstallError(f"apt-get source unpacked no single source tree under {work}")
@@ -244,7 +192,7 @@ def _build(entry: Path, version: str, sink: TextIO, log: Path, out: TextIO) -> N
     }
     _say(out, "building " + " and ".join(BINARIES) + " (about 5 minutes, once)")
     targets = " ".join(f"cmd/{name}" for name in BINARIES)
-    _run(["make", f"WHAT={targets}"], "make (building Kubernetes)", sink, log, cwd=tree, env=env)
+    run(["make", f"WHAT={targets}"], "make (building Kubernetes)", sink, log, cwd=tree, env=env)
     bin_dir = entry / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name in BINARIES:
@@ -254,28 +202,6 @@ def _build(entry: Path, version: str, sink: TextIO, log: Path, out: TextIO) -> N
         shutil.copy2(built, bin_dir / name)
     (entry / COMPLETE_MARKER).write_text(f"{version}\n", encoding="utf-8")
     shutil.rmtree(work, ignore_errors=True)
-
-
-def _run(
-    command: list[str],
-    step: str,
-    sink: TextIO,
-    log: Path,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-) -> str:
-    sink.write(f"$ {' '.join(command)}\n")
-    sink.flush()
-    try:
-        result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    except OSError as error:
-        raise InstallError(f"{step} failed: {error}") from None
-    sink.write(result.stdout + result.stderr)
-    sink.flush()
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-5:])
-        raise InstallError(f"{step} failed with exit code {result.returncode} (full log: {log}):\n{tail}")
-    return result.stdout
 
 
 def _say(out: TextIO, message: str) -> None:
