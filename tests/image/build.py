@@ -8,10 +8,10 @@ its ``pip install`` steps read the wheels the host's pip downloaded from ``requi
 ``--require-hashes`` (a ``/etc/pip.conf`` mounted for the build says ``no-index`` and ``find-links``). The image is
 written as an OCI layout and unpacked by ``umoci`` into a runtime bundle (``rootfs`` and ``config.json``), under
 ``<cache>/builds/<key>``, where the key hashes every input (the Dockerfile, the lock, the files its COPY lines take,
-the bases' recipe, the version and the commit): a second call with the same inputs returns at once. The build's
-container storage is a scratch directory removed afterwards. A missing prerequisite (tools, Debian mirror, wheels)
-raises :class:`InstallError`; a failing image build raises :class:`BuildError`. Both name the step and the log, and
-the message is recorded in ``<cache>/last-failure.txt``.
+the bases' recipe, the version and the commit): a second call with the same inputs returns at once. Only the
+newest two images are kept; the build's container storage is a scratch directory removed afterwards. A missing
+prerequisite (tools, Debian mirror, wheels) raises :class:`InstallError`; a failing image build raises
+:class:`BuildError`. Both name the step and the log; the message is recorded in ``<cache>/last-failure.txt``.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ RECIPE = "1"  # bump when the steps below change what an image holds
 COMPLETE_MARKER = "complete"
 FAILURE_FILE = "last-failure.txt"
 TAG = "desched"
+KEEP = 2  # images kept in the cache (two checkouts, or a branch and main, alternate without rebuilding)
 
 
 class InstallError(Exception):
@@ -237,8 +238,21 @@ def _build(root: Path, key: str, out: TextIO) -> Image:
     (work / "Dockerfile").unlink()
     work.rename(final)
     (final / COMPLETE_MARKER).write_text(digest + "\n", encoding="utf-8")
+    _prune(root / "builds")
     _say(out, f"built {digest} in {summary['build_seconds']} s: {final}")
     return Image(key, final, digest, config)
+
+
+def _prune(builds: Path) -> None:
+    """Remove all but the newest :data:`KEEP` images (each is a few hundred megabytes), and unfinished builds."""
+    done = sorted(
+        (entry for entry in builds.iterdir() if (entry / COMPLETE_MARKER).is_file()),
+        key=lambda entry: (entry / COMPLETE_MARKER).stat().st_mtime,
+        reverse=True,
+    )
+    for entry in builds.iterdir():
+        if entry not in done[:KEEP]:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _bases(root: Path, sink: TextIO, log: Path, out: TextIO) -> list[tuple[str, Path]]:

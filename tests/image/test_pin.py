@@ -50,7 +50,9 @@ def test_every_kustomization_naming_the_image_gets_the_digest_and_nothing_else_c
     assert sorted(done.stdout.splitlines()) == sorted(f"pinned {deploy / name}" for name in pinned)
     for name, document in after.items():
         if name in pinned:
-            assert _image(document) == {**_image(before[name]), "newTag": "0.2.0", "digest": DIGEST}
+            original = _image(before[name])
+            assert original is not None
+            assert _image(document) == {**original, "newTag": "0.2.0", "digest": DIGEST}
             document["images"] = before[name]["images"]
         if name != str(pin.CHART_VALUES):
             assert document == before[name], name
