@@ -1,5 +1,7 @@
 # The desched image: the CLI (lint, simulate, run, webhook, certs), non-root, fit for a read-only root filesystem.
-#   docker build -t ghcr.io/desched/desched:0.1.0 .
+#   docker build --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) -t ghcr.io/desched/desched:0.1.0 .
+# scripts/image build builds this file without any registry (Debian bases, FROM lines swapped) and the tests run
+# the result as deploy/ does; .github/workflows/release.yml builds, signs and publishes it (docs/image.md).
 # It installs desched[all] at the versions the tests run with (constraints.txt), from requirements/image.txt: that lock
 # pins every distribution with the sha256 of its files and pip installs it with --require-hashes, so a file that is
 # not the one locked fails the build. After a change to constraints.txt or to pyproject.toml's dependencies, run
