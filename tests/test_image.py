@@ -12,7 +12,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import venv
@@ -22,6 +21,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+from tests.image import dockerfile
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -34,32 +35,9 @@ PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
 HASH = re.compile(r"--hash=sha256:[0-9a-f]{64}")
 
 
-def _logical_lines(text: str) -> list[str]:
-    """``text``'s lines with backslash continuations joined and comment lines left out (Dockerfile and pip syntax)."""
-    lines: list[str] = []
-    pending = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            continue
-        if stripped.endswith("\\"):
-            pending += stripped[:-1] + " "
-            continue
-        joined = (pending + stripped).strip()
-        pending = ""
-        if joined:
-            lines.append(joined)
-    return lines
-
-
 def _instructions(instruction: str) -> list[list[str]]:
     """The arguments of every Dockerfile instruction named ``instruction``, split as a shell would."""
-    found: list[list[str]] = []
-    for line in _logical_lines(DOCKERFILE.read_text(encoding="utf-8")):
-        name, _, rest = line.partition(" ")
-        if name.upper() == instruction:
-            found.append(shlex.split(rest))
-    return found
+    return dockerfile.instructions(DOCKERFILE.read_text(encoding="utf-8"), instruction)
 
 
 def _pip_installs() -> list[list[str]]:
@@ -76,7 +54,7 @@ def _pip_installs() -> list[list[str]]:
 def _lock() -> dict[str, tuple[str, list[str]]]:
     """The lock's requirements: canonical name -> (version, hashes). Every line must be ``NAME==VERSION --hash=...``."""
     pins: dict[str, tuple[str, list[str]]] = {}
-    for line in _logical_lines((ROOT / LOCK).read_text(encoding="utf-8")):
+    for line in dockerfile.logical_lines((ROOT / LOCK).read_text(encoding="utf-8")):
         requirement, *options = line.split()
         match = PIN.fullmatch(requirement)
         assert match is not None, f"{LOCK}: not pinned with ==: {line}"
@@ -90,7 +68,7 @@ def _lock() -> dict[str, tuple[str, list[str]]]:
 
 def _constraints() -> dict[str, str]:
     pins: dict[str, str] = {}
-    for line in _logical_lines((ROOT / "constraints.txt").read_text(encoding="utf-8")):
+    for line in dockerfile.logical_lines((ROOT / "constraints.txt").read_text(encoding="utf-8")):
         match = PIN.fullmatch(line)
         assert match is not None, line
         pins[canonicalize_name(match.group(1))] = match.group(2)
