@@ -28,13 +28,16 @@ class InstallError(Exception):
     """A step of an installation failed; the message names the step and what to do."""
 
 
-def installed_once(root: Path, installer: Callable[[], T]) -> T:
-    """``installer()`` under the lock of ``root``, its failure recorded (see the module contract)."""
+def installed_once(
+    root: Path, installer: Callable[[], T], recorded: tuple[type[Exception], ...] = (InstallError,)
+) -> T:
+    """``installer()`` under the lock of ``root``, its failure recorded (see the module contract; ``recorded``: the
+    errors kept as the last failure)."""
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / ".lock"):
         try:
             result = installer()
-        except InstallError as error:
+        except recorded as error:
             (root / FAILURE_FILE).write_text(f"{error}\n", encoding="utf-8")
             raise
         (root / FAILURE_FILE).unlink(missing_ok=True)
@@ -94,17 +97,19 @@ def run(
     log: Path,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
+    error: type[Exception] = InstallError,
 ) -> str:
-    """The standard output of ``command``, a step of an installation (see the module contract)."""
+    """The standard output of ``command``, a step of an installation (see the module contract); a failure raises
+    ``error``."""
     sink.write(f"$ {' '.join(command)}\n")
     sink.flush()
     try:
         result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    except OSError as error:
-        raise InstallError(f"{step} failed: {error}") from None
+    except OSError as failure:
+        raise error(f"{step} failed: {failure}") from None
     sink.write(result.stdout + result.stderr)
     sink.flush()
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-5:])
-        raise InstallError(f"{step} failed with exit code {result.returncode} (full log: {log}):\n{tail}")
+        raise error(f"{step} failed with exit code {result.returncode} (full log: {log}):\n{tail}")
     return result.stdout

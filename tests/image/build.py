@@ -16,7 +16,6 @@ prerequisite (tools, Debian mirror, wheels) raises :class:`InstallError`; a fail
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -26,13 +25,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 import tomllib
 
+from tests import prerequisites
 from tests.image import dockerfile
+from tests.prerequisites import InstallError, apt_install, installed_once, privilege, run
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = Path("requirements") / "image.txt"
@@ -54,13 +54,8 @@ MMDEBSTRAP_OPTIONS = (
 PIP_CONF = "[global]\nno-index = true\nfind-links = /wheels\n"
 RECIPE = "1"  # bump when the steps below change what an image holds
 COMPLETE_MARKER = "complete"
-FAILURE_FILE = "last-failure.txt"
 TAG = "desched"
 KEEP = 2  # images kept in the cache (two checkouts, or a branch and main, alternate without rebuilding)
-
-
-class InstallError(Exception):
-    """A prerequisite of the build is missing and could not be installed; the message says which and why."""
 
 
 class BuildError(Exception):
@@ -105,10 +100,7 @@ def cache_root() -> Path:
 
 def last_failure() -> str | None:
     """The message of the last failed install or build, if the last attempt failed."""
-    try:
-        return (cache_root() / FAILURE_FILE).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+    return prerequisites.last_failure(cache_root())
 
 
 def missing_tools() -> list[str]:
@@ -120,20 +112,16 @@ def install(out: TextIO = sys.stderr) -> None:
     if not missing_tools():
         return
     root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    log = root / "install.log"
-    try:
-        sudo = _privilege()
-        _say(out, "installing " + " ".join(APT_PACKAGES) + f" (log: {log})")
-        with open(log, "a", encoding="utf-8") as sink:
-            _run([*sudo, "apt-get", "update"], "apt-get update", sink, log, InstallError)
-            command = ["apt-get", "install", "-y", "--no-install-recommends", *APT_PACKAGES]
-            _run([*sudo, "env", "DEBIAN_FRONTEND=noninteractive", *command], "apt-get install", sink, log, InstallError)
-        if missing_tools():
-            raise InstallError("not on PATH after apt-get install: " + ", ".join(missing_tools()))
-    except InstallError as error:
-        _record_failure(error)
-        raise
+    installed_once(root, lambda: missing_tools() and _install(root / "install.log", out))
+
+
+def _install(log: Path, out: TextIO) -> None:
+    sudo = privilege("the image's build tools")
+    _say(out, "installing " + " ".join(APT_PACKAGES) + f" (log: {log})")
+    with open(log, "a", encoding="utf-8") as sink:
+        apt_install(APT_PACKAGES, sudo, sink, log)
+    if missing_tools():
+        raise InstallError("not on PATH after apt-get install: " + ", ".join(missing_tools()))
 
 
 def version() -> str:
@@ -175,21 +163,14 @@ def find() -> Image | None:
 def build(out: TextIO = sys.stderr) -> Image:
     """The image for the current inputs: the cached one, else built now (see the module contract)."""
     root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / ".lock"):
-        found = find()
-        if found is not None:
-            return found
-        missing = missing_tools()
-        if missing:
-            raise InstallError(f"{', '.join(missing)} not installed: run scripts/image install")
-        try:
-            image = _build(root, image_key(), out)
-        except (InstallError, BuildError) as error:
-            _record_failure(error)
-            raise
-        (root / FAILURE_FILE).unlink(missing_ok=True)
-        return image
+    return installed_once(root, lambda: find() or _checked_build(root, out), (InstallError, BuildError))
+
+
+def _checked_build(root: Path, out: TextIO) -> Image:
+    missing = missing_tools()
+    if missing:
+        raise InstallError(f"{', '.join(missing)} not installed: run scripts/image install")
+    return _build(root, image_key(), out)
 
 
 def _build(root: Path, key: str, out: TextIO) -> Image:
@@ -219,8 +200,20 @@ def _build(root: Path, key: str, out: TextIO) -> Image:
             _build_dockerfile(buildah, work, references, wheels, sink, log)
             steps["buildah"] = time.monotonic() - mark
             mark = time.monotonic()
-            _run([*buildah, "push", f"localhost/{TAG}:{key}", f"oci:{work / 'oci'}:{TAG}"], "buildah push", sink, log)
-            _run(["umoci", "unpack", "--image", f"{work / 'oci'}:{TAG}", str(work / "bundle")], "umoci", sink, log)
+            run(
+                [*buildah, "push", f"localhost/{TAG}:{key}", f"oci:{work / 'oci'}:{TAG}"],
+                "buildah push",
+                sink,
+                log,
+                error=BuildError,
+            )
+            run(
+                ["umoci", "unpack", "--image", f"{work / 'oci'}:{TAG}", str(work / "bundle")],
+                "umoci",
+                sink,
+                log,
+                error=BuildError,
+            )
             steps["export"] = time.monotonic() - mark
         finally:
             shutil.rmtree(storage, ignore_errors=True)
@@ -266,7 +259,7 @@ def _bases(root: Path, sink: TextIO, log: Path, out: TextIO) -> list[tuple[str, 
             _say(out, f"making the {name} base: Debian {SUITE} with {', '.join(packages)} (mmdebstrap)")
             partial = tarball.with_suffix(".partial.tar")
             command = ["mmdebstrap", *MMDEBSTRAP_OPTIONS, "--include=" + ",".join(packages), SUITE, str(partial)]
-            _run([*command, MIRROR], f"mmdebstrap ({name} base)", sink, log, InstallError)
+            run([*command, MIRROR], f"mmdebstrap ({name} base)", sink, log)  # a missing prerequisite: the tests skip
             partial.rename(tarball)
         tarballs.append((name, tarball))
     return tarballs
@@ -285,16 +278,18 @@ def _wheels(root: Path, sink: TextIO, log: Path, out: TextIO) -> Path:
     directory.mkdir(parents=True)
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
     command += ["--require-hashes", "--only-binary", ":all:", "--dest", str(directory), "-r", str(ROOT / LOCK)]
-    _run(command, "pip download", sink, log, InstallError)
+    run(command, "pip download", sink, log)  # a missing prerequisite: the tests skip
     (directory / COMPLETE_MARKER).write_text("", encoding="utf-8")
     return directory
 
 
 def _import_base(buildah: list[str], name: str, tarball: Path, sink: TextIO, log: Path) -> str:
     reference = f"localhost/desched-base-{name}:{bases_key()}"
-    container = _run([*buildah, "from", "scratch"], "buildah from scratch", sink, log).strip()
-    _run([*buildah, "add", container, str(tarball), "/"], f"buildah add ({name} base)", sink, log)
-    _run([*buildah, "commit", "--rm", container, reference], f"buildah commit ({name} base)", sink, log)
+    container = run([*buildah, "from", "scratch"], "buildah from scratch", sink, log, error=BuildError).strip()
+    run([*buildah, "add", container, str(tarball), "/"], f"buildah add ({name} base)", sink, log, error=BuildError)
+    run(
+        [*buildah, "commit", "--rm", container, reference], f"buildah commit ({name} base)", sink, log, error=BuildError
+    )
     return reference
 
 
@@ -311,7 +306,13 @@ def _build_dockerfile(
     command = [*buildah, "bud", "--isolation", "chroot", "--pull=never", "--file", str(work / "Dockerfile")]
     command += ["--build-arg", f"VERSION={version()}", "--build-arg", f"REVISION={revision()}"]
     command += ["--volume", f"{wheels}:/wheels:ro", "--volume", f"{work / 'pip.conf'}:/etc/pip.conf:ro"]
-    _run([*command, "--tag", f"localhost/{TAG}:{work.name.removesuffix('.work')}", str(ROOT)], "buildah bud", sink, log)
+    run(
+        [*command, "--tag", f"localhost/{TAG}:{work.name.removesuffix('.work')}", str(ROOT)],
+        "buildah bud",
+        sink,
+        log,
+        error=BuildError,
+    )
     (work / "pip.conf").unlink()
 
 
@@ -348,44 +349,6 @@ def _context_files(sources: list[str]) -> Iterator[Path]:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
-
-
-def _privilege() -> list[str]:
-    if os.geteuid() == 0:
-        return []
-    if shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0:
-        return ["sudo", "-n"]
-    raise InstallError("installing needs root (apt-get): run as root or with password-less sudo")
-
-
-def _record_failure(error: Exception) -> None:
-    (cache_root() / FAILURE_FILE).write_text(f"{error}\n", encoding="utf-8")
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _run(command: list[str], step: str, sink: TextIO, log: Path, error: type[Exception] = BuildError) -> str:
-    """Run ``command``, its output to the log; raise ``error`` naming ``step`` and the log's tail if it fails."""
-    sink.write(f"$ {' '.join(command)}\n")
-    sink.flush()
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    except OSError as failure:
-        raise error(f"{step} failed: {failure}") from None
-    sink.write(result.stdout + result.stderr)
-    sink.flush()
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-8:])
-        raise error(f"{step} failed with exit code {result.returncode} (full log: {log}):\n{tail}")
-    return result.stdout
 
 
 def _say(out: TextIO, message: str) -> None:
