@@ -1,7 +1,7 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
 * ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]
-  [--dry-run] [--samples N [--seed S] [--jobs J]] [--html FILE]`` runs one cycle offline on a snapshot (``kind:
+  [--dry-run] [--samples [N] [--seed S] [--jobs J]] [--html FILE]`` runs one cycle offline on a snapshot (``kind:
   List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it, read by
   :mod:`desched.executor.snapshot`, at most 1 GiB) as a real run makes it: every eviction meets the Eviction
   API's PodDisruptionBudget check (:mod:`desched.executor.budgets`; ``--ignore-pdbs``: it succeeds) and the evicted pod
@@ -19,8 +19,9 @@ KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings 
 JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "failures": [{namespace, pod, node, profile,
 plugin, status, message, outcome}], "pluginErrors": [{profile, plugin, message}], "summary": {evicted, byPlugin,
 byNode, byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``
-and ``"forecast"`` (samples, seed, ``evicted`` and ``byPlugin`` as ``{min, median, max}``, ``pods``: namespace, pod,
-node, ``evictedIn`` samples) with ``--samples``.
+and ``"forecast"`` (samples, seed, ``assurance``: shuffled, foundSharePercent, probability, statement, ``evicted`` and
+``byPlugin`` as ``{min, median, max}``, ``pods``: namespace, pod, node, ``evictedIn`` samples) with ``--samples``
+(without N: 91 orders, :data:`~desched.executor.forecast.DEFAULT_SAMPLES`).
 ``failures`` are the evictions tried and not done; ``pluginErrors`` the plugins that failed (the text output's ``plugin
 error:`` lines, also warned on stderr): every failure the text output shows is in the JSON too.
 
@@ -55,6 +56,9 @@ if TYPE_CHECKING:  # the cycle's modules are imported when a cycle runs, not to 
 Simulated = tuple["CycleResult", list["Eviction"], list["EvictionFailure"], "Forecast | None", "list[Panel] | None"]
 
 EXIT_OK, EXIT_ERROR = 0, 2
+#: ``--samples`` without N: :data:`desched.executor.forecast.DEFAULT_SAMPLES` (not imported to parse the command line;
+#: tests/executor/test_forecast.py holds them equal)
+SAMPLES_WITHOUT_N = "91"
 
 
 def parse_now(text: str | None) -> datetime:
@@ -124,8 +128,12 @@ class SimulateCommand:
         parser.add_argument(
             "--samples",
             metavar="N",
+            nargs="?",
+            const=SAMPLES_WITHOUT_N,
             help="run the cycle over N listing orders (the first as listed) and report min, median and max per "
-            "plugin and how often each pod is evicted: upstream chooses among equal pods at random",
+            "plugin and how often each pod is evicted: upstream chooses among equal pods at random; the output "
+            f"states how rare a pick N orders find with probability 99 %%. Without N: {SAMPLES_WITHOUT_N} orders, "
+            "a pod chosen in 5 %% of orders or more is found with probability 99 %% or more",
         )
         parser.add_argument(
             "--seed", type=int, default=0, help="seed of the shuffled listing orders of --samples (default: 0)"

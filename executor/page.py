@@ -308,7 +308,8 @@ def _forecast_html(forecast: Json) -> str:
     )
     return (
         f'<section id="forecast"><h2>How often each pod is chosen</h2><p>Over {samples} listing orders '
-        f"(seed {forecast['seed']}): evicted pods in total, min / median / max: {_spread(forecast['evicted'])}.</p>"
+        f"(seed {forecast['seed']}): evicted pods in total, min / median / max: {_spread(forecast['evicted'])}. "
+        f'<span class="assurance">{_text(forecast["assurance"]["statement"])}.</span></p>'
         '<table class="forecast"><thead><tr><th>namespace</th><th>pod</th><th>node</th><th>evicted in</th></tr>'
         f"</thead><tbody>{rows}</tbody></table></section>"
     )

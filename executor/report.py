@@ -58,8 +58,8 @@ def render_text(document: Json, errors: Sequence[object], failures: list[Any]) -
 
 
 def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
-    """The ``--samples`` table: per plugin and in total, this run's count beside the min, median and max, then the
-    pods that only some listing orders evict."""
+    """The ``--samples`` table: per plugin and in total, this run's count beside the min, median and max, how sure
+    the forecast is, then the pods that only some listing orders evict."""
     title = f"over {forecast['samples']} listing orders (seed {forecast['seed']})"
     rows = [(title, "this run", "min", "median", "max")]
     for name, spread in [("all plugins", forecast["evicted"]), *forecast["byPlugin"].items()]:
@@ -67,6 +67,7 @@ def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
         rows.append((f"  {name}", str(single), str(spread["min"]), str(spread["median"]), str(spread["max"])))
     width = max(len(row[0]) for row in rows)
     lines = [row[0].ljust(width) + "".join(cell.rjust(9) for cell in row[1:]) for row in rows]
+    lines.append(forecast["assurance"]["statement"])
     samples = forecast["samples"]
     sometimes = [pod for pod in forecast["pods"] if pod["evictedIn"] < samples]
     if sometimes:
