@@ -158,6 +158,12 @@ def test_simulate_reports_the_refresh_range_apart_from_the_listing_orders(tmp_pa
     assert code == 0, err
     assert "with budgets refreshed never to after every eviction" in out
     assert f"  {plugin}" in out and "widen the listing orders' range" in out
+    page = tmp_path / "page.html"
+    cluster = _tainted_cluster(2, 1, _pdb(**ZERO))
+    code, _, err = simulate(tmp_path, TAINTS, cluster, "--samples", "30", "--jobs", "1", "--html", str(page))
+    assert code == 0, err
+    section = page.read_text(encoding="utf-8").split('<section id="budget-refresh">')[1].split("</section>")[0]
+    assert f"<tr><td>{plugin}</td><td>1 / 3</td></tr>" in section and "over the same 30" in section.lower()
 
 
 @pytest.mark.parametrize(
@@ -170,4 +176,6 @@ def test_simulate_reports_the_refresh_range_apart_from_the_listing_orders(tmp_pa
 def test_no_refresh_member_where_no_budget_can_refresh(tmp_path: Path, unready: int, pdb: Json, evicted: int) -> None:
     document = forecast(tmp_path, TAINTS, _tainted_cluster(unready, 2, pdb), "--samples", "5")
     assert "budgetRefresh" not in document
+    code, out, err = simulate(tmp_path, TAINTS, _tainted_cluster(unready, 2, pdb), "--samples", "5", "--jobs", "1")
+    assert code == 0 and "budgets refreshed" not in out, err
     assert document["forecast"]["evicted"] == {"min": evicted, "median": evicted, "max": evicted}
