@@ -7,7 +7,8 @@ and after it, as the plugin's own ``split`` computes them (:class:`~desched.exec
 requests of the non-terminal pods over allocatable, the same thresholds, offsets from the average with
 ``useDeviationThresholds``), "after" being the cluster without the pods the cycle evicted. :func:`render` writes the
 page from those panels, the JSON document of ``simulate`` (evictions, failures, plugin errors, the ``--samples``
-forecast and its ``budgetRefresh`` range) and the cycle's verdicts (why each pod was or was not evictable, as ``--explain`` gives them).
+forecast and its ``budgetRefresh`` range) and the cycle's verdicts (why each pod was or was not evictable, as
+``--explain`` gives them).
 
 The page loads nothing: inline CSS, inline SVG and one inline script (a table filter) allowed by its hash in the
 page's Content-Security-Policy, which forbids every other source. Every string from the snapshot or the policy is
