@@ -54,6 +54,8 @@ def render_text(document: Json, errors: Sequence[object], failures: list[Any]) -
         lines.append(f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {verdict}")
     if "forecast" in document:
         lines.extend(_forecast_lines(document["forecast"], summary))
+    if "budgetRefresh" in document:
+        lines.extend(_refresh_lines(document["budgetRefresh"], document["forecast"]))
     return "\n".join(lines) + "\n"
 
 
@@ -78,4 +80,24 @@ def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
         ]
     elif forecast["pods"]:
         lines.append(f"every pod above is evicted in all {samples} listing orders")
+    return lines
+
+
+def _refresh_lines(refresh: Json, forecast: Json) -> list[str]:
+    """The ``budgetRefresh`` table: per plugin and in total, the min and max with budgets refreshed from never to
+    after every eviction, beside the listing orders' range alone, and whether the refreshes change it."""
+    title = f"with budgets refreshed {refresh['refreshes']}"
+    rows = [(title, "min", "max", "orders alone")]
+    changed = False
+    for name, bounds in [("all plugins", refresh["evicted"]), *refresh["byPlugin"].items()]:
+        alone = forecast["evicted"] if name == "all plugins" else forecast["byPlugin"].get(name, {"min": 0, "max": 0})
+        changed = changed or (bounds["min"], bounds["max"]) != (alone["min"], alone["max"])
+        rows.append((f"  {name}", str(bounds["min"]), str(bounds["max"]), f"{alone['min']}-{alone['max']}"))
+    width = max(len(row[0]) for row in rows)
+    lines = [
+        row[0].ljust(width) + "".join(cell.rjust(w) for cell, w in zip(row[1:], (9, 9, 14), strict=True))
+        for row in rows
+    ]
+    verdict = "widen" if changed else "do not change"
+    lines.append(f"budget refreshes by the disruption controller during the cycle {verdict} the listing orders' range")
     return lines
