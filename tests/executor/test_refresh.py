@@ -11,28 +11,15 @@ import pytest
 
 from desched.executor.budgets import BudgetCheck
 from desched.executor.cluster import Cluster
-from desched.executor.evictions import Limits, Outcome, PodEvictor
 from desched.executor.forecast import Forecast
 from desched.executor.refresh import refresh_range
-from tests.executor.test_budgets import _pdb, _pod
+from tests.executor.test_budgets import _pdb, _pod, evict_all
 from tests.executor.test_forecast import forecast, simulate
 from tests.executor.test_same_cycle import node, policy
 
 Json = dict[str, Any]
 #: a budget whose desiredHealthy is 0, as the issue saw it
 ZERO = {"minAvailable": 0}
-
-
-def _outcomes(objects: list[Json], names: list[str], refresh: bool) -> list[str]:
-    """Evict ``names`` in turn with budgets never or always refreshed: ``ok`` or the failure kind for each."""
-    cluster = Cluster.from_objects(objects)
-    evictor = PodEvictor(cluster, Limits(None, None, None), BudgetCheck(cluster, refresh=refresh))
-    outcomes = []
-    for name in names:
-        pod = next(p for p in cluster.pods.values() if p["metadata"]["name"] == name)
-        outcome = evictor.evict(pod, "p", "x")
-        outcomes.append("ok" if outcome is Outcome.SUCCESS else evictor.failures[-1].outcome)
-    return outcomes
 
 
 def _stale(pdb: Json) -> Json:
@@ -88,8 +75,8 @@ CASES = [
 def test_a_refresh_after_every_eviction_recomputes_the_budget_from_the_pods(
     pods: list[Json], pdb: Json, order: list[str], never: list[str], refreshed: list[str]
 ) -> None:
-    assert _outcomes([*pods, pdb], order, refresh=False) == never
-    assert _outcomes([*pods, pdb], order, refresh=True) == refreshed
+    assert evict_all([*pods, pdb], order, refresh=False) == never
+    assert evict_all([*pods, pdb], order, refresh=True) == refreshed
 
 
 @pytest.mark.parametrize(
