@@ -216,3 +216,22 @@ def test_release_answers_only_modelled_rows_in_their_span() -> None:
 def test_docs_hold_the_table() -> None:
     assert markdown() in (ROOT / "docs" / "executor-semantics.md").read_text(encoding="utf-8")
 
+
+def test_the_lint_rule_names_the_release_of_the_table_row() -> None:
+    from desched.linter.rules import ds211_profile_skipped_at_v030 as rule
+
+    row = next(change for change in CHANGES if change.key == EVICTOR_INDEX_CONFLICT)
+    assert row.first == row.last == rule.RELEASE
+
+
+@pytest.mark.parametrize(("target", "findings"), [("v0.30", ["b", "c"]), ("v0.31", []), ("v0.36", [])])
+def test_lint_reports_the_v0_30_profile_skip_at_the_profile(tmp_path: Path, target: str, findings: list[str]) -> None:
+    from desched.linter.engine import Settings, lint_file
+
+    policy_file = tmp_path / "policy.json"
+    policy_file.write_text(json.dumps(two_profile_policy(2, 3, 4), indent=1))
+    result = lint_file(str(policy_file), Settings(target=int(target[3:])))
+    hits = [finding for finding in result.findings if finding.rule == "DS211"]
+    assert [finding.path for finding in hits] == [f"/profiles/{index}" for index in range(1, 1 + len(findings))]
+    assert all(finding.severity == "warning" for finding in hits)
+    assert [finding.message.split('"')[1] for finding in hits] == findings
