@@ -1,6 +1,6 @@
-"""Where upstream's decisions changed between the releases desched runs (docs/executor-semantics.md#13-decisions-per-
-release): one table, :data:`CHANGES`, each row naming the upstream file and the tags that show the older and the
-newer decision.
+"""Where upstream's decisions changed between the releases desched runs
+(docs/executor-semantics.md#13-decisions-per-release): one table, :data:`CHANGES`, each row naming the upstream file
+and the tags that show the older and the newer decision.
 
 Contract: a :class:`Release` answers, for one release, whether it still makes a change's older decision
 (:meth:`Release.older`); the executor asks it wherever a modelled row applies. Rows whose ``unmodelled`` reason is
