@@ -235,3 +235,22 @@ def test_lint_reports_the_v0_30_profile_skip_at_the_profile(tmp_path: Path, targ
     assert [finding.path for finding in hits] == [f"/profiles/{index}" for index in range(1, 1 + len(findings))]
     assert all(finding.severity == "warning" for finding in hits)
     assert [finding.message.split('"')[1] for finding in hits] == findings
+
+
+@pytest.mark.parametrize(("target", "panels"), [("v0.30", ["a"]), ("v0.31", ["a", "b"])])
+def test_the_page_shows_no_panel_for_a_skipped_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, panels: list[str]
+) -> None:
+    utilization = {"name": "LowNodeUtilization", "args": {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 50}}}
+    policy = two_profile_policy(2, 2)
+    for entry in policy["profiles"]:
+        entry["pluginConfig"].append(utilization)
+        entry["plugins"]["balance"] = {"enabled": ["LowNodeUtilization"]}
+    policy_file, snapshot_file, page = tmp_path / "policy.json", tmp_path / "snapshot.json", tmp_path / "page.html"
+    policy_file.write_text(json.dumps(policy))
+    snapshot_file.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects("a", "b")}))
+    arguments = ["simulate", "--policy", str(policy_file), "--cluster", str(snapshot_file), "--html", str(page)]
+    assert main([*arguments, "--now", NOW.isoformat(), "--target-version", target]) == 0
+    capsys.readouterr()
+    text = page.read_text(encoding="utf-8")
+    assert [name for name in ("a", "b") if f"{name} / LowNodeUtilization" in text] == panels
