@@ -43,7 +43,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from desched.errors import UsageError
-from desched.executor.load import load_policy
+from desched.executor.load import Loaded, load_policy
 from desched.executor.report import render_text, report
 from desched.executor.snapshot import read_snapshot
 from desched.policy.model import EVICTING_POINTS, Policy
@@ -173,9 +173,9 @@ class SimulateCommand:
             raise UsageError(f"--jobs {args.jobs}: give at least 1")
         if args.html is not None:
             _check_writable(args.html)
-        policy = load_policy(args.policy, args.target_version)
+        loaded = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
-        result, evictions, failures, ranged, refreshed, panels = _simulate(args, policy, now, samples)
+        result, evictions, failures, ranged, refreshed, panels = _simulate(args, loaded, now, samples)
         document = report(result, evictions, args.explain)
         document["failures"] = [failure._asdict() for failure in failures]
         if ranged is not None:
@@ -194,8 +194,9 @@ class SimulateCommand:
         return EXIT_OK
 
 
-def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: int | None) -> Simulated:
-    """The cycle (or ``--samples`` cycles) of ``policy`` on the snapshot: its result, evictions, failures, forecast
+def _simulate(args: argparse.Namespace, loaded: Loaded, now: datetime, samples: int | None) -> Simulated:
+    """The cycle (or ``--samples`` cycles) of the loaded policy, with its release's decisions, on the snapshot (each
+    a first cycle: a new descheduler's, or a dry run's, which lists anew): its result, evictions, failures, forecast
     (``None`` without ``--samples``) and range with budgets refreshed (``None`` unless one can be). The cluster is
     gone when it returns: the report, which reads none of it, reuses its memory."""
     from desched.executor.budgets import BudgetCheck
@@ -223,11 +224,11 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
         with cluster.trial():
             # verdicts are reported (and shown on the page) for the first order only
             explain = (args.explain or args.html is not None) and not order.shuffles
-            result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors)
+            result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors, loaded.release)
         return result, evictor
 
     try:
-        prepared = prepare_policy(policy)
+        prepared = prepare_policy(loaded.policy)
         refreshed: RefreshRange | None = None
         if samples is None:
             result, evictor = cycle(ListingOrder())

@@ -109,15 +109,17 @@ def utilization(
     errors: Iterable[PluginError],
 ) -> list[Panel]:
     """The panels of the page (see the module contract); ``cluster`` as before the cycle, ``evictors`` the cycle's
-    DefaultEvictor per profile (the cycle ran: it was not skipped), ``errors`` its plugin errors."""
-    from desched.executor.defaultevictor import DefaultEvictor
+    DefaultEvictor per profile (the cycle ran: it was not skipped; a profile without one was skipped by its release
+    and has no panel), ``errors`` its plugin errors."""
     from desched.executor.framework import Handle, cycle_nodes
     from desched.executor.plugins import module_for
 
     splitters: list[tuple[str, str, _Splitter]] = []
     handle = None
     for profile in policy.profiles:
-        evictor = evictors.get(profile.name) or DefaultEvictor(profile.evictor_args(), cluster, now)
+        evictor = evictors.get(profile.name)
+        if evictor is None:
+            continue
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor)
         for ref, config in profile.evicting():
             module = module_for(ref.name)
