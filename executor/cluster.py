@@ -89,7 +89,7 @@ class Cluster:
         self.skipped: dict[str, int] = {}
         self.changes: list[str] = []  # the nodes whose pods changed, in order: fit indexes catch up from it
         self.additions = 0  # pods added so far: a cycle only removes pods once it runs
-        self._fit: NodeFit | None = None
+        self._fit: dict[bool, NodeFit] = {}  # anti_affinity -> its fit answers
         self._journal: _Journal | None = None
         #: The API server's Kubernetes version (major, minor, patch): ``kubectl version -o json`` in a snapshot, or
         #: ``GET /version`` in ``desched run``; ``None`` when unknown (the newest release's behaviour is assumed)
@@ -282,18 +282,22 @@ class Cluster:
             found = record.priority = self._key_set.setdefault(computed, computed)
         return found
 
-    def fit(self) -> NodeFit:
+    def fit(self, anti_affinity: bool = True) -> NodeFit:
         """Answers ``PodFitsAnyNode`` questions on this cluster as it changes (:mod:`desched.executor.nodefit`):
-        an index built on first use, or the plain scan when :attr:`fit_strategy` says ``scan`` (the tests' oracle)."""
-        if self._fit is None:
-            self._fit = ScanFit(self) if self.fit_strategy == "scan" else FitIndex(self)
-        return self._fit
+        an index built on first use, or the plain scan when :attr:`fit_strategy` says ``scan`` (the tests' oracle).
+        ``anti_affinity`` says whether NodeFit checks the pod's anti-affinity (releases from v0.30 on): one index
+        per answer, each kept current."""
+        found = self._fit.get(anti_affinity)
+        if found is None:
+            build = ScanFit if self.fit_strategy == "scan" else FitIndex
+            found = self._fit[anti_affinity] = build(self, anti_affinity)
+        return found
 
     def release(self) -> None:
         """Drop the node fit index, which refers back to the cluster: once its holders let it go, the cluster and
         its objects are freed at once, without waiting for the cyclic collector (which never looks at them after
         :func:`bulk_load`)."""
-        self._fit = None
+        self._fit.clear()
 
     def owner_count(self, owner_uid: str) -> int:
         """How many pods of the cluster (any phase, node or namespace) list ``owner_uid`` among their owners."""

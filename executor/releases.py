@@ -17,7 +17,7 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "NEWEST_RELEASE", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NEWEST_RELEASE", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "Change", "Release", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -25,6 +25,7 @@ TAINTS_LIST_TERMINAL = "taints-list-terminal-pods"
 EVICTOR_INDEX_CONFLICT = "evictor-index-conflict"
 SPREAD_FIT_ORDER = "spread-no-fit-order"
 RESTARTS_SORTED = "restarts-unsorted"
+FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 
 
 class Change(NamedTuple):
@@ -123,8 +124,8 @@ CHANGES: tuple[Change, ...] = (
         "no decision changes: both sum the same resources the same way",
     ),
     Change(
-        "nodefit-anti-affinity",
-        "NodeFit (DefaultEvictor nodeFit, TopologySpread, node-utilization plugins)",
+        FIT_ANTI_AFFINITY,
+        "NodeFit (DefaultEvictor nodeFit, RemovePodsViolatingNodeAffinity, TopologySpread nodeFit)",
         27,
         29,
         "NodeFit does not check the pod's inter-pod anti-affinity against the node's pods (v0.30.0's new check "
@@ -132,8 +133,6 @@ CHANGES: tuple[Change, ...] = (
         "a node whose pods the pod's anti-affinity terms match does not fit",
         "pkg/descheduler/node/node.go",
         "v0.29.0 / v0.30.1 (c80556f)",
-        "not yet: node-fit answers are cached per pod record for every plugin, and the release would have to reach "
-        "them; v0.27-v0.29 may find a fit desched refuses",
     ),
     Change(
         "native-sidecars",
@@ -161,6 +160,11 @@ class Release:
     def older(self, key: str) -> bool:
         """Whether this release makes the older decision of the modelled change ``key``."""
         return key in self._older
+
+    @property
+    def fit_anti_affinity(self) -> bool:
+        """Whether this release's NodeFit checks the pod's required pod anti-affinity (``Cluster.fit``'s flag)."""
+        return not self.older(FIT_ANTI_AFFINITY)
 
     def __repr__(self) -> str:
         return f"Release({self.minor})"

@@ -58,7 +58,7 @@ class Implementation:
 
     def _fits_somewhere(self, pod: Json, among: NodeSet) -> bool:
         """``PodFitsAnyNode`` on the plugin's nodes, the pod's own included."""
-        return self.handle.cluster.fit().fits_any(pod, among, skip_own=False)
+        return self.handle.cluster.fit(self.handle.release.fit_anti_affinity).fits_any(pod, among, skip_own=False)
 
     def _required_violation(self, among: NodeSet) -> Violation:
         def violates(pod: Json, node: Json) -> bool:

@@ -318,7 +318,8 @@ class Implementation:
             if uid not in fit_cache:
                 if not below:
                     below.append(eligible.outside(at_or_above))
-                fit_cache[uid] = self.handle.cluster.fit().fits_any(pod, below[0], skip_own=True)
+                fit = self.handle.cluster.fit(self.handle.release.fit_anti_affinity)
+                fit_cache[uid] = fit.fits_any(pod, below[0], skip_own=True)
             return fit_cache[uid]
 
         for high, move in _moves(size, average, constraint.max_skew):

@@ -5,11 +5,15 @@ cycles of a real run) and the docs table.
 Upstream's tables of ``node_taint_test.go`` and ``toomanyrestarts_test.go`` are the same cases with the same counts at
 v0.33.0 and v0.36.0 (only their Go layout changed), so the ported v0.36 tables run again at v0.33. The
 TopologySpread case that came with the fit order (``topologyspreadconstraint_test.go``, fbf11df, first in v0.34.0)
-is checked at both sides.
+is checked at both sides. NodeFit's tables of ``node_test.go`` at v0.29.0 (TestPodFitsAnyOtherNode's 12 cases,
+TestNodeFit's 2) run at v0.27 and v0.29, and the anti-affinity cases c80556f added on both sides of v0.30, through
+the fit index and the scan oracle; each caller of NodeFit (DefaultEvictor nodeFit, RemovePodsViolatingNodeAffinity,
+topologyBalanceNodeFit) shows the difference in a cycle.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -17,12 +21,16 @@ from typing import Any
 import pytest
 
 from desched.cli import main
+from desched.executor import nodefit
 from desched.executor.cluster import Cluster
 from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.framework import prepare_policy, run_cycle
+from desched.executor.nodefit import FitIndex, ScanFit, node_set
+from desched.executor.nodeutil import node_fit_failure
 from desched.executor.releases import CHANGES, EVICTOR_INDEX_CONFLICT, Release, markdown, skipped_profiles
 from desched.policy.model import Policy, decode
 from tests.executor import test_nodetaints as taints
+from tests.executor import test_nodeutil as nodeutil_cases
 from tests.executor import test_toomanyrestarts as restarts
 from tests.executor import test_topologyspread as spread
 from tests.executor.builders import NOW, build_node, build_pod, run_plugin, set_rs_owner
@@ -30,6 +38,7 @@ from tests.executor.builders import NOW, build_node, build_pod, run_plugin, set_
 Json = dict[str, Any]
 V30, V31, V33, V34 = Release(30), Release(31), Release(33), Release(34)
 ROOT = Path(__file__).resolve().parents[2]
+HOSTNAME = "kubernetes.io/hostname"
 
 
 @pytest.mark.parametrize("case", taints.UPSTREAM, ids=lambda case: case.description)
@@ -254,3 +263,142 @@ def test_the_page_shows_no_panel_for_a_skipped_profile(
     capsys.readouterr()
     text = page.read_text(encoding="utf-8")
     assert [name for name in ("a", "b") if f"{name} / LowNodeUtilization" in text] == panels
+
+
+# --- nodefit-anti-affinity: NodeFit checks the pod's required pod anti-affinity from v0.30 on ----------------------
+
+FIT_RELEASES = [Release(27), Release(29), V30, Release()]
+# TestPodFitsAnyOtherNode at v0.29.0: the first 12 cases of the v0.36 table (the three four-node cases came later)
+ANY_OTHER_AT_V0_29 = nodeutil_cases.ANY_OTHER[:12]
+# TestNodeFit at v0.29.0: its two resource cases; c80556f (first in v0.30.1) added the anti-affinity cases after them
+NODE_FIT_AT_V0_29 = nodeutil_cases.NODE_FIT[:2]
+ANTI_AFFINITY_CASES = nodeutil_cases.NODE_FIT[2:6]
+
+
+def fit_answers(
+    monkeypatch: pytest.MonkeyPatch, nodes: list[Json], pods: list[Json], pod_name: str, release: Release,
+    *, skip_own: bool,
+) -> tuple[bool, bool]:  # fmt: skip
+    """Whether the pod named ``pod_name`` fits some node of ``nodes`` (not its own when ``skip_own``), as
+    ``release`` asks the index and the scan oracle; the index answers itself even for these few nodes."""
+    monkeypatch.setattr(nodefit, "_SCAN_BELOW", 0)
+    objects = [{**node, "kind": "Node"} for node in nodes] + [{**pod, "kind": "Pod"} for pod in pods]
+    cluster = Cluster.from_objects(copy.deepcopy(objects))
+    pod = next(found for found in cluster.pods.values() if found["metadata"].get("name") == pod_name)
+    among = node_set(cluster.nodes)
+    index = FitIndex(cluster, release.fit_anti_affinity)
+    scan = ScanFit(cluster, release.fit_anti_affinity)
+    return index.fits_any(pod, among, skip_own=skip_own), scan.fits_any(pod, among, skip_own=skip_own)
+
+
+@pytest.mark.parametrize("release", [Release(27), Release(29)], ids=repr)
+@pytest.mark.parametrize(
+    ("pod", "nodes", "pods_on_nodes", "success"),
+    [case[1:] for case in ANY_OTHER_AT_V0_29],
+    ids=[case[0][:60] for case in ANY_OTHER_AT_V0_29],
+)
+def test_pod_fits_any_other_node_upstream_table_at_v0_29(
+    monkeypatch: pytest.MonkeyPatch, release: Release, pod: Json, nodes: list[Json], pods_on_nodes: list[Json],
+    success: bool,
+) -> None:  # fmt: skip
+    """TestPodFitsAnyOtherNode (node_test.go at v0.29.0): all 12 cases, through the index and the scan."""
+    pods = [*pods_on_nodes, pod]
+    assert fit_answers(monkeypatch, nodes, pods, "p1", release, skip_own=True) == (success, success)
+
+
+@pytest.mark.parametrize("release", FIT_RELEASES, ids=repr)
+@pytest.mark.parametrize(
+    ("pod", "node", "pods_on_node", "error"),
+    [case[1:] for case in NODE_FIT_AT_V0_29 + ANTI_AFFINITY_CASES],
+    ids=[case[0][:70] for case in NODE_FIT_AT_V0_29 + ANTI_AFFINITY_CASES],
+)
+def test_node_fit_checks_anti_affinity_from_v0_30(
+    monkeypatch: pytest.MonkeyPatch, release: Release, pod: Json, node: Json, pods_on_node: list[Json],
+    error: str | None,
+) -> None:  # fmt: skip
+    """TestNodeFit at v0.29.0 (its two cases) and the anti-affinity cases of v0.30.1: up to v0.29 a pod whose
+    anti-affinity matches a pod on the node still fits it."""
+    if release.minor <= 29 and error is not None and "anti-affinity" in error:
+        error = None
+    on_node = [p for p in [pod, *pods_on_node] if p["spec"]["nodeName"] == node["metadata"]["name"]]
+    anti_affinity = release.fit_anti_affinity
+    assert node_fit_failure(pod, node, on_node, anti_affinity=anti_affinity) == error
+    name = pod["metadata"]["name"]
+    fits = error is None
+    assert fit_answers(monkeypatch, [node], [*pods_on_node, pod], name, release, skip_own=False) == (fits, fits)
+
+
+def anti_web(name: str, node_name: str) -> Json:
+    """A pod of app ``web`` whose required anti-affinity keeps it off a host with another ``web`` pod."""
+    pod = set_rs_owner(build_pod(name, 100, 0, node_name), "web", "uid-web")
+    pod["metadata"]["labels"] = {"app": "web"}
+    pod["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}
+    pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return pod
+
+
+def host(name: str, **labels: str) -> Json:
+    node = build_node(name, 4000, 8 * 2**30, 110)
+    node["metadata"]["labels"] = {HOSTNAME: name, **labels}
+    return node
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(Release(29), ["mover"]), (V30, []), (Release(), [])])
+def test_node_affinity_fit_meets_anti_affinity_from_v0_30(release: Release, evicted: list[str]) -> None:
+    """``mover`` violates its required node affinity on n1; n2, the only node it matches, runs a ``web`` pod its
+    anti-affinity refuses: up to v0.29 ``PodFitsAnyNode`` still finds n2."""
+    mover = anti_web("mover", "n1")
+    mover["spec"]["affinity"]["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]}}  # fmt: skip
+    nodes, pods = [host("n1"), host("n2", pool="a")], [mover, anti_web("web-2", "n2")]
+    args = {"nodeAffinityType": ["requiredDuringSchedulingIgnoredDuringExecution"]}
+    assert run_plugin("RemovePodsViolatingNodeAffinity", args, nodes, pods, release=release) == evicted
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(Release(29), 1), (V30, 0), (Release(), 0)])
+def test_topology_spread_fit_meets_anti_affinity_from_v0_30(release: Release, evicted: int) -> None:
+    """Zone A holds the three pods of a spread constraint (maxSkew 1), zone B none; B's only host runs a pod their
+    anti-affinity refuses, so topologyBalanceNodeFit moves one pod up to v0.29 and none from v0.30."""
+    spread_term = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                   "labelSelector": {"matchLabels": {"app": "spread"}}}  # fmt: skip
+    anti_term = {"labelSelector": {"matchLabels": {"app": "blocker"}}, "topologyKey": HOSTNAME}
+    pods = []
+    for index in range(3):
+        pod = set_rs_owner(build_pod(f"spread-{index}", 100, 0, "a1"), "spread", "uid-spread")
+        pod["metadata"]["labels"] = {"app": "spread"}
+        pod["spec"]["topologySpreadConstraints"] = [spread_term]
+        pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [anti_term]}}
+        pods.append(pod)
+    blocker = build_pod("blocker", 100, 0, "b1")
+    blocker["metadata"]["labels"] = {"app": "blocker"}
+    nodes = [host("a1", zone="A"), host("b1", zone="B")]
+    plugin = "RemovePodsViolatingTopologySpreadConstraint"
+    assert len(run_plugin(plugin, {}, nodes, [*pods, blocker], defaults=True, release=release)) == evicted
+
+
+def web_hosts(count: int) -> list[Json]:
+    """``count`` hosts, each running one old ``web`` pod: every pod's anti-affinity refuses every other host."""
+    return [*(host(f"n{index}") for index in range(count)), *(anti_web(f"web-{index}", f"n{index}") for index in
+                                                              range(count))]  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", ["index", "scan"])
+@pytest.mark.parametrize(("target", "evicted"), [("v0.29", 17), ("v0.30", 0), ("v0.36", 0)])
+def test_simulate_node_fit_meets_anti_affinity_from_v0_30(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, strategy: str, target: str,
+    evicted: int,
+) -> None:  # fmt: skip
+    """PodLifeTime with the DefaultEvictor's nodeFit on 17 hosts (past the index's scan threshold) of one ``web`` pod
+    each: v0.29's NodeFit finds room on every other host, v0.30's anti-affinity check none."""
+    monkeypatch.setattr(Cluster, "fit_strategy", strategy)
+    policy = two_profile_policy(0)
+    policy["profiles"][0]["pluginConfig"][0]["args"] = {"nodeFit": True}
+    policy["profiles"][0]["pluginConfig"][1]["args"]["namespaces"]["include"] = ["default"]
+    policy_file, snapshot_file = tmp_path / "policy.json", tmp_path / "snapshot.json"
+    policy_file.write_text(json.dumps(policy))
+    snapshot_file.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": web_hosts(17)}))
+    arguments = ["simulate", "--policy", str(policy_file), "--cluster", str(snapshot_file), "--format", "json"]
+    assert main([*arguments, "--now", NOW.isoformat(), "--target-version", target]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert len(document["evictions"]) == evicted
