@@ -26,6 +26,7 @@ EVICTOR_INDEX_CONFLICT = "evictor-index-conflict"
 SPREAD_FIT_ORDER = "spread-no-fit-order"
 RESTARTS_SORTED = "restarts-unsorted"
 FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
+AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 
 
 class Change(NamedTuple):
@@ -46,6 +47,20 @@ class Change(NamedTuple):
 
 _PLUGINS = "pkg/framework/plugins"
 CHANGES: tuple[Change, ...] = (
+    Change(
+        AFFINITY_FITS_CURRENT,
+        "RemovePodsViolatingNodeAffinity",
+        27,
+        27,
+        "`requiredDuringSchedulingIgnoredDuringExecution` evicts a pod with required node affinity that does not fit "
+        "its current node (`!PodFitsCurrentNode`: NodeFit there without the resource check, so also for a NoSchedule "
+        "or NoExecute taint it does not tolerate or a cordoned node); "
+        "`preferredDuringSchedulingIgnoredDuringExecution` is not acted on (logged as an invalid type)",
+        "`requiredDuringSchedulingIgnoredDuringExecution` evicts a pod whose node no longer matches its node selector "
+        "and required affinity (`!PodMatchNodeSelector`); the preferred type moves pods to nodes they prefer more",
+        f"{_PLUGINS}/removepodsviolatingnodeaffinity/node_affinity.go",
+        "v0.27.0 / v0.28.0 (3170404)",
+    ),
     Change(
         TAINTS_LIST_TERMINAL,
         "RemovePodsViolatingNodeTaints",

@@ -29,6 +29,7 @@ from desched.executor.nodefit import FitIndex, ScanFit, node_set
 from desched.executor.nodeutil import node_fit_failure
 from desched.executor.releases import CHANGES, EVICTOR_INDEX_CONFLICT, Release, markdown, skipped_profiles
 from desched.policy.model import Policy, decode
+from tests.executor import test_nodeaffinity as affinity
 from tests.executor import test_nodetaints as taints
 from tests.executor import test_nodeutil as nodeutil_cases
 from tests.executor import test_toomanyrestarts as restarts
@@ -402,3 +403,52 @@ def test_simulate_node_fit_meets_anti_affinity_from_v0_30(
     assert main([*arguments, "--now", NOW.isoformat(), "--target-version", target]) == 0
     document = json.loads(capsys.readouterr().out)
     assert len(document["evictions"]) == evicted
+
+
+# --- RemovePodsViolatingNodeAffinity at v0.27: `!PodFitsCurrentNode`, no preferred type ----------------------------
+
+V27, V28 = Release(27), Release(28)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [case for case in affinity.UPSTREAM if affinity.PREFERRED not in case.types],
+    ids=lambda case: case.description,
+)
+def test_node_affinity_upstream_required_cases_at_v0_27(case: affinity.Case) -> None:
+    """v0.27.0's table holds only the required cases; every one decides the same at v0.27."""
+    evicted = run_plugin(
+        affinity.PLUGIN, {"nodeAffinityType": case.types}, case.nodes, case.pods, case.evictor, case.limits, release=V27
+    )
+    assert len(evicted) == case.expected, evicted
+
+
+def _misplaced(where: str) -> list[Json]:
+    """A pod whose required affinity its node matches, on a node it does not fit otherwise (``where``)."""
+    current = affinity.labelled("current")
+    if where == "cordoned":
+        current["spec"]["unschedulable"] = True
+    elif where == "tainted":
+        current["spec"]["taints"] = [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]
+    elif where == "prefer-no-schedule":
+        current["spec"]["taints"] = [{"key": "maintenance", "value": "yes", "effect": "PreferNoSchedule"}]
+    return [current, affinity.labelled("other")]
+
+
+@pytest.mark.parametrize("where", ["cordoned", "tainted", "prefer-no-schedule", "fits"])
+@pytest.mark.parametrize("release", [V27, V28, Release()], ids=repr)
+def test_node_affinity_evicts_a_pod_that_does_not_fit_its_node_only_at_v0_27(release: Release, where: str) -> None:
+    pods = affinity.pods_on("current", affinity.REQUIRED)
+    evicted = run_plugin(
+        affinity.PLUGIN, {"nodeAffinityType": [affinity.REQUIRED]}, _misplaced(where), pods, release=release
+    )
+    moved = release is V27 and where in ("cordoned", "tainted")  # NodeFit's taint check reads NoSchedule/NoExecute
+    assert evicted == (["podWithNodeAffinity"] if moved else [])
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(V27, []), (V28, ["podWithNodeAffinity"])], ids=repr)
+def test_node_affinity_acts_on_the_preferred_type_from_v0_28(release: Release, evicted: list[str]) -> None:
+    nodes = [affinity.node(affinity.WITHOUT_LABELS), affinity.labelled()]
+    pods = affinity.pods_on(affinity.WITHOUT_LABELS, affinity.PREFERRED)
+    args = {"nodeAffinityType": [affinity.PREFERRED]}
+    assert run_plugin(affinity.PLUGIN, args, nodes, pods, release=release) == evicted
