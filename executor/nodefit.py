@@ -84,7 +84,10 @@ class ScanFit:
 
     def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
         check = nodeutil.pod_fits_any_other_node if skip_own else nodeutil.pod_fits_any_node
-        return check(pod, among.nodes, self.cluster.pods_on_node, requested_by_node=self.cluster.requested)
+        requests = self.cluster.pod_requests(pod)
+        return check(
+            pod, among.nodes, self.cluster.pods_on_node, requested_by_node=self.cluster.requested, requests=requests
+        )
 
 
 class FitIndex:
