@@ -31,7 +31,7 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
-from desched.executor.releases import NEWEST_RELEASE, Release, skipped_profiles
+from desched.executor.releases import NATIVE_SIDECARS, NEWEST_RELEASE, Release, skipped_profiles
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
 from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
@@ -253,6 +253,7 @@ def run_cycle(
     listing order: ``simulate --samples`` builds them once). The cycle makes ``release``'s decisions; a profile that
     release cannot build (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there) runs no plugin
     and is recorded in the errors under the plugin ``DefaultEvictor``."""
+    cluster.count_sidecars(not release.older(NATIVE_SIDECARS))
     pod_evictor.new_cycle(cluster)
     nodes = order.arrange(cycle_nodes(policy, cluster))
     if len(nodes) < 2:

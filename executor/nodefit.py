@@ -95,6 +95,7 @@ class ScanFit:
             self.cluster.pods_on_node,
             requested_by_node=self.cluster.requested,
             anti_affinity=self.anti_affinity,
+            requests=self.cluster.pod_requests(pod),
         )
 
 

@@ -667,8 +667,9 @@ def _fits_any(
     requested_by_node: RequestedByNode | None,
     skip_own: bool,
     anti_affinity: bool,
+    requests: Mapping[str, int] | None,
 ) -> bool:
-    facts = PodFacts(pod)
+    facts = PodFacts(pod, requests)
     for node in nodes:
         name = node_name(node)
         if skip_own and facts.node_name == name:
@@ -687,14 +688,15 @@ def pod_fits_any_node(
     *,
     requested_by_node: RequestedByNode | None = None,
     anti_affinity: bool = True,
+    requests: Mapping[str, int] | None = None,
 ) -> bool:
     """``PodFitsAnyNode``: NodeFit passes on some node of ``nodes``, the pod's own node included.
 
     ``pods_by_node(name)`` lists the pods bound to a node (any phase), and is only called when a check needs them.
     ``requested_by_node(name)``, if given, returns :func:`node_requested` of those pods. ``anti_affinity``: as
-    :func:`node_fit_failure`.
+    :func:`node_fit_failure`; ``requests``, if given, replaces :func:`pod_requests` of ``pod`` (both computed alike).
     """
-    return _fits_any(pod, nodes, pods_by_node, requested_by_node, skip_own=False, anti_affinity=anti_affinity)
+    return _fits_any(pod, nodes, pods_by_node, requested_by_node, False, anti_affinity, requests)
 
 
 def pod_fits_any_other_node(
@@ -704,6 +706,7 @@ def pod_fits_any_other_node(
     *,
     requested_by_node: RequestedByNode | None = None,
     anti_affinity: bool = True,
+    requests: Mapping[str, int] | None = None,
 ) -> bool:
     """``PodFitsAnyOtherNode``: as :func:`pod_fits_any_node`, leaving out the node named by ``spec.nodeName``."""
-    return _fits_any(pod, nodes, pods_by_node, requested_by_node, skip_own=True, anti_affinity=anti_affinity)
+    return _fits_any(pod, nodes, pods_by_node, requested_by_node, True, anti_affinity, requests)

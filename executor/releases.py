@@ -17,7 +17,8 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NEWEST_RELEASE", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_RELEASE", "RESTARTS_SORTED",
+    "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "Change", "Release", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -27,6 +28,7 @@ SPREAD_FIT_ORDER = "spread-no-fit-order"
 RESTARTS_SORTED = "restarts-unsorted"
 FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
+NATIVE_SIDECARS = "native-sidecars"
 
 
 class Change(NamedTuple):
@@ -150,15 +152,17 @@ CHANGES: tuple[Change, ...] = (
         "v0.29.0 / v0.30.1 (c80556f)",
     ),
     Change(
-        "native-sidecars",
+        NATIVE_SIDECARS,
         "NodeFit, LowNodeUtilization, HighNodeUtilization",
         27,
         34,
-        "a pod's requests ignore restartable (native sidecar) init containers",
-        "native sidecars are added to the pod's requests",
+        "a pod's requests (`PodRequestsAndLimits`, `GetResourceRequestQuantity`) take every init container, "
+        "restartable (native sidecar) or not, as competing alone with the containers' sum, and ignore pod-level "
+        "requests",
+        "`resourcehelper.PodRequests`: native sidecars are added to the sum and to the init containers after them; "
+        "pod-level cpu/memory/hugepages requests replace the aggregate",
         "pkg/utils/pod.go",
         "v0.34.0 / v0.35.0 (06cab8e)",
-        "not yet read line by line: differs only for pods with native sidecars",
     ),
 )
 
