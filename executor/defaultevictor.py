@@ -18,7 +18,7 @@ from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
 from desched.executor.nodefit import NodeSet, node_set
-from desched.executor.releases import Release
+from desched.executor.releases import ReleaseDecisions
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.tree import mapping_or_empty
 from desched.validation.labels import label_selector_requirements
@@ -178,7 +178,7 @@ class DefaultEvictor:
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
         self.node_fit = args.node_fit
-        self._fit_anti_affinity = Release(target).fit_anti_affinity
+        self._fit_anti_affinity = ReleaseDecisions(target).fit_anti_affinity
         self.node_selector = args.node_selector
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
         # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)

@@ -31,7 +31,7 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
-from desched.executor.releases import NATIVE_SIDECARS, NEWEST_RELEASE, Release, skipped_profiles
+from desched.executor.releases import NATIVE_SIDECARS, NEWEST_DECISIONS, ReleaseDecisions, skipped_profiles
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
 from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
@@ -87,7 +87,7 @@ class Handle:
         pod_evictor: PodEvictor,
         verdicts: dict[tuple[str, str], EvictorVerdict] | None = None,
         order: ListingOrder = AS_LISTED,
-        release: Release = NEWEST_RELEASE,
+        release: ReleaseDecisions = NEWEST_DECISIONS,
     ) -> None:
         self.cluster = cluster
         self.release = release
@@ -244,7 +244,7 @@ def run_cycle(
     observe: Callable[[str, str, float], None] | None = None,
     order: ListingOrder = AS_LISTED,
     evictors: dict[str, DefaultEvictor] | None = None,
-    release: Release = NEWEST_RELEASE,
+    release: ReleaseDecisions = NEWEST_DECISIONS,
     indexed: bool = False,
 ) -> CycleResult:
     """One descheduling cycle of the prepared ``policy`` (see the module contract); ``order`` draws the node order

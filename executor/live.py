@@ -69,7 +69,7 @@ from desched.executor.leaderelection import LeaderElector, identity, lease_confi
 from desched.executor.leaderelection import add_arguments as add_leader_election_arguments
 from desched.executor.load import load_policy
 from desched.executor.metrics import ExecutorMetrics, add_serving_arguments, start_server
-from desched.executor.releases import NEWEST_RELEASE, Release
+from desched.executor.releases import NEWEST_DECISIONS, ReleaseDecisions
 from desched.executor.report import render_text, report
 from desched.executor.resilience import (
     DEADLINE,
@@ -233,7 +233,7 @@ class Driver(NamedTuple):
     cycle_timeout: float
     elector: LeaderElector | None
     server: tuple[int, int, int] | None = None  # the API server's release (GET /version), for the PDB check
-    release: Release = NEWEST_RELEASE  # the descheduler release whose decisions the cycles make
+    release: ReleaseDecisions = NEWEST_DECISIONS  # the descheduler release whose decisions the cycles make
 
 
 class CycleDone(NamedTuple):

@@ -7,7 +7,7 @@ import sys
 from typing import NamedTuple
 
 from desched.errors import UsageError
-from desched.executor.releases import Release
+from desched.executor.releases import ReleaseDecisions
 from desched.policy.model import Policy
 
 __all__ = ["Loaded", "load_policy"]
@@ -17,7 +17,7 @@ class Loaded(NamedTuple):
     """A policy to execute and the release whose decisions the executor makes for it."""
 
     policy: Policy
-    release: Release
+    release: ReleaseDecisions
 
 
 def load_policy(path: str, target_text: str | None) -> Loaded:
@@ -52,4 +52,4 @@ def load_policy(path: str, target_text: str | None) -> Loaded:
     if len(result.checked) > 1:
         raise UsageError(f"{path} holds {len(result.checked)} policies; give a file with exactly one")
     checked = result.checked[0]
-    return Loaded(checked.effective.policy, Release(checked.release.target))
+    return Loaded(checked.effective.policy, ReleaseDecisions(checked.release.target))

@@ -2,10 +2,10 @@
 (docs/executor-semantics.md#13-decisions-per-release): one table, :data:`CHANGES`, each row naming the upstream file
 and the tags that show the older and the newer decision.
 
-Contract: a :class:`Release` answers, for one release, whether it still makes a change's older decision
-(:meth:`Release.older`); the executor asks it wherever a modelled row applies. Rows whose ``unmodelled`` reason is
-set are read from upstream but not applied (the reason says why); :func:`markdown` renders the whole table for the
-docs. :func:`skipped_profiles` applies the v0.30 indexer conflict to a policy's profiles.
+Contract: a :class:`ReleaseDecisions` answers, for one release, whether it still makes a change's older decision
+(:meth:`ReleaseDecisions.older`); the executor asks it wherever a modelled row applies. Rows whose ``unmodelled``
+reason is set are read from upstream but not applied (the reason says why); :func:`markdown` renders the whole table
+for the docs. :func:`skipped_profiles` applies the v0.30 indexer conflict to a policy's profiles.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_RELEASE", "RESTARTS_SORTED",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_SORTED",
     "SPREAD_FIT_ORDER",
-    "TAINTS_LIST_TERMINAL", "Change", "Release", "markdown", "skipped_profiles",
+    "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
 TAINTS_LIST_TERMINAL = "taints-list-terminal-pods"
@@ -31,7 +31,7 @@ AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
 
 
-class Change(NamedTuple):
+class DecisionChange(NamedTuple):
     """One decision upstream changed: releases ``first``..``last`` (minor numbers) make the ``older`` one, the
     releases after ``last`` the ``newer`` one. ``source`` is the upstream file, ``tags`` the tag read for each side.
     ``unmodelled`` is empty when desched applies the row, else why it does not."""
@@ -48,8 +48,8 @@ class Change(NamedTuple):
 
 
 _PLUGINS = "pkg/framework/plugins"
-CHANGES: tuple[Change, ...] = (
-    Change(
+CHANGES: tuple[DecisionChange, ...] = (
+    DecisionChange(
         AFFINITY_FITS_CURRENT,
         "RemovePodsViolatingNodeAffinity",
         27,
@@ -63,7 +63,7 @@ CHANGES: tuple[Change, ...] = (
         f"{_PLUGINS}/removepodsviolatingnodeaffinity/node_affinity.go",
         "v0.27.0 / v0.28.0 (3170404)",
     ),
-    Change(
+    DecisionChange(
         TAINTS_LIST_TERMINAL,
         "RemovePodsViolatingNodeTaints",
         27,
@@ -73,7 +73,7 @@ CHANGES: tuple[Change, ...] = (
         f"{_PLUGINS}/removepodsviolatingnodetaints/node_taint.go",
         "v0.33.0 / v0.34.0 (6691720)",
     ),
-    Change(
+    DecisionChange(
         EVICTOR_INDEX_CONFLICT,
         "DefaultEvictor",
         30,
@@ -86,7 +86,7 @@ CHANGES: tuple[Change, ...] = (
         f"{_PLUGINS}/defaultevictor/defaultevictor.go, pkg/descheduler/descheduler.go",
         "v0.30.2 / v0.31.0 (7ab36da)",
     ),
-    Change(
+    DecisionChange(
         SPREAD_FIT_ORDER,
         "RemovePodsViolatingTopologySpreadConstraint",
         27,
@@ -97,7 +97,7 @@ CHANGES: tuple[Change, ...] = (
         f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
         "v0.33.0 / v0.34.0 (fbf11df)",
     ),
-    Change(
+    DecisionChange(
         RESTARTS_SORTED,
         "RemovePodsHavingTooManyRestarts",
         27,
@@ -107,7 +107,7 @@ CHANGES: tuple[Change, ...] = (
         f"{_PLUGINS}/removepodshavingtoomanyrestarts/toomanyrestarts.go",
         "v0.33.0 / v0.34.0 (0a691de)",
     ),
-    Change(
+    DecisionChange(
         "spread-inclusion-stubs",
         "RemovePodsViolatingTopologySpreadConstraint",
         27,
@@ -118,7 +118,7 @@ CHANGES: tuple[Change, ...] = (
         "v0.33.0 / v0.34.0 (eadfe4a)",
         "no decision changes: constraints that differ only there are balanced twice with the same moves",
     ),
-    Change(
+    DecisionChange(
         "single-node-cycle",
         "descheduler",
         27,
@@ -129,7 +129,7 @@ CHANGES: tuple[Change, ...] = (
         "v0.33.0 / v0.34.0 (3033aec)",
         "no pod is evicted either way; only upstream's error log differs",
     ),
-    Change(
+    DecisionChange(
         "node-sort-usage-sum",
         "LowNodeUtilization, HighNodeUtilization",
         27,
@@ -140,7 +140,7 @@ CHANGES: tuple[Change, ...] = (
         "v0.31.0 / v0.32.0 (7eeb07d, 67d3d52)",
         "no decision changes: both sum the same resources the same way",
     ),
-    Change(
+    DecisionChange(
         FIT_ANTI_AFFINITY,
         "NodeFit (DefaultEvictor nodeFit, RemovePodsViolatingNodeAffinity, TopologySpread nodeFit)",
         27,
@@ -151,7 +151,7 @@ CHANGES: tuple[Change, ...] = (
         "pkg/descheduler/node/node.go",
         "v0.29.0 / v0.30.1 (c80556f)",
     ),
-    Change(
+    DecisionChange(
         NATIVE_SIDECARS,
         "NodeFit, LowNodeUtilization, HighNodeUtilization",
         27,
@@ -167,7 +167,7 @@ CHANGES: tuple[Change, ...] = (
 )
 
 
-class Release:
+class ReleaseDecisions:
     """The decisions of one release (a minor number, default the newest)."""
 
     def __init__(self, minor: int = NEWEST) -> None:
@@ -186,13 +186,13 @@ class Release:
         return not self.older(FIT_ANTI_AFFINITY)
 
     def __repr__(self) -> str:
-        return f"Release({self.minor})"
+        return f"ReleaseDecisions({self.minor})"
 
 
-NEWEST_RELEASE = Release()
+NEWEST_DECISIONS = ReleaseDecisions()
 
 
-def skipped_profiles(profiles: tuple[Profile, ...], release: Release, indexed: bool) -> dict[str, str]:
+def skipped_profiles(profiles: tuple[Profile, ...], release: ReleaseDecisions, indexed: bool) -> dict[str, str]:
     """The profiles ``release`` skips for the indexer conflict, by name, with the error upstream logs; ``indexed``
     says the informer already holds the indexer (a real run's second and later cycles)."""
     if not release.older(EVICTOR_INDEX_CONFLICT):

@@ -34,7 +34,7 @@ from desched.executor.defaultevictor import DefaultEvictor
 from desched.executor.evictions import Limits, Outcome, PodEvictor, SameCycle
 from desched.executor.framework import Handle
 from desched.executor.plugins import module_for
-from desched.executor.releases import NEWEST_RELEASE, Release
+from desched.executor.releases import NEWEST_DECISIONS, ReleaseDecisions
 from desched.plugins import REGISTRY
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 
@@ -133,7 +133,7 @@ def defaulted(plugin: str, args: Json) -> Any:
 
 
 def evictor_from(
-    args: Json, cluster: Cluster, now: datetime = NOW, target: int = NEWEST_RELEASE.minor
+    args: Json, cluster: Cluster, now: datetime = NOW, target: int = NEWEST_DECISIONS.minor
 ) -> DefaultEvictor:
     """The DefaultEvictor of ``args`` as written (decoded as the policy model decodes them) for release ``target``."""
     return DefaultEvictor(DefaultEvictorArgs.decode(args), cluster, now, target)
@@ -153,7 +153,7 @@ def run_plugin(
     record: list[PodEvictor] | None = None,
     outcomes: list[Outcome] | None = None,
     view: SameCycle = SameCycle.REAL,
-    release: Release = NEWEST_RELEASE,
+    release: ReleaseDecisions = NEWEST_DECISIONS,
 ) -> list[str]:
     """Names of the pods ``plugin`` evicts, in order (see the module docstring), with ``release``'s decisions; the
     PodEvictor is appended to ``record`` and every eviction outcome (limit refusals included) to ``outcomes`` when
@@ -203,7 +203,7 @@ def through_simulate(
     limits: Limits,
     now: datetime,
     view: SameCycle = SameCycle.REAL,
-    release: Release = NEWEST_RELEASE,
+    release: ReleaseDecisions = NEWEST_DECISIONS,
 ) -> list[tuple[str, str]] | None:
     """``(namespace, pod)`` evicted by ``desched simulate`` on the same case; ``None`` when a policy file cannot
     express it (fewer than two Ready nodes, which skips the cycle, or a policy the lint gate refuses)."""
@@ -247,7 +247,7 @@ def through_simulate(
                     "--now",
                     now.isoformat(),
                     *(["--dry-run"] if view is SameCycle.DRY_RUN else []),
-                    *(["--target-version", f"v0.{release.minor}"] if release is not NEWEST_RELEASE else []),
+                    *(["--target-version", f"v0.{release.minor}"] if release is not NEWEST_DECISIONS else []),
                 ]
             )
     if code == 2 and "lint errors" in err.getvalue():

@@ -20,13 +20,13 @@ from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.framework import prepare_policy, run_cycle
 from desched.executor.nodefit import node_set
 from desched.executor.podutil import pod_requests, usage_requests_before_sidecars
-from desched.executor.releases import NATIVE_SIDECARS, Release
+from desched.executor.releases import NATIVE_SIDECARS, ReleaseDecisions
 from desched.policy.model import decode
 from tests.executor.builders import NOW, build_node, build_pod, set_rs_owner
 from tests.executor.test_podutil import REQUESTS, container, pod_with, sidecar
 
 Json = dict[str, Any]
-V34, V35 = Release(34), Release(35)
+V34, V35 = ReleaseDecisions(34), ReleaseDecisions(35)
 
 
 def resources(cpu_milli: int, memory: int) -> Json:
@@ -179,7 +179,7 @@ POLICY: Json = {
 }
 
 
-def evictions(objects: list[Json], release: Release) -> int:
+def evictions(objects: list[Json], release: ReleaseDecisions) -> int:
     """How many pods a cycle of :data:`POLICY` evicts."""
     cluster = Cluster.from_objects(objects)
     evictor = PodEvictor(cluster, Limits())
@@ -187,8 +187,8 @@ def evictions(objects: list[Json], release: Release) -> int:
     return len(evictor.evictions)
 
 
-@pytest.mark.parametrize(("release", "evicted"), [(V34, 0), (V35, 2), (Release(), 2)])
-def test_low_node_utilization_counts_sidecars_from_v0_35(release: Release, evicted: int) -> None:
+@pytest.mark.parametrize(("release", "evicted"), [(V34, 0), (V35, 2), (ReleaseDecisions(), 2)])
+def test_low_node_utilization_counts_sidecars_from_v0_35(release: ReleaseDecisions, evicted: int) -> None:
     assert evictions(sidecar_cluster(), release) == evicted
 
 
@@ -211,7 +211,9 @@ def test_usage_before_sidecars_adds_overhead_only_to_requested_resources() -> No
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V34, 4), (V35, 1)])
-def test_low_node_utilization_takes_overhead_off_an_evicted_pod_from_v0_35(release: Release, evicted: int) -> None:
+def test_low_node_utilization_takes_overhead_off_an_evicted_pod_from_v0_35(
+    release: ReleaseDecisions, evicted: int
+) -> None:
     """Up to v0.34 an evicted pod's cpu overhead is not taken off n1 (its containers request no cpu): n1 stays above
     the target and every replica goes."""
     assert evictions(overhead_cluster(), release) == evicted

@@ -27,7 +27,7 @@ from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.framework import prepare_policy, run_cycle
 from desched.executor.nodefit import FitIndex, ScanFit, node_set
 from desched.executor.nodeutil import node_fit_failure
-from desched.executor.releases import CHANGES, EVICTOR_INDEX_CONFLICT, Release, markdown, skipped_profiles
+from desched.executor.releases import CHANGES, EVICTOR_INDEX_CONFLICT, ReleaseDecisions, markdown, skipped_profiles
 from desched.policy.model import Policy, decode
 from tests.executor import test_nodeaffinity as affinity
 from tests.executor import test_nodetaints as taints
@@ -37,7 +37,7 @@ from tests.executor import test_topologyspread as spread
 from tests.executor.builders import NOW, build_node, build_pod, run_plugin, set_rs_owner
 
 Json = dict[str, Any]
-V30, V31, V33, V34 = Release(30), Release(31), Release(33), Release(34)
+V30, V31, V33, V34 = ReleaseDecisions(30), ReleaseDecisions(31), ReleaseDecisions(33), ReleaseDecisions(34)
 ROOT = Path(__file__).resolve().parents[2]
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -52,7 +52,7 @@ def test_node_taints_upstream_table_at_v0_33(case: taints.Case) -> None:
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V33, ["failed", "succeeded", "running"]), (V34, ["running"])])
-def test_node_taints_list_terminal_pods_up_to_v0_33(release: Release, evicted: list[str]) -> None:
+def test_node_taints_list_terminal_pods_up_to_v0_33(release: ReleaseDecisions, evicted: list[str]) -> None:
     pods = [taints.pod(name, "n1") for name in ("failed", "succeeded", "running")]
     pods[0]["status"]["phase"] = "Failed"
     pods[1]["status"]["phase"] = "Succeeded"
@@ -75,7 +75,7 @@ def test_too_many_restarts_upstream_table_at_v0_33(case: restarts.Case) -> None:
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V33, ["a-10", "b-40"]), (V34, ["a-30", "b-40"])])
-def test_too_many_restarts_sorts_by_restarts_from_v0_34(release: Release, evicted: list[str]) -> None:
+def test_too_many_restarts_sorts_by_restarts_from_v0_34(release: ReleaseDecisions, evicted: list[str]) -> None:
     nodes = [restarts.node("node1"), restarts.node("node2")]
     limits = Limits(per_node=1)
     pods = restarts.two_node_pods()
@@ -112,7 +112,7 @@ def test_topology_spread_upstream_table_at_v0_33(case: spread.Case) -> None:
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V33, []), (V34, ["pod-0"])])
-def test_topology_spread_fit_order_from_v0_34(release: Release, evicted: list[str]) -> None:
+def test_topology_spread_fit_order_from_v0_34(release: ReleaseDecisions, evicted: list[str]) -> None:
     """Domain A holds pod-0 (fits zoneC) and pod-1 (pinned to zoneA). Up to v0.33 the last pod of the sorted domain,
     pod-1, is taken and then dropped by topologyBalanceNodeFit; from v0.34 the pod that fits is moved last first."""
     case = FIT_ORDER_CASE
@@ -154,7 +154,7 @@ def cluster_objects(*namespaces: str) -> list[Json]:
     return [*nodes, *(pod for namespace in namespaces for pod in owned_pods(namespace))]
 
 
-def cycle(policy: Json, release: Release, indexed: bool = False) -> tuple[set[str], list[str]]:
+def cycle(policy: Json, release: ReleaseDecisions, indexed: bool = False) -> tuple[set[str], list[str]]:
     """The namespaces a cycle of ``policy`` evicts from, and its errors as written."""
     prepared = prepare_policy(decode(policy))
     cluster = Cluster.from_objects(cluster_objects("a", "b", "c"))
@@ -184,7 +184,7 @@ def test_v0_30_skips_every_min_replicas_profile_once_the_index_exists() -> None:
 def test_skipped_profiles(min_replicas: tuple[int, ...], skipped: list[str]) -> None:
     policy: Policy = prepare_policy(decode(two_profile_policy(*min_replicas)))
     assert list(skipped_profiles(policy.profiles, V30, indexed=False)) == skipped
-    for release in (Release(29), V31, Release()):
+    for release in (ReleaseDecisions(29), V31, ReleaseDecisions()):
         assert skipped_profiles(policy.profiles, release, indexed=True) == {}
 
 
@@ -219,7 +219,9 @@ def test_release_answers_only_modelled_rows_in_their_span() -> None:
     assert {change.key for change in modelled} >= {EVICTOR_INDEX_CONFLICT}
     for change in CHANGES:
         for minor in range(27, 37):
-            assert Release(minor).older(change.key) == (not change.unmodelled and change.first <= minor <= change.last)
+            assert ReleaseDecisions(minor).older(change.key) == (
+                not change.unmodelled and change.first <= minor <= change.last
+            )
     assert all(change.first <= change.last < 36 for change in CHANGES)
 
 
@@ -268,7 +270,7 @@ def test_the_page_shows_no_panel_for_a_skipped_profile(
 
 # --- nodefit-anti-affinity: NodeFit checks the pod's required pod anti-affinity from v0.30 on ----------------------
 
-FIT_RELEASES = [Release(27), Release(29), V30, Release()]
+FIT_RELEASES = [ReleaseDecisions(27), ReleaseDecisions(29), V30, ReleaseDecisions()]
 # TestPodFitsAnyOtherNode at v0.29.0: the first 12 cases of the v0.36 table (the three four-node cases came later)
 ANY_OTHER_AT_V0_29 = nodeutil_cases.ANY_OTHER[:12]
 # TestNodeFit at v0.29.0: its two resource cases; c80556f (first in v0.30.1) added the anti-affinity cases after them
@@ -277,7 +279,7 @@ ANTI_AFFINITY_CASES = nodeutil_cases.NODE_FIT[2:6]
 
 
 def fit_answers(
-    monkeypatch: pytest.MonkeyPatch, nodes: list[Json], pods: list[Json], pod_name: str, release: Release,
+    monkeypatch: pytest.MonkeyPatch, nodes: list[Json], pods: list[Json], pod_name: str, release: ReleaseDecisions,
     *, skip_own: bool,
 ) -> tuple[bool, bool]:  # fmt: skip
     """Whether the pod named ``pod_name`` fits some node of ``nodes`` (not its own when ``skip_own``), as
@@ -292,14 +294,14 @@ def fit_answers(
     return index.fits_any(pod, among, skip_own=skip_own), scan.fits_any(pod, among, skip_own=skip_own)
 
 
-@pytest.mark.parametrize("release", [Release(27), Release(29)], ids=repr)
+@pytest.mark.parametrize("release", [ReleaseDecisions(27), ReleaseDecisions(29)], ids=repr)
 @pytest.mark.parametrize(
     ("pod", "nodes", "pods_on_nodes", "success"),
     [case[1:] for case in ANY_OTHER_AT_V0_29],
     ids=[case[0][:60] for case in ANY_OTHER_AT_V0_29],
 )
 def test_pod_fits_any_other_node_upstream_table_at_v0_29(
-    monkeypatch: pytest.MonkeyPatch, release: Release, pod: Json, nodes: list[Json], pods_on_nodes: list[Json],
+    monkeypatch: pytest.MonkeyPatch, release: ReleaseDecisions, pod: Json, nodes: list[Json], pods_on_nodes: list[Json],
     success: bool,
 ) -> None:  # fmt: skip
     """TestPodFitsAnyOtherNode (node_test.go at v0.29.0): all 12 cases, through the index and the scan."""
@@ -314,7 +316,7 @@ def test_pod_fits_any_other_node_upstream_table_at_v0_29(
     ids=[case[0][:70] for case in NODE_FIT_AT_V0_29 + ANTI_AFFINITY_CASES],
 )
 def test_node_fit_checks_anti_affinity_from_v0_30(
-    monkeypatch: pytest.MonkeyPatch, release: Release, pod: Json, node: Json, pods_on_node: list[Json],
+    monkeypatch: pytest.MonkeyPatch, release: ReleaseDecisions, pod: Json, node: Json, pods_on_node: list[Json],
     error: str | None,
 ) -> None:  # fmt: skip
     """TestNodeFit at v0.29.0 (its two cases) and the anti-affinity cases of v0.30.1: up to v0.29 a pod whose
@@ -345,8 +347,10 @@ def host(name: str, **labels: str) -> Json:
     return node
 
 
-@pytest.mark.parametrize(("release", "evicted"), [(Release(29), ["mover"]), (V30, []), (Release(), [])])
-def test_node_affinity_fit_meets_anti_affinity_from_v0_30(release: Release, evicted: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("release", "evicted"), [(ReleaseDecisions(29), ["mover"]), (V30, []), (ReleaseDecisions(), [])]
+)
+def test_node_affinity_fit_meets_anti_affinity_from_v0_30(release: ReleaseDecisions, evicted: list[str]) -> None:
     """``mover`` violates its required node affinity on n1; n2, the only node it matches, runs a ``web`` pod its
     anti-affinity refuses: up to v0.29 ``PodFitsAnyNode`` still finds n2."""
     mover = anti_web("mover", "n1")
@@ -357,8 +361,8 @@ def test_node_affinity_fit_meets_anti_affinity_from_v0_30(release: Release, evic
     assert run_plugin("RemovePodsViolatingNodeAffinity", args, nodes, pods, release=release) == evicted
 
 
-@pytest.mark.parametrize(("release", "evicted"), [(Release(29), 1), (V30, 0), (Release(), 0)])
-def test_topology_spread_fit_meets_anti_affinity_from_v0_30(release: Release, evicted: int) -> None:
+@pytest.mark.parametrize(("release", "evicted"), [(ReleaseDecisions(29), 1), (V30, 0), (ReleaseDecisions(), 0)])
+def test_topology_spread_fit_meets_anti_affinity_from_v0_30(release: ReleaseDecisions, evicted: int) -> None:
     """Zone A holds the three pods of a spread constraint (maxSkew 1), zone B none; B's only host runs a pod their
     anti-affinity refuses, so topologyBalanceNodeFit moves one pod up to v0.29 and none from v0.30."""
     spread_term = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
@@ -407,7 +411,7 @@ def test_simulate_node_fit_meets_anti_affinity_from_v0_30(
 
 # --- RemovePodsViolatingNodeAffinity at v0.27: `!PodFitsCurrentNode`, no preferred type ----------------------------
 
-V27, V28 = Release(27), Release(28)
+V27, V28 = ReleaseDecisions(27), ReleaseDecisions(28)
 
 
 @pytest.mark.parametrize(
@@ -436,8 +440,10 @@ def _misplaced(where: str) -> list[Json]:
 
 
 @pytest.mark.parametrize("where", ["cordoned", "tainted", "prefer-no-schedule", "fits"])
-@pytest.mark.parametrize("release", [V27, V28, Release()], ids=repr)
-def test_node_affinity_evicts_a_pod_that_does_not_fit_its_node_only_at_v0_27(release: Release, where: str) -> None:
+@pytest.mark.parametrize("release", [V27, V28, ReleaseDecisions()], ids=repr)
+def test_node_affinity_evicts_a_pod_that_does_not_fit_its_node_only_at_v0_27(
+    release: ReleaseDecisions, where: str
+) -> None:
     pods = affinity.pods_on("current", affinity.REQUIRED)
     evicted = run_plugin(
         affinity.PLUGIN, {"nodeAffinityType": [affinity.REQUIRED]}, _misplaced(where), pods, release=release
@@ -447,7 +453,7 @@ def test_node_affinity_evicts_a_pod_that_does_not_fit_its_node_only_at_v0_27(rel
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V27, []), (V28, ["podWithNodeAffinity"])], ids=repr)
-def test_node_affinity_acts_on_the_preferred_type_from_v0_28(release: Release, evicted: list[str]) -> None:
+def test_node_affinity_acts_on_the_preferred_type_from_v0_28(release: ReleaseDecisions, evicted: list[str]) -> None:
     nodes = [affinity.node(affinity.WITHOUT_LABELS), affinity.labelled()]
     pods = affinity.pods_on(affinity.WITHOUT_LABELS, affinity.PREFERRED)
     args = {"nodeAffinityType": [affinity.PREFERRED]}
