@@ -27,6 +27,20 @@ limit). One PDB:
 
 Budgets are computed from the pods as the check found them; :meth:`BudgetCheck.new_cycle` gives every budget back
 what it spent (``simulate --samples`` runs several cycles on one cluster).
+
+Refreshes (docs/executor-semantics.md#53-budgets-refreshed-during-the-cycle): the API only decrements
+``disruptionsAllowed``; the disruption controller, when it catches up, recomputes the whole status from the pods as
+they are (at 1.20 and at the newest alike: an evicted pod is terminating, so not healthy; the expected count is
+unchanged). How often that happens inside a cycle depends on how fast the cycle runs against the controller, so the
+two ends are modelled: ``BudgetCheck(cluster)`` never refreshes (the figures above), ``BudgetCheck(cluster,
+refresh=True)`` refreshes every budget of an evicted pod right after the eviction: ``healthy`` becomes the matching
+pods that are Ready and not evicted in this cycle, ``desired`` the controller's (the snapshot's ``desiredHealthy``
+unless stale, else computed), ``allowed`` is ``max(0, healthy - desired)`` and the budget is no longer stale. The
+two ends differ only where :meth:`BudgetCheck.may_refresh` says so: a budget whose ``desired`` is 0 with a matching
+Running pod that is not Ready (the decrement spends a disruption on it, the refresh gives it back), or whose snapshot
+status differs from what the controller computes from the pods (stale, or figures the pods no longer support,
+which can flip ``IfHealthyBudget`` decisions). Elsewhere, evicting a healthy pod lowers ``allowed`` and ``healthy``
+by one either way, and a budget with ``desired > 0`` never falls below it through evictions.
 """
 
 from __future__ import annotations
@@ -102,9 +116,12 @@ def _exhausted(name: str, desired: int, healthy: int) -> str:
 class BudgetCheck:
     """An eviction backend that applies the PDB check of the Eviction API (see the module contract)."""
 
-    def __init__(self, cluster: Cluster) -> None:
-        """Made before the cycle evicts anything: budgets count the pods as the cycle found them."""
+    def __init__(self, cluster: Cluster, refresh: bool = False) -> None:
+        """Made before the cycle evicts anything: budgets count the pods as the cycle found them; ``refresh``: the
+        disruption controller recomputes a budget after every eviction of one of its pods (module contract)."""
         self.cluster = cluster
+        self.refresh = refresh
+        self._evicted: set[str] = set()  # uids evicted in this cycle, for refreshed budgets
         self._budgets: dict[tuple[str, str], Budget] = {}  # as spent in this cycle
         self._found: dict[tuple[str, str], Budget] = {}  # as computed before any eviction
         # namespace -> label set -> (the labels, the pods that carry them): a workload's pods share one
@@ -122,6 +139,15 @@ class BudgetCheck:
     def evict(self, pod: Json, profile: str, plugin: str) -> BackendError | None:
         del profile, plugin
         record = self.cluster.record(pod)
+        error = self._decide(pod, record)
+        if error is None and self.refresh:
+            self._evicted.add(record.uid)
+            for pdb, selector in self._matching(record.label_set, record.labels):
+                self._budgets[key(pdb)] = self._computed(pdb, selector, refreshed=True)
+        return error
+
+    def _decide(self, pod: Json, record: PodRecord) -> BackendError | None:
+        """The Eviction API's answer for ``pod`` (``None``: evicted), spending its budget."""
         if record.phase in _IGNORED_PHASES or is_terminating(pod):
             return None
         matching = self._matching(record.label_set, record.labels)
@@ -175,6 +201,25 @@ class BudgetCheck:
     def new_cycle(self) -> None:
         """Every budget as found: what earlier cycles spent is forgotten."""
         self._budgets.clear()
+        self._evicted.clear()
+
+    def may_refresh(self) -> bool:
+        """Whether a refresh can change some budget's answers (module contract): a budget whose ``desired`` is 0
+        with a matching Running pod that is not Ready and would spend it, or whose snapshot status is not what the
+        controller computes from the pods."""
+        for pdbs in self.cluster.pdbs.values():
+            for pdb, selector in pdbs:
+                found, refreshed = self._computed(pdb, selector), self._computed(pdb, selector, refreshed=True)
+                if found != refreshed:
+                    return True
+                always = found.always_allow_unhealthy and (self.cluster.server or (1, 27, 0)) >= (1, 27, 0)
+                if (
+                    found.desired == 0
+                    and not always
+                    and any(self._spends_unready(pod) for pod in self._pods_of(pdb, selector))
+                ):
+                    return True
+        return False
 
     def _budget(self, pdb: Json, selector: Selector) -> Budget:
         spent = self._budgets.get(key(pdb))
@@ -199,30 +244,46 @@ class BudgetCheck:
                     index.setdefault(pair, []).append((labels, group))
         return index.get(selector.match_labels[0], [])
 
-    def _computed(self, pdb: Json, selector: Selector) -> Budget:
-        namespace, name = key(pdb)
-        spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
-        pods = [
+    def _pods_of(self, pdb: Json, selector: Selector) -> list[PodRecord]:
+        """The pods of the PDB's namespace that its ``selector`` matches."""
+        namespace = key(pdb)[0]
+        return [
             pod for labels, group in self._candidates(namespace, selector) if selector.matches(labels) for pod in group
         ]
-        healthy = sum(1 for pod in pods if _healthy(pod))
+
+    def _spends_unready(self, record: PodRecord) -> bool:
+        """Whether ``record`` is a pod the API checks against a budget although it is not healthy."""
+        return record.phase not in _IGNORED_PHASES and not is_terminating(record.obj) and not record.ready
+
+    def _computed(self, pdb: Json, selector: Selector, refreshed: bool = False) -> Budget:
+        """The budget as found (the snapshot's status figures where it has them), or, ``refreshed``, as the
+        disruption controller recomputes it from the pods with those evicted in this cycle not healthy."""
+        namespace, name = key(pdb)
+        spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
+        pods = self._pods_of(pdb, selector)
+        evicted = self._evicted if refreshed else set()
+        healthy = sum(1 for pod in pods if _healthy(pod) and pod.uid not in evicted)
         expected = len(pods)
         if spec.get("maxUnavailable") is not None:
             desired = max(0, expected - _scaled(spec["maxUnavailable"], expected))
         else:
             desired = _scaled(spec.get("minAvailable"), expected)
-        allowed = max(0, healthy - desired)
-        if isinstance(
-            status.get("disruptionsAllowed"), int
-        ):  # the controller's own figures, when the snapshot has them
-            allowed = status["disruptionsAllowed"]
-            healthy = (
-                status.get("currentHealthy", healthy) if isinstance(status.get("currentHealthy"), int) else healthy
-            )
-            desired = (
-                status.get("desiredHealthy", desired) if isinstance(status.get("desiredHealthy"), int) else desired
-            )
-        always = spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
         generation, observed = (pdb.get("metadata") or {}).get("generation"), status.get("observedGeneration")
         stale = isinstance(generation, int) and isinstance(observed, int) and observed < generation
+        by_controller = isinstance(status.get("disruptionsAllowed"), int)  # the snapshot has the controller's figures
+        if refreshed:
+            desired = _figure(status, "desiredHealthy", desired) if by_controller and not stale else desired
+            allowed, stale = max(0, healthy - desired), False
+        elif by_controller:
+            allowed = status["disruptionsAllowed"]
+            healthy, desired = _figure(status, "currentHealthy", healthy), _figure(status, "desiredHealthy", desired)
+        else:
+            allowed = max(0, healthy - desired)
+        always = spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
         return Budget(f"{namespace}/{name}", allowed, healthy, desired, always, stale)
+
+
+def _figure(status: Json, field: str, computed: int) -> int:
+    """The PDB status's integer ``field`` when it has one, else ``computed``."""
+    value = status.get(field)
+    return value if isinstance(value, int) and not isinstance(value, bool) else computed

@@ -1,7 +1,7 @@
 """``desched simulate`` and ``desched run``: two drivers over one engine (:mod:`desched.executor.framework`).
 
 * ``simulate --policy POLICY --cluster SNAPSHOT [--now RFC3339] [--format text|json] [--explain] [--ignore-pdbs]
-  [--dry-run] [--samples N [--seed S] [--jobs J]] [--html FILE]`` runs one cycle offline on a snapshot (``kind:
+  [--dry-run] [--samples [N] [--seed S] [--jobs J]] [--html FILE]`` runs one cycle offline on a snapshot (``kind:
   List`` or multi-document YAML/JSON, as ``kubectl get ... -A -o yaml`` prints it, read by
   :mod:`desched.executor.snapshot`, at most 1 GiB) as a real run makes it: every eviction meets the Eviction
   API's PodDisruptionBudget check (:mod:`desched.executor.budgets`; ``--ignore-pdbs``: it succeeds) and the evicted pod
@@ -19,8 +19,13 @@ KubeDescheduler (rendered). Both refuse a policy with lint errors: the findings 
 JSON output: ``{"evictions": [{namespace, pod, node, profile, plugin}], "failures": [{namespace, pod, node, profile,
 plugin, status, message, outcome}], "pluginErrors": [{profile, plugin, message}], "summary": {evicted, byPlugin,
 byNode, byNamespace, skippedCycle}}``, plus ``"pods"`` (namespace, pod, node, evictable, reason) with ``--explain``
-and ``"forecast"`` (samples, seed, ``evicted`` and ``byPlugin`` as ``{min, median, max}``, ``pods``: namespace, pod,
-node, ``evictedIn`` samples) with ``--samples``.
+and ``"forecast"`` (samples, seed, ``assurance``: shuffled, foundSharePercent, probability, statement, ``evicted`` and
+``byPlugin`` as ``{min, median, max}``, ``pods``: namespace, pod, node, ``evictedIn`` samples) with ``--samples``
+(without N: 91 orders, :data:`~desched.executor.forecast.DEFAULT_SAMPLES`); with ``--samples`` and a
+PodDisruptionBudget that a refresh by the disruption controller during the cycle can change
+(:meth:`BudgetCheck.may_refresh <desched.executor.budgets.BudgetCheck.may_refresh>`), also ``"budgetRefresh"``
+(samples, seed, refreshes, ``evicted`` and ``byPlugin`` as ``{min, max}`` over the same orders with budgets never and
+always refreshed: :mod:`desched.executor.refresh`), apart from ``forecast``, whose range is the listing orders' alone.
 ``failures`` are the evictions tried and not done; ``pluginErrors`` the plugins that failed (the text output's ``plugin
 error:`` lines, also warned on stderr): every failure the text output shows is in the JSON too.
 
@@ -38,7 +43,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from desched.errors import UsageError
-from desched.executor.load import load_policy
+from desched.executor.load import Loaded, load_policy
 from desched.executor.report import render_text, report
 from desched.executor.snapshot import read_snapshot
 from desched.policy.model import EVICTING_POINTS, Policy
@@ -49,12 +54,23 @@ if TYPE_CHECKING:  # the cycle's modules are imported when a cycle runs, not to 
     from desched.executor.forecast import Forecast
     from desched.executor.framework import CycleResult
     from desched.executor.page import Panel
+    from desched.executor.refresh import RefreshRange
 
-#: What :func:`_simulate` hands the report: the cycle's result, evictions, failures, forecast and the page's
-#: utilization panels (``None`` without ``--html``).
-Simulated = tuple["CycleResult", list["Eviction"], list["EvictionFailure"], "Forecast | None", "list[Panel] | None"]
+#: What :func:`_simulate` hands the report: the cycle's result, evictions, failures, forecast, the range with budgets
+#: refreshed (``None`` unless one can be) and the page's utilization panels (``None`` without ``--html``).
+Simulated = tuple[
+    "CycleResult",
+    list["Eviction"],
+    list["EvictionFailure"],
+    "Forecast | None",
+    "RefreshRange | None",
+    "list[Panel] | None",
+]
 
 EXIT_OK, EXIT_ERROR = 0, 2
+#: ``--samples`` without N: :data:`desched.executor.forecast.DEFAULT_SAMPLES` (not imported to parse the command line;
+#: tests/executor/test_forecast.py holds them equal)
+SAMPLES_WITHOUT_N = "91"
 
 
 def parse_now(text: str | None) -> datetime:
@@ -124,8 +140,12 @@ class SimulateCommand:
         parser.add_argument(
             "--samples",
             metavar="N",
+            nargs="?",
+            const=SAMPLES_WITHOUT_N,
             help="run the cycle over N listing orders (the first as listed) and report min, median and max per "
-            "plugin and how often each pod is evicted: upstream chooses among equal pods at random",
+            "plugin and how often each pod is evicted: upstream chooses among equal pods at random; the output "
+            f"states how rare a pick N orders find with probability 99 %%. Without N: {SAMPLES_WITHOUT_N} orders, "
+            "a pod chosen in 5 %% of orders or more is found with probability 99 %% or more",
         )
         parser.add_argument(
             "--seed", type=int, default=0, help="seed of the shuffled listing orders of --samples (default: 0)"
@@ -153,13 +173,15 @@ class SimulateCommand:
             raise UsageError(f"--jobs {args.jobs}: give at least 1")
         if args.html is not None:
             _check_writable(args.html)
-        policy = load_policy(args.policy, args.target_version)
+        loaded = load_policy(args.policy, args.target_version)
         now = parse_now(args.now)
-        result, evictions, failures, ranged, panels = _simulate(args, policy, now, samples)
+        result, evictions, failures, ranged, refreshed, panels = _simulate(args, loaded, now, samples)
         document = report(result, evictions, args.explain)
         document["failures"] = [failure._asdict() for failure in failures]
         if ranged is not None:
             document["forecast"] = ranged.document()
+        if refreshed is not None:
+            document["budgetRefresh"] = refreshed.document()
         if panels is not None:
             _write_page(args, document, panels, result, now)
         if args.format == "json":
@@ -172,16 +194,18 @@ class SimulateCommand:
         return EXIT_OK
 
 
-def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: int | None) -> Simulated:
-    """The cycle (or ``--samples`` cycles) of ``policy`` on the snapshot: its result, evictions, failures and
-    forecast (``None`` without ``--samples``). The cluster is gone when it returns: the report, which reads none of
-    it, reuses its memory."""
+def _simulate(args: argparse.Namespace, loaded: Loaded, now: datetime, samples: int | None) -> Simulated:
+    """The cycle (or ``--samples`` cycles) of the loaded policy, with its release's decisions, on the snapshot (each
+    a first cycle: a new descheduler's, or a dry run's, which lists anew): its result, evictions, failures, forecast
+    (``None`` without ``--samples``) and range with budgets refreshed (``None`` unless one can be). The cluster is
+    gone when it returns: the report, which reads none of it, reuses its memory."""
     from desched.executor.budgets import BudgetCheck
     from desched.executor.cluster import Cluster, bulk_load
     from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy
     from desched.executor.evictions import Limits, PodEvictor, SameCycle
     from desched.executor.forecast import forecast
     from desched.executor.framework import ListingOrder, prepare_policy, run_cycle
+    from desched.executor.refresh import refresh_range
 
     with bulk_load():
         cluster = Cluster.from_objects(read_snapshot(args.cluster))
@@ -190,26 +214,31 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
     budgets = None if args.ignore_pdbs or args.dry_run else BudgetCheck(cluster)
     evictors: dict[str, DefaultEvictor] = {}
 
-    def cycle(order: ListingOrder) -> tuple[CycleResult, PodEvictor]:
-        """One cycle on ``cluster`` in ``order``; what it changed is undone afterwards."""
-        if budgets is not None:
-            budgets.new_cycle()
+    def cycle(order: ListingOrder, check: BudgetCheck | None = budgets) -> tuple[CycleResult, PodEvictor]:
+        """One cycle on ``cluster`` in ``order`` with the budget ``check``; what it changed is undone afterwards."""
+        if check is not None:
+            check.new_cycle()
         grace = prepared.grace_period_seconds
-        evictor = PodEvictor(cluster, Limits.from_policy(prepared), budgets, view=view, grace_period_seconds=grace)
+        evictor = PodEvictor(cluster, Limits.from_policy(prepared), check, view=view, grace_period_seconds=grace)
         observe = _progress(_enabled_count(prepared)) if large and not order.shuffles else None
         with cluster.trial():
             # verdicts are reported (and shown on the page) for the first order only
             explain = (args.explain or args.html is not None) and not order.shuffles
-            result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors)
+            result = run_cycle(prepared, cluster, now, evictor, explain, observe, order, evictors, loaded.release)
         return result, evictor
 
     try:
-        prepared = prepare_policy(policy)
+        prepared = prepare_policy(loaded.policy)
+        refreshed: RefreshRange | None = None
         if samples is None:
             result, evictor = cycle(ListingOrder())
             ranged = None
         else:
             result, evictor, ranged = forecast(cycle, samples, args.seed, args.jobs)
+            if budgets is not None and budgets.may_refresh():
+                refreshing = BudgetCheck(cluster, refresh=True)
+                _, _, always = forecast(lambda order: cycle(order, refreshing), samples, args.seed, args.jobs)
+                refreshed = refresh_range(ranged, always)
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
     panels = None
@@ -222,7 +251,7 @@ def _simulate(args: argparse.Namespace, policy: Policy, now: datetime, samples: 
             else utilization(prepared, cluster, now, evictors, evictor, evictor.evictions, result.errors)
         )
     cluster.release()
-    return result, evictor.evictions, evictor.failures, ranged, panels
+    return result, evictor.evictions, evictor.failures, ranged, refreshed, panels
 
 
 def _check_writable(path: str) -> None:

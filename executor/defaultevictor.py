@@ -18,6 +18,7 @@ from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
 from desched.executor.nodefit import NodeSet, node_set
+from desched.executor.releases import ReleaseDecisions
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.tree import mapping_or_empty
 from desched.validation.labels import label_selector_requirements
@@ -177,6 +178,7 @@ class DefaultEvictor:
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
         self.node_fit = args.node_fit
+        self._fit_anti_affinity = ReleaseDecisions(target).fit_anti_affinity
         self.node_selector = args.node_selector
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
         # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)
@@ -213,13 +215,17 @@ class DefaultEvictor:
         return self.pre_eviction_failure(pod) is None
 
     def pre_eviction_failure(self, pod: Json) -> str | None:
-        if self.node_fit and not self.cluster.fit().fits_any(pod, self._fit_nodes(), skip_own=True):
+        if self.node_fit and not self._fits_other_node(pod):
             return (
                 "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
                 "as unschedulable"
             )
         failure = namespace_failure(_LivePod(pod, self.cluster), self.settings)
         return None if failure is None else _MESSAGES[failure.check]
+
+    def _fits_other_node(self, pod: Json) -> bool:
+        """``PodFitsAnyOtherNode`` on :meth:`_fit_nodes`, with the NodeFit of the evictor's release."""
+        return self.cluster.fit(self._fit_anti_affinity).fits_any(pod, self._fit_nodes(), skip_own=True)
 
     def _fit_nodes(self) -> NodeSet:
         """Ready nodes matching the evictor's ``nodeSelector``, computed once (the evictor lives for one cycle)."""

@@ -13,10 +13,15 @@ the same process (tests/executor/test_forecast.py checks it), so with ``jobs`` a
 that many forked workers, which share the decoded cluster copy-on-write; the forecast is the same for any ``jobs``.
 The :class:`Forecast` holds, per plugin and in total, the evictions of every sample, and per pod the number of samples
 that evicted it.
+
+How sure: a pod chosen in a share p of shuffled orders is missed by all k = N-1 of them with probability (1-p)^k, so
+:func:`found_share` gives the smallest p found with probability :data:`CONFIDENCE`; :data:`DEFAULT_SAMPLES`
+(``--samples`` without N) has k = 90, which finds a pod chosen in 5 % of orders with probability 1 - 0.95^90 > 99 %.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import statistics
@@ -31,6 +36,33 @@ from desched.executor.framework import AS_LISTED, CycleResult, ListingOrder
 #: One cycle in a listing order: what it did and the PodEvictor that recorded it
 Cycle = Callable[[ListingOrder], tuple[CycleResult, PodEvictor]]
 MAX_SAMPLES = 10_000
+#: The probability :func:`found_share` is stated for
+CONFIDENCE = 0.99
+#: ``--samples`` without N: the listing order and 90 shuffled ones, enough that a pod chosen in 5 % of orders is found
+#: with probability :data:`CONFIDENCE`
+DEFAULT_SAMPLES = 91
+
+
+def found_share(samples: int) -> float | None:
+    """The smallest share of shuffled orders (in %, rounded up to 0.1) that choose a pod which ``samples`` orders
+    find with probability :data:`CONFIDENCE` at least: ``1 - (1 - CONFIDENCE)^(1 / (samples - 1))`` (the first order,
+    as listed, is not drawn). ``None`` for one order (nothing drawn)."""
+    shuffled = samples - 1
+    if shuffled < 1:
+        return None
+    missed_by_one: float = (1 - CONFIDENCE) ** (1 / shuffled)
+    return math.ceil(1000 * (1 - missed_by_one) - 1e-9) / 10
+
+
+def assurance(samples: int) -> str:
+    """The forecast's statement of how sure it is, as text and JSON give it."""
+    share = found_share(samples)
+    if share is None:
+        return "1 order (as listed): none shuffled, so what other orders pick is not looked for"
+    return (
+        f"{samples} orders (as listed and {samples - 1} shuffled): a pod chosen in {share:g} % of orders or more is "
+        f"found with probability {CONFIDENCE * 100:g} % or more"
+    )
 
 
 class Forecast(NamedTuple):
@@ -47,6 +79,12 @@ class Forecast(NamedTuple):
         return {
             "samples": self.samples,
             "seed": self.seed,
+            "assurance": {
+                "shuffled": self.samples - 1,
+                "foundSharePercent": found_share(self.samples),
+                "probability": CONFIDENCE,
+                "statement": assurance(self.samples),
+            },
             "evicted": spread(self.totals),
             "byPlugin": {plugin: spread(counts) for plugin, counts in self.by_plugin.items()},
             "pods": [

@@ -31,6 +31,7 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
+from desched.executor.releases import NATIVE_SIDECARS, NEWEST_DECISIONS, ReleaseDecisions, skipped_profiles
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
 from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
@@ -74,7 +75,8 @@ class EvictorVerdict(NamedTuple):
 
 
 class Handle:
-    """What a plugin may use: the cluster, the clock, the profile's evictor and the shared PodEvictor."""
+    """What a plugin may use: the cluster, the clock, the profile's evictor, the shared PodEvictor and the release
+    whose decisions it makes (:mod:`desched.executor.releases`)."""
 
     def __init__(
         self,
@@ -85,8 +87,10 @@ class Handle:
         pod_evictor: PodEvictor,
         verdicts: dict[tuple[str, str], EvictorVerdict] | None = None,
         order: ListingOrder = AS_LISTED,
+        release: ReleaseDecisions = NEWEST_DECISIONS,
     ) -> None:
         self.cluster = cluster
+        self.release = release
         self.now = now
         self.profile = profile
         self.default_evictor = evictor
@@ -240,22 +244,33 @@ def run_cycle(
     observe: Callable[[str, str, float], None] | None = None,
     order: ListingOrder = AS_LISTED,
     evictors: dict[str, DefaultEvictor] | None = None,
+    release: ReleaseDecisions = NEWEST_DECISIONS,
+    indexed: bool = False,
 ) -> CycleResult:
     """One descheduling cycle of the prepared ``policy`` (see the module contract); ``order`` draws the node order
     once, shared by every plugin, as upstream lists the nodes once per cycle. ``evictors`` keeps each profile's
     DefaultEvictor for the next cycle on the same cluster and clock (its answers depend on the pods, not on the
-    listing order: ``simulate --samples`` builds them once)."""
+    listing order: ``simulate --samples`` builds them once). The cycle makes ``release``'s decisions; a profile that
+    release cannot build (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there) runs no plugin
+    and is recorded in the errors under the plugin ``DefaultEvictor``."""
+    cluster.count_sidecars(not release.older(NATIVE_SIDECARS))
     pod_evictor.new_cycle(cluster)
     nodes = order.arrange(cycle_nodes(policy, cluster))
     if len(nodes) < 2:
         return CycleResult(True, len(nodes), [], [], {})
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
+    skipped = skipped_profiles(policy.profiles, release, indexed)
+    errors = [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
     for profile in policy.profiles:
-        evictor = (evictors or {}).get(profile.name) or DefaultEvictor(profile.evictor_args(), cluster, now)
+        if profile.name in skipped:
+            continue
+        evictor = (evictors or {}).get(profile.name) or DefaultEvictor(
+            profile.evictor_args(), cluster, now, release.minor
+        )
         if evictors is not None:
             evictors[profile.name] = evictor
-        handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts, order)
+        handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts, order, release)
         instances: dict[str, Any] = {}
         points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}
         for ref, config in profile.evicting():
@@ -266,7 +281,6 @@ def run_cycle(
                 instances[ref.name] = module.Implementation(config.args, handle)
             points[ref.point].append((ref.name, instances[ref.name]))
         built.append((profile.name, points["deschedule"], points["balance"]))
-    errors: list[PluginError] = []
     durations: dict[tuple[str, str], float] = {}
     for point in ("deschedule", "balance"):
         for name, deschedule, balance in built:

@@ -69,6 +69,7 @@ from desched.executor.leaderelection import LeaderElector, identity, lease_confi
 from desched.executor.leaderelection import add_arguments as add_leader_election_arguments
 from desched.executor.load import load_policy
 from desched.executor.metrics import ExecutorMetrics, add_serving_arguments, start_server
+from desched.executor.releases import NEWEST_DECISIONS, ReleaseDecisions
 from desched.executor.report import render_text, report
 from desched.executor.resilience import (
     DEADLINE,
@@ -232,6 +233,7 @@ class Driver(NamedTuple):
     cycle_timeout: float
     elector: LeaderElector | None
     server: tuple[int, int, int] | None = None  # the API server's release (GET /version), for the PDB check
+    release: ReleaseDecisions = NEWEST_DECISIONS  # the descheduler release whose decisions the cycles make
 
 
 class CycleDone(NamedTuple):
@@ -247,7 +249,7 @@ HALTED = CycleResult(False, 0, [], [], {})  # what a report shows of the plugins
 
 def run(args: argparse.Namespace) -> int:
     """``desched run`` (see the module contract for the loop and the exit codes)."""
-    policy = load_policy(args.policy, args.target_version)
+    policy, release = load_policy(args.policy, args.target_version)
     interval = seconds("--interval", args.interval) if args.interval else None
     cycle_timeout = seconds("--cycle-timeout", args.cycle_timeout)
     request_timeout = seconds("--request-timeout", args.request_timeout)
@@ -271,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if elector is not None and not elector.acquire(stop):
             return EXIT_OK  # stopped while waiting for the Lease
-        driver = Driver(kube, prepared, args, metrics, stop, cycle_timeout, elector, _server_version(kube))
+        driver = Driver(kube, prepared, args, metrics, stop, cycle_timeout, elector, _server_version(kube), release)
         return _loop(driver, interval)
     finally:
         if elector is not None:
@@ -299,9 +301,11 @@ def _warn(message: str) -> None:
 def _loop(driver: Driver, interval: float | None) -> int:
     """One cycle, or cycles every ``interval`` seconds until ``driver.stop`` (see the module contract)."""
     list_failures = 0
+    built = False  # a cycle built the profiles: a real run's informer keeps their indexers (a dry run lists anew)
     while True:
         started = time.monotonic()
-        done = _cycle(driver)
+        done = _cycle(driver, built and not driver.args.dry_run)
+        built = built or not done.list_failed
         if interval is None:
             return EXIT_ERROR if done.list_failed else exit_status(done.failures, done.halted)
         list_failures = list_failures + 1 if done.list_failed else 0
@@ -310,9 +314,10 @@ def _loop(driver: Driver, interval: float | None) -> int:
     return EXIT_FAILED if driver.elector is not None and driver.elector.lost.is_set() else EXIT_OK
 
 
-def _cycle(driver: Driver) -> CycleDone:
+def _cycle(driver: Driver, indexed: bool = False) -> CycleDone:
     """List the cluster and run one cycle on it, then print its summary; a failed listing, the cycle deadline and a
-    stop are reported here and never raised."""
+    stop are reported here and never raised. ``indexed``: earlier cycles of this process built the profiles
+    (:func:`desched.executor.releases.skipped_profiles`)."""
     started = time.perf_counter()
     metrics, args = driver.metrics, driver.args
     guard = CycleGuard(driver.stop, driver.cycle_timeout, driver.elector.leading if driver.elector else None)
@@ -346,6 +351,8 @@ def _cycle(driver: Driver) -> CycleDone:
             datetime.now(timezone.utc),
             evictor,
             observe=lambda profile, plugin, seconds: metrics.strategy_duration(profile, plugin, seconds),
+            release=driver.release,
+            indexed=indexed,
         )
     except KubeError as error:  # only listing raises it: the backend records its failures per pod
         print(f"desched: cannot list the cluster: {error}", file=sys.stderr)

@@ -1,19 +1,29 @@
 """The policy ``desched simulate`` and ``desched run`` execute: a file's effective v1alpha2 policy, let through the
-lint gate only when it has no lint errors (:func:`load_policy`)."""
+lint gate only when it has no lint errors, and the release it runs on (:func:`load_policy`)."""
 
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
 
 from desched.errors import UsageError
+from desched.executor.releases import ReleaseDecisions
 from desched.policy.model import Policy
 
-__all__ = ["load_policy"]
+__all__ = ["Loaded", "load_policy"]
 
 
-def load_policy(path: str, target_text: str | None) -> Policy:
+class Loaded(NamedTuple):
+    """A policy to execute and the release whose decisions the executor makes for it."""
+
+    policy: Policy
+    release: ReleaseDecisions
+
+
+def load_policy(path: str, target_text: str | None) -> Loaded:
     """The typed v1alpha2 policy ``path`` stands for (its effective form, which the lint gate computed), after the
-    lint gate (see the module docstring)."""
+    lint gate (see the module docstring), with its release: ``target_text`` (``--target-version``) when given, else
+    the one the lint gate inferred from what the file deploys (the newest when nothing says)."""
     from desched import versions
     from desched.linter.engine import Settings, lint_file
     from desched.linter.formatters import findings_report, get
@@ -41,4 +51,5 @@ def load_policy(path: str, target_text: str | None) -> Policy:
         raise UsageError(f"no descheduler policy in {path}")
     if len(result.checked) > 1:
         raise UsageError(f"{path} holds {len(result.checked)} policies; give a file with exactly one")
-    return result.checked[0].effective.policy
+    checked = result.checked[0]
+    return Loaded(checked.effective.policy, ReleaseDecisions(checked.release.target))

@@ -16,6 +16,10 @@ A pod that fits nowhere, the expensive case of a scan, costs a bisection, or a w
 
 :class:`ScanFit` is that straightforward scan (:func:`~desched.executor.nodeutil.pod_fits_any_node`), kept as the
 oracle: the differential tests run whole cycles with either and compare the decisions byte for byte.
+
+Both take ``anti_affinity``: whether NodeFit checks the pod's required pod anti-affinity, as releases from v0.30 on
+do (:mod:`desched.executor.releases`); without it no anti-affinity term is read, so the room check alone decides
+for pods requesting only the indexed resources.
 """
 
 from __future__ import annotations
@@ -79,19 +83,28 @@ class NodeFit(Protocol):
 class ScanFit:
     """The oracle: every node of the set in turn (:func:`desched.executor.nodeutil.pod_fits_any_node`)."""
 
-    def __init__(self, cluster: FitCluster) -> None:
+    def __init__(self, cluster: FitCluster, anti_affinity: bool = True) -> None:
         self.cluster = cluster
+        self.anti_affinity = anti_affinity
 
     def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
         check = nodeutil.pod_fits_any_other_node if skip_own else nodeutil.pod_fits_any_node
-        return check(pod, among.nodes, self.cluster.pods_on_node, requested_by_node=self.cluster.requested)
+        return check(
+            pod,
+            among.nodes,
+            self.cluster.pods_on_node,
+            requested_by_node=self.cluster.requested,
+            anti_affinity=self.anti_affinity,
+            requests=self.cluster.pod_requests(pod),
+        )
 
 
 class FitIndex:
     """The cluster's nodes sorted by what is left of each basic resource, kept current (see the module docstring)."""
 
-    def __init__(self, cluster: FitCluster) -> None:
+    def __init__(self, cluster: FitCluster, anti_affinity: bool = True) -> None:
         self.cluster = cluster
+        self.anti_affinity = anti_affinity
         self.nodes = {nodeutil.node_name(node): node for node in cluster.nodes}
         self.names = list(self.nodes)
         self._position = {name: index for index, name in enumerate(self.names)}
@@ -145,7 +158,7 @@ class FitIndex:
 
     def fits_any(self, pod: JsonView, among: NodeSet, *, skip_own: bool) -> bool:
         if len(among.names) < _SCAN_BELOW:
-            return ScanFit(self.cluster).fits_any(pod, among, skip_own=skip_own)
+            return ScanFit(self.cluster, self.anti_affinity).fits_any(pod, among, skip_own=skip_own)
         self._catch_up()
         uid, question = str((pod.get("metadata") or {}).get("uid")), (among.names, skip_own)
         if uid in self._fitting.get(question, ()):
@@ -183,8 +196,9 @@ class FitIndex:
         else:  # the nodes with enough of the most selective resource, most left first: room is found at once
             indices = (ordered[place][1] for place in range(len(ordered) - 1, start - 1, -1))
         left, names = self._left, self.names
-        # with no anti-affinity and only indexed resources requested, the room check is the whole dynamic check
-        room_decides = not facts.anti_terms and all(resource in _INDEXED for resource in requests)
+        # with no anti-affinity checked and only indexed resources requested, the room check is the whole dynamic check
+        unchecked = not self.anti_affinity or not facts.anti_terms
+        room_decides = unchecked and all(resource in _INDEXED for resource in requests)
 
         def fits(index: int) -> bool:
             name = names[index]
@@ -229,7 +243,10 @@ class FitIndex:
     def _passes_dynamic(self, facts: nodeutil.PodFacts, name: str) -> bool:
         pods = partial(self.cluster.pods_on_node, name)
         requested = partial(self.cluster.requested, name)
-        return nodeutil.dynamic_fit_failure(facts, self.nodes[name], pods, requested) is None
+        failure = nodeutil.dynamic_fit_failure(
+            facts, self.nodes[name], pods, requested, anti_affinity=self.anti_affinity
+        )
+        return failure is None
 
 
 def _allocatable(node: JsonView) -> tuple[int, ...]:

@@ -9,7 +9,8 @@ NodeFit (:func:`node_fit_failure`) runs upstream's checks in upstream's order an
 1. ``spec.unschedulable``;
 2. ``spec.nodeSelector`` (every pair equal) and the required node affinity (:func:`node_selector_terms_match`);
 3. every ``NoSchedule``/``NoExecute`` taint tolerated;
-4. the pod's own required pod anti-affinity against the non-terminal pods on the node;
+4. the pod's own required pod anti-affinity against the non-terminal pods on the node (``anti_affinity``: from
+   v0.30 on; :mod:`desched.executor.releases`);
 5. resources, only when the pod is not bound to the node: allocatable minus the requests of the node's non-terminal
    pods must cover each requested resource, and one pod slot must be left.
 """
@@ -590,9 +591,13 @@ def fit_failure(
     node: JsonView,
     pods_on_node: Callable[[], Sequence[JsonView]],
     requested: Callable[[], Mapping[str, int]] | None,
+    *,
+    anti_affinity: bool = True,
 ) -> str | None:
     """:func:`node_fit_failure` for a pod parsed once (``facts``), the node's pods and their requests on demand."""
-    return static_fit_failure(facts, node) or dynamic_fit_failure(facts, node, pods_on_node, requested)
+    return static_fit_failure(facts, node) or dynamic_fit_failure(
+        facts, node, pods_on_node, requested, anti_affinity=anti_affinity
+    )
 
 
 def static_fit_failure(facts: PodFacts, node: JsonView) -> str | None:
@@ -613,12 +618,15 @@ def dynamic_fit_failure(
     node: JsonView,
     pods_on_node: Callable[[], Sequence[JsonView]],
     requested: Callable[[], Mapping[str, int]] | None,
+    *,
+    anti_affinity: bool = True,
 ) -> str | None:
-    """The checks of :func:`fit_failure` that read the node's pods (anti-affinity, resources), after
-    :func:`static_fit_failure` passed."""
-    failure = _anti_affinity_failure(facts, node, pods_on_node)
-    if failure is not None:
-        return failure
+    """The checks of :func:`fit_failure` that read the node's pods (anti-affinity, when ``anti_affinity``, and
+    resources), after :func:`static_fit_failure` passed."""
+    if anti_affinity:
+        failure = _anti_affinity_failure(facts, node, pods_on_node)
+        if failure is not None:
+            return failure
     if not facts.node_name or facts.node_name != node_name(node):
         return _resource_failure(facts, node, pods_on_node, requested)
     return None
@@ -630,8 +638,10 @@ def node_fit_failure(
     pods_on_node: Sequence[JsonView],
     *,
     requested: Mapping[str, int] | None = None,
+    anti_affinity: bool = True,
 ) -> str | None:
     """``NodeFit``: None when ``pod`` fits ``node``, else upstream's reason (e.g. ``insufficient cpu``).
+    ``anti_affinity`` says whether the pod's required pod anti-affinity is checked (releases from v0.30 on).
 
     ``pods_on_node`` are all pods bound to ``node`` (any phase; terminal ones are ignored). ``requested``, when
     given, must equal :func:`node_requested` of those pods; it only saves recomputing the sum.
@@ -641,7 +651,13 @@ def node_fit_failure(
     requests, where cpu/memory/pods missing from allocatable count as 0 allocatable and any other missing resource
     as 0 available. Fails when a request exceeds what is available or no pod slot is left.
     """
-    return fit_failure(PodFacts(pod), node, lambda: pods_on_node, None if requested is None else lambda: requested)
+    return fit_failure(
+        PodFacts(pod),
+        node,
+        lambda: pods_on_node,
+        None if requested is None else lambda: requested,
+        anti_affinity=anti_affinity,
+    )
 
 
 def _fits_any(
@@ -650,15 +666,17 @@ def _fits_any(
     pods_by_node: PodsByNode,
     requested_by_node: RequestedByNode | None,
     skip_own: bool,
+    anti_affinity: bool,
+    requests: Mapping[str, int] | None,
 ) -> bool:
-    facts = PodFacts(pod)
+    facts = PodFacts(pod, requests)
     for node in nodes:
         name = node_name(node)
         if skip_own and facts.node_name == name:
             continue
 
         requested = None if requested_by_node is None else partial(requested_by_node, name)
-        if fit_failure(facts, node, partial(pods_by_node, name), requested) is None:
+        if fit_failure(facts, node, partial(pods_by_node, name), requested, anti_affinity=anti_affinity) is None:
             return True
     return False
 
@@ -669,13 +687,16 @@ def pod_fits_any_node(
     pods_by_node: PodsByNode,
     *,
     requested_by_node: RequestedByNode | None = None,
+    anti_affinity: bool = True,
+    requests: Mapping[str, int] | None = None,
 ) -> bool:
     """``PodFitsAnyNode``: NodeFit passes on some node of ``nodes``, the pod's own node included.
 
     ``pods_by_node(name)`` lists the pods bound to a node (any phase), and is only called when a check needs them.
-    ``requested_by_node(name)``, if given, returns :func:`node_requested` of those pods.
+    ``requested_by_node(name)``, if given, returns :func:`node_requested` of those pods. ``anti_affinity``: as
+    :func:`node_fit_failure`; ``requests``, if given, replaces :func:`pod_requests` of ``pod`` (both computed alike).
     """
-    return _fits_any(pod, nodes, pods_by_node, requested_by_node, skip_own=False)
+    return _fits_any(pod, nodes, pods_by_node, requested_by_node, False, anti_affinity, requests)
 
 
 def pod_fits_any_other_node(
@@ -684,6 +705,8 @@ def pod_fits_any_other_node(
     pods_by_node: PodsByNode,
     *,
     requested_by_node: RequestedByNode | None = None,
+    anti_affinity: bool = True,
+    requests: Mapping[str, int] | None = None,
 ) -> bool:
     """``PodFitsAnyOtherNode``: as :func:`pod_fits_any_node`, leaving out the node named by ``spec.nodeName``."""
-    return _fits_any(pod, nodes, pods_by_node, requested_by_node, skip_own=True)
+    return _fits_any(pod, nodes, pods_by_node, requested_by_node, True, anti_affinity, requests)

@@ -6,8 +6,9 @@ plain request usage: each of the cycle's nodes (ready, matching the ``nodeSelect
 and after it, as the plugin's own ``split`` computes them (:class:`~desched.executor.plugins._nodeutilization.Split`:
 requests of the non-terminal pods over allocatable, the same thresholds, offsets from the average with
 ``useDeviationThresholds``), "after" being the cluster without the pods the cycle evicted. :func:`render` writes the
-page from those panels, the JSON document of ``simulate`` (evictions, failures, plugin errors and the ``--samples``
-forecast) and the cycle's verdicts (why each pod was or was not evictable, as ``--explain`` gives them).
+page from those panels, the JSON document of ``simulate`` (evictions, failures, plugin errors, the ``--samples``
+forecast and its ``budgetRefresh`` range) and the cycle's verdicts (why each pod was or was not evictable, as
+``--explain`` gives them).
 
 The page loads nothing: inline CSS, inline SVG and one inline script (a table filter) allowed by its hash in the
 page's Content-Security-Policy, which forbids every other source. Every string from the snapshot or the policy is
@@ -108,15 +109,17 @@ def utilization(
     errors: Iterable[PluginError],
 ) -> list[Panel]:
     """The panels of the page (see the module contract); ``cluster`` as before the cycle, ``evictors`` the cycle's
-    DefaultEvictor per profile (the cycle ran: it was not skipped), ``errors`` its plugin errors."""
-    from desched.executor.defaultevictor import DefaultEvictor
+    DefaultEvictor per profile (the cycle ran: it was not skipped; a profile without one was skipped by its release
+    and has no panel), ``errors`` its plugin errors."""
     from desched.executor.framework import Handle, cycle_nodes
     from desched.executor.plugins import module_for
 
     splitters: list[tuple[str, str, _Splitter]] = []
     handle = None
     for profile in policy.profiles:
-        evictor = evictors.get(profile.name) or DefaultEvictor(profile.evictor_args(), cluster, now)
+        evictor = evictors.get(profile.name)
+        if evictor is None:
+            continue
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor)
         for ref, config in profile.evicting():
             module = module_for(ref.name)
@@ -308,9 +311,26 @@ def _forecast_html(forecast: Json) -> str:
     )
     return (
         f'<section id="forecast"><h2>How often each pod is chosen</h2><p>Over {samples} listing orders '
-        f"(seed {forecast['seed']}): evicted pods in total, min / median / max: {_spread(forecast['evicted'])}.</p>"
+        f"(seed {forecast['seed']}): evicted pods in total, min / median / max: {_spread(forecast['evicted'])}. "
+        f'<span class="assurance">{_text(forecast["assurance"]["statement"])}.</span></p>'
         '<table class="forecast"><thead><tr><th>namespace</th><th>pod</th><th>node</th><th>evicted in</th></tr>'
         f"</thead><tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _refresh_html(refresh: Json) -> str:
+    """The ``budgetRefresh`` range: per plugin and in total, min / max with budgets refreshed from never to after
+    every eviction (docs/executor-semantics.md#53-budgets-refreshed-during-the-cycle)."""
+    rows = "".join(
+        f"<tr><td>{_text(name)}</td><td>{bounds['min']} / {bounds['max']}</td></tr>"
+        for name, bounds in [("all plugins", refresh["evicted"]), *refresh["byPlugin"].items()]
+    )
+    return (
+        '<section id="budget-refresh"><h2>With budgets refreshed during the cycle</h2><p>Over the same '
+        f"{refresh['samples']} listing orders, with every PodDisruptionBudget refreshed {_text(refresh['refreshes'])} "
+        "by the disruption controller: evictions, min / max.</p>"
+        '<table class="forecast"><thead><tr><th>plugin</th><th>min / max</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></section>"
     )
 
 
@@ -437,6 +457,7 @@ def render(
             f"{''.join(_panel_html(panel) for panel in panels)}</section>"
             f'<section id="evictions"><h2>Evictions by plugin</h2>{_evictions_html(document)}</section>'
             + (_forecast_html(forecast) if forecast else "")
+            + (_refresh_html(document["budgetRefresh"]) if "budgetRefresh" in document else "")
             + _problems_html(document)
             + _verdicts_html(verdicts, summary["evicted"])
         )

@@ -44,6 +44,7 @@ __all__ = [
     "qos_class",
     "sort_by_priority_low_to_high",
     "start_time",
+    "usage_requests_before_sidecars",
 ]
 
 P = TypeVar("P", bound=Mapping[str, Any])
@@ -95,7 +96,7 @@ def _is_pod_level_resource(name: str) -> bool:
     return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
-def _requests_nano(pod: JsonView) -> dict[str, int]:
+def _requests_nano(pod: JsonView, native_sidecars: bool, overhead_on_zero: bool = True) -> dict[str, int]:
     spec = _spec(pod)
     total: dict[str, int] = {}
     for container in spec.get("containers") or ():
@@ -108,7 +109,7 @@ def _requests_nano(pod: JsonView) -> dict[str, int]:
         init_max: dict[str, int] = {}
         for container in init_containers:
             requests = _container_requests(container)
-            if container.get("restartPolicy") == "Always":
+            if native_sidecars and container.get("restartPolicy") == "Always":
                 _add_into(total, requests)
                 _add_into(sidecars, requests)
                 candidate = sidecars
@@ -121,7 +122,7 @@ def _requests_nano(pod: JsonView) -> dict[str, int]:
         for name, amount in init_max.items():
             if name not in total or amount > total[name]:
                 total[name] = amount
-    pod_resources = spec.get("resources")
+    pod_resources = spec.get("resources") if native_sidecars else None
     if pod_resources:
         pod_level = pod_resources.get("requests")
         if pod_level and any(_is_pod_level_resource(name) for name in pod_level):
@@ -130,11 +131,14 @@ def _requests_nano(pod: JsonView) -> dict[str, int]:
                     total[name] = _nano(value)
     overhead = spec.get("overhead")
     if overhead:
-        _add_into(total, overhead)
+        if overhead_on_zero:
+            _add_into(total, overhead)
+        else:
+            _add_into(total, {name: value for name, value in overhead.items() if total.get(name)})
     return total
 
 
-def pod_requests(pod: JsonView) -> dict[str, int]:
+def pod_requests(pod: JsonView, sidecars: bool = True) -> dict[str, int]:
     """Effective requests of ``pod`` per resource (``PodRequests`` without status,
     docs/executor-semantics.md#71-effective-requests).
 
@@ -143,8 +147,22 @@ def pod_requests(pod: JsonView) -> dict[str, int]:
     per-resource max of the two. Pod-level ``spec.resources.requests`` for cpu, memory and ``hugepages-*`` then replace
     the aggregate (only when one of them is present), and ``spec.overhead`` is added. Every resource named anywhere is
     a key, even at 0. Amounts are summed exactly and converted once (``resource_value`` units).
+
+    ``sidecars=False`` computes as v0.27-v0.34 (``PodRequestsAndLimits``, release row ``native-sidecars``): every
+    init container, restartable or not, competes alone with the containers' sum, and pod-level requests are ignored.
     """
-    result = _requests_nano(pod)
+    return _in_units(_requests_nano(pod, sidecars))
+
+
+def usage_requests_before_sidecars(pod: JsonView) -> dict[str, int]:
+    """``GetResourceRequestQuantity`` of v0.27-v0.34, what their node-utilization plugins take off a node's usage
+    for an evicted pod: ``pod_requests(pod, sidecars=False)``, except that a resource's overhead is added only when
+    the containers request some of it."""
+    return _in_units(_requests_nano(pod, False, overhead_on_zero=False))
+
+
+def _in_units(result: dict[str, int]) -> dict[str, int]:
+    """Nano amounts, in place, in ``resource_value`` units."""
     for name, amount in result.items():
         if amount >= 0:  # the common case, inlined: ceil to millicores (cpu) or whole units
             result[name] = -(-amount // 1_000_000) if name == "cpu" else -(-amount // NANO)

@@ -54,12 +54,14 @@ def render_text(document: Json, errors: Sequence[object], failures: list[Any]) -
         lines.append(f"  {pod['namespace']}/{pod['pod']} on {pod['node'] or '-'}: {verdict}")
     if "forecast" in document:
         lines.extend(_forecast_lines(document["forecast"], summary))
+    if "budgetRefresh" in document:
+        lines.extend(_refresh_lines(document["budgetRefresh"], document["forecast"]))
     return "\n".join(lines) + "\n"
 
 
 def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
-    """The ``--samples`` table: per plugin and in total, this run's count beside the min, median and max, then the
-    pods that only some listing orders evict."""
+    """The ``--samples`` table: per plugin and in total, this run's count beside the min, median and max, how sure
+    the forecast is, then the pods that only some listing orders evict."""
     title = f"over {forecast['samples']} listing orders (seed {forecast['seed']})"
     rows = [(title, "this run", "min", "median", "max")]
     for name, spread in [("all plugins", forecast["evicted"]), *forecast["byPlugin"].items()]:
@@ -67,6 +69,7 @@ def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
         rows.append((f"  {name}", str(single), str(spread["min"]), str(spread["median"]), str(spread["max"])))
     width = max(len(row[0]) for row in rows)
     lines = [row[0].ljust(width) + "".join(cell.rjust(9) for cell in row[1:]) for row in rows]
+    lines.append(forecast["assurance"]["statement"])
     samples = forecast["samples"]
     sometimes = [pod for pod in forecast["pods"] if pod["evictedIn"] < samples]
     if sometimes:
@@ -77,4 +80,24 @@ def _forecast_lines(forecast: Json, summary: Json) -> list[str]:
         ]
     elif forecast["pods"]:
         lines.append(f"every pod above is evicted in all {samples} listing orders")
+    return lines
+
+
+def _refresh_lines(refresh: Json, forecast: Json) -> list[str]:
+    """The ``budgetRefresh`` table: per plugin and in total, the min and max with budgets refreshed from never to
+    after every eviction, beside the listing orders' range alone, and whether the refreshes change it."""
+    title = f"with budgets refreshed {refresh['refreshes']}"
+    rows = [(title, "min", "max", "orders alone")]
+    changed = False
+    for name, bounds in [("all plugins", refresh["evicted"]), *refresh["byPlugin"].items()]:
+        alone = forecast["evicted"] if name == "all plugins" else forecast["byPlugin"].get(name, {"min": 0, "max": 0})
+        changed = changed or (bounds["min"], bounds["max"]) != (alone["min"], alone["max"])
+        rows.append((f"  {name}", str(bounds["min"]), str(bounds["max"]), f"{alone['min']}-{alone['max']}"))
+    width = max(len(row[0]) for row in rows)
+    lines = [
+        row[0].ljust(width) + "".join(cell.rjust(w) for cell, w in zip(row[1:], (9, 9, 14), strict=True))
+        for row in rows
+    ]
+    verdict = "widen" if changed else "do not change"
+    lines.append(f"budget refreshes by the disruption controller during the cycle {verdict} the listing orders' range")
     return lines

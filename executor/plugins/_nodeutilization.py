@@ -13,6 +13,8 @@ Contract:
   sources in the given order, Filter-passing pods sorted by priority, the taint check against the destinations
   (``PodToleratesTaints``, quirks included), ``evictableNamespaces.exclude`` plus PreEvictionFilter, the optional
   per-plugin per-source-node cap, and the docs/executor-semantics.md#52-how-plugins-react reactions to limit errors.
+  An evicted pod's usage is taken off as its release computes it (row ``native-sidecars`` of
+  :mod:`desched.executor.releases`: :func:`~desched.executor.podutil.usage_requests_before_sidecars` up to v0.34).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
+from desched.executor.releases import NATIVE_SIDECARS
 
 if TYPE_CHECKING:
     from desched.executor.framework import Handle
@@ -219,7 +222,11 @@ def evict_from_sources(
             if outcome not in (Outcome.SUCCESS, Outcome.UNKNOWN):  # an unknown outcome may have evicted: count it
                 continue
             evicted += 1
-            requests = handle.cluster.pod_requests(pod)
+            requests = (
+                podutil.usage_requests_before_sidecars(pod)
+                if handle.release.older(NATIVE_SIDECARS)
+                else handle.cluster.pod_requests(pod)
+            )
             for resource in resources:
                 taken = 1 if resource == PODS else requests.get(resource, 0)
                 source.usage[resource] -= taken

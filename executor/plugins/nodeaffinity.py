@@ -26,6 +26,7 @@ from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.nodefit import NodeSet, node_set
+from desched.executor.releases import AFFINITY_FITS_CURRENT
 from desched.plugins.removepodsviolatingnodeaffinity import RemovePodsViolatingNodeAffinityArgs
 
 NAME = "RemovePodsViolatingNodeAffinity"
@@ -50,21 +51,32 @@ class Implementation:
 
     def deschedule(self, nodes: list[Json]) -> None:
         among = node_set(nodes)
+        fits_current = self.handle.release.older(AFFINITY_FITS_CURRENT)  # v0.27: and the preferred type is unknown
         for affinity_type in self.affinity_types:
             if affinity_type == REQUIRED:
-                self._process(nodes, self._required_violation(among))
-            elif affinity_type == PREFERRED:
+                self._process(nodes, self._required_violation(among, fits_current))
+            elif affinity_type == PREFERRED and not fits_current:
                 self._process(nodes, self._preferred_violation(among))
 
     def _fits_somewhere(self, pod: Json, among: NodeSet) -> bool:
         """``PodFitsAnyNode`` on the plugin's nodes, the pod's own included."""
-        return self.handle.cluster.fit().fits_any(pod, among, skip_own=False)
+        return self.handle.cluster.fit(self.handle.release.fit_anti_affinity).fits_any(pod, among, skip_own=False)
 
-    def _required_violation(self, among: NodeSet) -> Violation:
+    def _required_violation(self, among: NodeSet, fits_current: bool) -> Violation:
+        """``fits_current``: the pod violates when it does not fit its node (v0.27), not only when its node selector
+        and required affinity no longer match it."""
+
+        def misplaced(pod: Json, node: Json) -> bool:
+            if not nodeutil.pod_matches_node(pod, node):
+                return True
+            return fits_current and (
+                nodeutil.is_unschedulable(node) or not nodeutil.tolerates_no_schedule_or_execute(pod, node)
+            )
+
         def violates(pod: Json, node: Json) -> bool:
             return (
                 _node_affinity(pod).get(REQUIRED) is not None
-                and not nodeutil.pod_matches_node(pod, node)
+                and misplaced(pod, node)
                 and self._fits_somewhere(pod, among)
             )
 

@@ -5,9 +5,10 @@ Contract: a taint counts when its effect is ``NoSchedule`` (or ``PreferNoSchedul
 ``NoExecute`` never counts), it is not named by ``excludedTaints`` and, when ``includedTaints`` is given, it is named
 there; a name is ``key`` or ``key=value`` (the latter only for a non-empty value). An explicitly empty
 ``includedTaints`` names nothing, so no taint counts (upstream quirk). For each node in order, the node's
-non-terminal pods passing the namespace/label filters, ``Filter`` and ``PreEvictionFilter`` are listed; each one that
-leaves a counted taint untolerated is evicted. A node limit moves on to the next node, a total limit ends the plugin,
-any other refusal moves on to the next pod.
+non-terminal pods (up to v0.33 every pod, Failed and Succeeded too: :mod:`desched.executor.releases`) passing the
+namespace/label filters, ``Filter`` and ``PreEvictionFilter`` are listed; each one that leaves a counted taint
+untolerated is evicted. A node limit moves on to the next node, a total limit ends the plugin, any other refusal
+moves on to the next pod.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from desched.executor import nodeutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.releases import TAINTS_LIST_TERMINAL
 from desched.plugins.removepodsviolatingnodetaints import RemovePodsViolatingNodeTaintsArgs
 
 NAME = "RemovePodsViolatingNodeTaints"
@@ -54,6 +56,7 @@ class Implementation:
         self.handle = handle
         self.accepts = pod_filter(args.namespaces, args.label_selector)
         self.counts = taint_counts(args)
+        self.listing = handle.pods_on_node if handle.release.older(TAINTS_LIST_TERMINAL) else handle.active_pods_on_node
 
     def deschedule(self, nodes: list[Json]) -> None:
         handle = self.handle
@@ -64,7 +67,7 @@ class Implementation:
             untolerated = partial(_untolerated, taints)
             listed = [
                 pod
-                for pod in handle.active_pods_on_node(name)
+                for pod in self.listing(name)
                 if self.accepts(pod) and handle.filter_and(pod, untolerated) and handle.pre_eviction_filter(pod)
             ]
             for pod in listed:

@@ -6,8 +6,8 @@ namespace and label filters, the profile's ``Filter``, the restart threshold (``
 plus the init containers' with ``includingInitContainers``, at least ``podRestartThreshold``), the ``states`` test
 (phase, or a container's waiting reason, or with the flag an init container's) and ``PreEvictionFilter`` (checked just
 before each eviction, see :func:`~desched.executor.plugins._pods.evict_on_node`). A node's candidates are evicted
-most restarts first (ties keep listing order). A node limit moves on to the next node, a total limit stops the plugin,
-any other refusal moves on to the next pod.
+most restarts first (ties keep listing order; up to v0.33 in listing order: :mod:`desched.executor.releases`). A
+node limit moves on to the next node, a total limit stops the plugin, any other refusal moves on to the next pod.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from desched.executor.cluster import Json
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.plugins._pods import container_statuses, evict_on_node, state_reasons
+from desched.executor.releases import RESTARTS_SORTED
 from desched.plugins.removepodshavingtoomanyrestarts import RemovePodsHavingTooManyRestartsArgs
 
 NAME = "RemovePodsHavingTooManyRestarts"
@@ -58,6 +59,7 @@ class Implementation:
                 restarts = self._restarts(pod)
                 if restarts is not None:
                     candidates.append((restarts, pod))
-            candidates.sort(key=lambda candidate: -candidate[0])
+            if not self.handle.release.older(RESTARTS_SORTED):
+                candidates.sort(key=lambda candidate: -candidate[0])
             if not evict_on_node(self.handle, [pod for _, pod in candidates], NAME):
                 return

@@ -12,7 +12,8 @@ Contract:
 * Balancing follows upstream's arithmetic: domains sorted by size, ``i`` from the smallest and ``j`` from the largest,
   ``move = min(ceil(size_j - avg), ceil(avg - size_i), ceil((skew - maxSkew) / 2))`` pods taken from the end of domain
   ``j``, whose pods are ordered (see :func:`sort_domain_pods`) with the pods that fit a below-average node
-  (``PodFitsAnyOtherNode``) moved last. Taken pods count as moved either way; they are candidates unless
+  (``PodFitsAnyOtherNode``) moved last (from v0.34; up to v0.33 the last pods of the sorted list are taken:
+  :mod:`desched.executor.releases`). Taken pods count as moved either way; they are candidates unless
   ``topologyBalanceNodeFit`` (default true) is on and they fit no below-average node.
 * Candidates are evicted in discovery order (upstream: map order; shuffled by a shuffling listing order) after
   re-checking the pod filter and ``PreEvictionFilter``. Node limit: later candidates on that node are skipped; total
@@ -36,6 +37,7 @@ from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.gosort import sort_slice
 from desched.executor.nodefit import NodeSet
+from desched.executor.releases import SPREAD_FIT_ORDER
 from desched.plugins.removepodsviolatingtopologyspreadconstraint import (
     RemovePodsViolatingTopologySpreadConstraintArgs,
 )
@@ -243,6 +245,7 @@ class Implementation:
         self.args_filter = pod_filter(args.namespaces, args.label_selector)
         self.allowed = set(args.constraints)
         self.balance_node_fit = args.topology_balance_node_fit is not False  # nil reads as true upstream
+        self.split_off = _take_last if handle.release.older(SPREAD_FIT_ORDER) else _split_off
 
     def _listed(self, pod: Json) -> bool:
         return self.args_filter(pod) and self.handle.filter(pod)
@@ -315,11 +318,12 @@ class Implementation:
             if uid not in fit_cache:
                 if not below:
                     below.append(eligible.outside(at_or_above))
-                fit_cache[uid] = self.handle.cluster.fit().fits_any(pod, below[0], skip_own=True)
+                fit = self.handle.cluster.fit(self.handle.release.fit_anti_affinity)
+                fit_cache[uid] = fit.fits_any(pod, below[0], skip_own=True)
             return fit_cache[uid]
 
         for high, move in _moves(size, average, constraint.max_skew):
-            kept, taken = _split_off(filled[high - empty], move, fits)
+            kept, taken = self.split_off(filled[high - empty], move, fits)
             for pod in taken:
                 if not self.balance_node_fit or fits(pod):
                     candidates.setdefault(str(pod["metadata"]["uid"]), pod)
@@ -365,6 +369,11 @@ def _moves(size: list[int], average: float, max_skew: int) -> Iterator[tuple[int
         yield high, move
         size[high] -= move
         size[low] += move
+
+
+def _take_last(pods: list[Json], move: int, fits: Callable[[Json], bool]) -> tuple[list[Json], list[Json]]:
+    """Up to v0.33: the last ``move`` pods of the sorted domain, fitting or not: returns ``(kept, taken)``."""
+    return pods[:-move], pods[-move:]
 
 
 def _split_off(pods: list[Json], move: int, fits: Callable[[Json], bool]) -> tuple[list[Json], list[Json]]:

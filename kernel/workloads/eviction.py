@@ -13,7 +13,7 @@ executor stops at the first, the scope model lists them all. :func:`namespace_fa
 DefaultEvictor args once, gated by the release they run on.
 """
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
@@ -43,6 +43,7 @@ __all__ = [
     "evictor",
     "filter_failures",
     "namespace_failure",
+    "owner_index_conflicts",
 ]
 
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
@@ -231,6 +232,20 @@ def evictor(args: DefaultEvictorArgs, target: int, now: datetime, priority_of: C
         frozenset(classes) if target >= 35 and classes is not None else None,
         now,
     )
+
+
+def owner_index_conflicts(evictors: Iterable[DefaultEvictorArgs], indexed: bool = False) -> list[int]:
+    """Positions (in policy order) of the profiles' DefaultEvictor args whose ``minReplicas > 1`` adds the owner
+    index to the shared pod informer when it already holds it: every such one after the first, or every one when
+    ``indexed`` (an earlier cycle added it). v0.30 fails to build those profiles (see
+    docs/executor-semantics.md#13-decisions-per-release)."""
+    conflicts = []
+    for position, args in enumerate(evictors):
+        if args.min_replicas > 1:
+            if indexed:
+                conflicts.append(position)
+            indexed = True
+    return conflicts
 
 
 def _priority(pod: PodView, settings: Evictor) -> FilterFailure | None:

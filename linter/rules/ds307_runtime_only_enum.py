@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from desched import versions
 from desched.linter.rules._base import Context, DocumentKind, Hit
 from desched.policy.structure import closest
 from desched.tree import list_or_empty
@@ -18,7 +19,8 @@ SUMMARY = "Enum value upstream accepts at load and ignores at run time"
 RATIONALE = (
     "Upstream does not validate the values of RemovePodsViolatingNodeAffinity `nodeAffinityType`, of "
     "`metricsProviders[].source` or of LowNodeUtilization `metricsUtilization.source`. A typo loads fine; every "
-    "cycle then logs an error and the plugin, or the metrics source, does nothing."
+    "cycle then logs an error and the plugin, or the metrics source, does nothing. Before v0.28.0 the plugin knows "
+    "only `requiredDuringSchedulingIgnoredDuringExecution`: the preferred type is such a value there."
 )
 REMEDIATION = "Use one of the values listed in the message."
 EXAMPLES = {
@@ -37,6 +39,7 @@ EXAMPLES = {
 }
 
 NODE_AFFINITY_TYPES = list(vocab.NODE_AFFINITY_TYPES)
+PREFERRED_FROM = 28  # RemovePodsViolatingNodeAffinity acts on the preferred type from v0.28.0 (upstream 3170404)
 METRICS_SOURCES = list(vocab.METRICS_SOURCES)
 
 
@@ -46,6 +49,16 @@ def _bad(value: object, allowed: list[str], what: str) -> str | None:
     suggestion = closest(value, allowed)
     hint = f'; did you mean "{suggestion}"?' if suggestion else ""
     return f'{what} "{value}" is not one of {", ".join(allowed)}: upstream ignores it at run time{hint}'
+
+
+def _affinity_type(value: object, target: int) -> str | None:
+    """What is wrong with a ``nodeAffinityType`` value for descheduler ``target`` (a minor), if anything."""
+    if value == NODE_AFFINITY_TYPES[1] and target < PREFERRED_FROM:
+        return (
+            f'nodeAffinityType "{value}" arrived in v0.28.0: descheduler {versions.render(target)} logs it as an '
+            "invalid type at run time and does nothing for it"
+        )
+    return _bad(value, NODE_AFFINITY_TYPES, "nodeAffinityType")
 
 
 def check(ctx: Context) -> Iterator[Hit]:
@@ -62,7 +75,7 @@ def check(ctx: Context) -> Iterator[Hit]:
             name, args = config.name, config.raw_args
             if name == "RemovePodsViolatingNodeAffinity" and isinstance(args.get("nodeAffinityType"), list):
                 for position, value in enumerate(args["nodeAffinityType"]):
-                    message = _bad(value, NODE_AFFINITY_TYPES, "nodeAffinityType")
+                    message = _affinity_type(value, ctx.target)
                     if message:
                         yield Hit(message, (*config.args_path, "nodeAffinityType", position))
             metrics = args.get("metricsUtilization") if name == "LowNodeUtilization" else None

@@ -34,6 +34,7 @@ from desched.executor.defaultevictor import DefaultEvictor
 from desched.executor.evictions import Limits, Outcome, PodEvictor, SameCycle
 from desched.executor.framework import Handle
 from desched.executor.plugins import module_for
+from desched.executor.releases import NEWEST_DECISIONS, ReleaseDecisions
 from desched.plugins import REGISTRY
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 
@@ -131,9 +132,11 @@ def defaulted(plugin: str, args: Json) -> Any:
     return registered.defaults(registered.decode(args))
 
 
-def evictor_from(args: Json, cluster: Cluster, now: datetime = NOW) -> DefaultEvictor:
-    """The DefaultEvictor of ``args`` as written (decoded as the policy model decodes them)."""
-    return DefaultEvictor(DefaultEvictorArgs.decode(args), cluster, now)
+def evictor_from(
+    args: Json, cluster: Cluster, now: datetime = NOW, target: int = NEWEST_DECISIONS.minor
+) -> DefaultEvictor:
+    """The DefaultEvictor of ``args`` as written (decoded as the policy model decodes them) for release ``target``."""
+    return DefaultEvictor(DefaultEvictorArgs.decode(args), cluster, now, target)
 
 
 def run_plugin(
@@ -150,9 +153,11 @@ def run_plugin(
     record: list[PodEvictor] | None = None,
     outcomes: list[Outcome] | None = None,
     view: SameCycle = SameCycle.REAL,
+    release: ReleaseDecisions = NEWEST_DECISIONS,
 ) -> list[str]:
-    """Names of the pods ``plugin`` evicts, in order (see the module docstring); the PodEvictor is appended to
-    ``record`` and every eviction outcome (limit refusals included) to ``outcomes`` when given."""
+    """Names of the pods ``plugin`` evicts, in order (see the module docstring), with ``release``'s decisions; the
+    PodEvictor is appended to ``record`` and every eviction outcome (limit refusals included) to ``outcomes`` when
+    given."""
     module = module_for(plugin)
     assert module is not None, plugin
     cluster = Cluster.from_objects(copy.deepcopy([*nodes, *pods, *(extra or [])]))
@@ -161,8 +166,8 @@ def run_plugin(
         record.append(pod_evictor)
     if outcomes is not None:
         pod_evictor.listeners.append(lambda outcome, *_: outcomes.append(outcome))
-    default_evictor = evictor_from(evictor or {}, cluster, now)
-    handle = Handle(cluster, now, "test-profile", default_evictor, pod_evictor)
+    default_evictor = evictor_from(evictor or {}, cluster, now, release.minor)
+    handle = Handle(cluster, now, "test-profile", default_evictor, pod_evictor, release=release)
     registered = REGISTRY[plugin]
     plugin_args = copy.deepcopy(args)
     typed = registered.decode(plugin_args)
@@ -173,7 +178,16 @@ def run_plugin(
     evicted = [(eviction.namespace, eviction.pod) for eviction in pod_evictor.evictions]
     if registered.defaults(typed) == typed and chosen in registered.extension_points:
         simulated = through_simulate(
-            plugin, chosen, plugin_args, nodes, [*pods, *(extra or [])], evictor or {}, limits or Limits(), now, view
+            plugin,
+            chosen,
+            plugin_args,
+            nodes,
+            [*pods, *(extra or [])],
+            evictor or {},
+            limits or Limits(),
+            now,
+            view,
+            release,
         )
         assert simulated is None or simulated == evicted, f"desched simulate evicted {simulated}, not {evicted}"
     return [name for _, name in evicted]
@@ -189,6 +203,7 @@ def through_simulate(
     limits: Limits,
     now: datetime,
     view: SameCycle = SameCycle.REAL,
+    release: ReleaseDecisions = NEWEST_DECISIONS,
 ) -> list[tuple[str, str]] | None:
     """``(namespace, pod)`` evicted by ``desched simulate`` on the same case; ``None`` when a policy file cannot
     express it (fewer than two Ready nodes, which skips the cycle, or a policy the lint gate refuses)."""
@@ -232,6 +247,7 @@ def through_simulate(
                     "--now",
                     now.isoformat(),
                     *(["--dry-run"] if view is SameCycle.DRY_RUN else []),
+                    *(["--target-version", f"v0.{release.minor}"] if release is not NEWEST_DECISIONS else []),
                 ]
             )
     if code == 2 and "lint errors" in err.getvalue():

@@ -32,10 +32,11 @@ def _pdb(name: str = "web", app: str = "web", status: dict[str, Any] | None = No
     return pdb
 
 
-def _evict_all(objects: list[dict[str, Any]], names: list[str]) -> list[str]:
-    """Evict ``names`` in turn: ``ok`` or the failure kind for each."""
+def evict_all(objects: list[dict[str, Any]], names: list[str], refresh: bool = False) -> list[str]:
+    """Evict ``names`` in turn, budgets refreshed after every eviction or never: ``ok`` or the failure kind for
+    each."""
     cluster = Cluster.from_objects(objects)
-    evictor = PodEvictor(cluster, Limits(None, None, None), BudgetCheck(cluster))
+    evictor = PodEvictor(cluster, Limits(None, None, None), BudgetCheck(cluster, refresh=refresh))
     outcomes = []
     for name in names:
         pod = next(p for p in cluster.pods.values() if p["metadata"]["name"] == name)
@@ -62,12 +63,12 @@ FOUR = [_pod(f"w{i}") for i in range(4)]
     ],
 )
 def test_the_budget_is_computed_and_spent_eviction_by_eviction(spec, expected):
-    assert _evict_all([*FOUR, _pdb(**spec)], ["w0", "w1", "w2", "w3"]) == expected
+    assert evict_all([*FOUR, _pdb(**spec)], ["w0", "w1", "w2", "w3"]) == expected
 
 
 def test_the_snapshots_status_is_the_budget_when_it_has_one():
     status = {"disruptionsAllowed": 1, "currentHealthy": 4, "desiredHealthy": 3, "observedGeneration": 1}
-    assert _evict_all([*FOUR, _pdb(status=status, minAvailable=0)], ["w0", "w1"]) == ["ok", "refused"]
+    assert evict_all([*FOUR, _pdb(status=status, minAvailable=0)], ["w0", "w1"]) == ["ok", "refused"]
 
 
 @pytest.mark.parametrize(
@@ -80,23 +81,23 @@ def test_an_unready_pod_is_evicted_while_the_budget_is_healthy(policy, expected)
     if policy:
         spec["unhealthyPodEvictionPolicy"] = policy
     # 3 healthy, 2 wanted: the unready pod goes without spending; then w0 spends the one disruption
-    assert _evict_all([*pods, _pdb(**spec)], ["sick", "w0"]) == ["ok", "ok"]
+    assert evict_all([*pods, _pdb(**spec)], ["sick", "w0"]) == ["ok", "ok"]
     # with fewer healthy pods than wanted, the unready pod depends on the policy
-    assert _evict_all([*pods, _pdb(**{**spec, "minAvailable": 4})], ["w0", "sick"]) == ["refused", expected[1]]
+    assert evict_all([*pods, _pdb(**{**spec, "minAvailable": 4})], ["w0", "sick"]) == ["refused", expected[1]]
 
 
 @pytest.mark.parametrize("phase", ["Succeeded", "Failed", "Pending"])
 def test_pods_the_api_evicts_without_looking_at_budgets(phase):
-    assert _evict_all([_pod("done", phase=phase), _pdb(maxUnavailable=0)], ["done"]) == ["ok"]
+    assert evict_all([_pod("done", phase=phase), _pdb(maxUnavailable=0)], ["done"]) == ["ok"]
     terminating = _pod("going", deletionTimestamp="2026-11-22T00:00:00Z")
-    assert _evict_all([terminating, _pdb(maxUnavailable=0)], ["going"]) == ["ok"]
+    assert evict_all([terminating, _pdb(maxUnavailable=0)], ["going"]) == ["ok"]
 
 
 def test_a_pod_with_two_budgets_is_an_error_and_other_namespaces_do_not_count():
     both = [*FOUR, _pdb("a", minAvailable=0), _pdb("b", minAvailable=0)]
-    assert _evict_all(both, ["w0"]) == [Failure.ERROR.value]
+    assert evict_all(both, ["w0"]) == [Failure.ERROR.value]
     elsewhere = {**_pdb(maxUnavailable=0), "metadata": {"name": "x", "namespace": "other"}}
-    assert _evict_all([*FOUR, elsewhere], ["w0"]) == ["ok"]
+    assert evict_all([*FOUR, elsewhere], ["w0"]) == ["ok"]
 
 
 def test_a_refusal_names_the_budget_and_the_pod_stays():
@@ -112,7 +113,7 @@ def test_a_refusal_names_the_budget_and_the_pod_stays():
 def _evict_on(server: tuple[int, int, int] | None, objects: list[dict[str, Any]], names: list[str]) -> list[str]:
     """:func:`_evict_all` against an API server of release ``server`` (``None``: unknown, the newest assumed)."""
     version = [{"serverVersion": {"gitVersion": "v" + ".".join(map(str, server))}}] if server else []
-    return _evict_all([*version, *objects], names)
+    return evict_all([*version, *objects], names)
 
 
 TWO_READY_FIVE_NOT = [_pod(f"r{i}") for i in range(2)] + [_pod(f"u{i}", ready=False) for i in range(5)]
@@ -146,14 +147,14 @@ def test_always_allow_lets_not_ready_pods_go_from_1_27(server, expected):
 def test_a_pdb_the_controller_has_not_caught_up_with_refuses_every_pod():
     pdb = _pdb(minAvailable=0, status={"disruptionsAllowed": 4, "observedGeneration": 1})
     pdb["metadata"]["generation"] = 2
-    assert _evict_all([*FOUR, pdb], ["w0", "w1"]) == ["refused", "refused"]
+    assert evict_all([*FOUR, pdb], ["w0", "w1"]) == ["refused", "refused"]
     pdb["status"]["observedGeneration"] = 2
-    assert _evict_all([*FOUR, pdb], ["w0", "w1"]) == ["ok", "ok"]
+    assert evict_all([*FOUR, pdb], ["w0", "w1"]) == ["ok", "ok"]
 
 
 def test_a_negative_disruptions_allowed_is_an_error_not_a_refusal():
     pdb = _pdb(minAvailable=0, status={"disruptionsAllowed": -1})
-    assert _evict_all([*FOUR, pdb], ["w0"]) == ["error"]
+    assert evict_all([*FOUR, pdb], ["w0"]) == ["error"]
 
 
 @pytest.mark.parametrize(

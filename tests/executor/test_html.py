@@ -105,6 +105,7 @@ def test_evictions_are_grouped_by_plugin_with_the_ranges_and_how_often_each_pod_
     found = rows(page)
     assert set(found["evictions"]) == {"shop/db-2", "shop/db-1", "shop/web-1", "shop/web-2"}
     assert "LowNodeUtilization: 3 (min / median / max over 8 listing orders: 3 / 3 / 3)" in page
+    assert "8 orders (as listed and 7 shuffled): a pod chosen in 48.3 % of orders or more is found" in page
     chosen = {pod: cells[3] for pod, cells in found["forecast"].items()}
     assert chosen["shop/db-1"] == chosen["shop/db-2"] == "8 of 8"
     web = [int(chosen[f"shop/web-{index}"].split()[0]) for index in range(1, 5)]

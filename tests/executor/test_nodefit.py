@@ -153,11 +153,12 @@ def _cluster(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int], list[tup
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(_cluster())
-def test_the_index_answers_as_the_scan_while_pods_leave(drawn):
+@given(_cluster(), st.booleans())
+def test_the_index_answers_as_the_scan_while_pods_leave(drawn, anti_affinity):
+    """With or without NodeFit's anti-affinity check (releases from v0.30 on, or up to v0.29)."""
     objects, removals, questions = drawn
     cluster = Cluster.from_objects(json.loads(json.dumps(objects)))
-    index, scan = FitIndex(cluster), ScanFit(cluster)
+    index, scan = FitIndex(cluster, anti_affinity), ScanFit(cluster, anti_affinity)
     pods = list(cluster.pods.values())
     every = node_set(cluster.nodes)
     with cluster.trial():  # pods leave; then they all come back, and the same questions are asked again

@@ -263,18 +263,37 @@ class Stop(threading.Event):
         return self.is_set()
 
 
-def _loop(monkeypatch: pytest.MonkeyPatch, cycles: list[live.CycleDone], interval: float | None, stop: Stop) -> int:
+def _loop(
+    monkeypatch: pytest.MonkeyPatch,
+    cycles: list[live.CycleDone],
+    interval: float | None,
+    stop: Stop,
+    dry_run: bool = False,
+    indexed: list[bool] | None = None,
+) -> int:
+    """``live._loop`` over scripted cycles; ``indexed`` receives what each cycle was told of earlier profiles."""
     scripted = iter(cycles)
-    monkeypatch.setattr(live, "_cycle", lambda driver: next(scripted))
-    driver = live.Driver(None, None, argparse.Namespace(), ExecutorMetrics("0"), stop, 600, None)  # type: ignore[arg-type]
+    told = indexed if indexed is not None else []
+    monkeypatch.setattr(live, "_cycle", lambda driver, built: told.append(built) or next(scripted))
+    args = argparse.Namespace(dry_run=dry_run)
+    driver = live.Driver(None, None, args, ExecutorMetrics("0"), stop, 600, None)  # type: ignore[arg-type]
     return live._loop(driver, interval)
 
 
 def test_the_interval_loop_survives_failed_listings_and_ends_with_0_on_sigterm(monkeypatch: pytest.MonkeyPatch) -> None:
     failed, ran = live.CycleDone(True, [], None), live.CycleDone(False, [_failure("unknown")], None)
     stop = Stop(waits=4)
-    assert _loop(monkeypatch, [failed, failed, ran, failed], 300, stop) == 0
+    indexed: list[bool] = []
+    assert _loop(monkeypatch, [failed, failed, ran, failed], 300, stop, indexed=indexed) == 0
     assert stop.waits == [1, 2, 300, 1]
+    assert indexed == [False, False, False, True]  # only a cycle after one that listed finds the profiles' indexers
+
+
+def test_a_dry_run_loop_never_keeps_indexers(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = live.CycleDone(False, [], None)
+    indexed: list[bool] = []
+    assert _loop(monkeypatch, [ran, ran, ran], 300, Stop(waits=3), dry_run=True, indexed=indexed) == 0
+    assert indexed == [False, False, False]
 
 
 @pytest.mark.parametrize(

@@ -131,7 +131,8 @@ def test_the_executor_runs_the_policy_the_lint_gate_computed(
 ) -> None:
     from desched.executor.load import load_policy
 
-    policy = load_policy(str(repository / name), "v0.29")
+    policy, release = load_policy(str(repository / name), "v0.29")
+    assert release.minor == 29
     evicting = {ref.name for profile in policy.profiles for ref, _ in profile.evicting()}
     assert "RemoveDuplicates" in evicting  # with the chart's default strategies for the chart values
     assert sum(counted.values()) == 1

@@ -83,3 +83,16 @@ def test_short_lifetime_warning_skips_negative_values_that_ds004_reports():
     )
     rules = {f.rule for f in lint(text)}
     assert "DS004" in rules and "DS311" not in rules
+
+
+def test_the_preferred_node_affinity_type_is_ignored_before_v0_28():
+    text = V2 + (
+        "profiles:\n- name: p\n  pluginConfig:\n  - name: RemovePodsViolatingNodeAffinity\n"
+        "    args: {nodeAffinityType: [requiredDuringSchedulingIgnoredDuringExecution,\n"
+        "                              preferredDuringSchedulingIgnoredDuringExecution]}\n"
+    )
+    [finding] = [f for f in lint(text, "v0.27") if f.rule == "DS307"]
+    assert (finding.line, finding.column) == (8, 31) and "arrived in v0.28.0" in finding.message
+    assert not [f for f in lint(text, "v0.28") if f.rule == "DS307"]
+    typo = text.replace("preferredDuring", "preferedDuring")
+    assert [f.line for f in lint(typo, "v0.27") if f.rule == "DS307"] == [8]

@@ -1,0 +1,218 @@
+"""Where upstream's decisions changed between the releases desched runs
+(docs/executor-semantics.md#13-decisions-per-release): one table, :data:`CHANGES`, each row naming the upstream file
+and the tags that show the older and the newer decision.
+
+Contract: a :class:`ReleaseDecisions` answers, for one release, whether it still makes a change's older decision
+(:meth:`ReleaseDecisions.older`); the executor asks it wherever a modelled row applies. Rows whose ``unmodelled``
+reason is set are read from upstream but not applied (the reason says why); :func:`markdown` renders the whole table
+for the docs. :func:`skipped_profiles` applies the v0.30 indexer conflict to a policy's profiles.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from desched.policy.model import Profile
+from desched.versions import NEWEST, render
+from desched.workloads.eviction import owner_index_conflicts
+
+__all__ = [
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_SORTED",
+    "SPREAD_FIT_ORDER",
+    "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
+]  # fmt: skip
+
+TAINTS_LIST_TERMINAL = "taints-list-terminal-pods"
+EVICTOR_INDEX_CONFLICT = "evictor-index-conflict"
+SPREAD_FIT_ORDER = "spread-no-fit-order"
+RESTARTS_SORTED = "restarts-unsorted"
+FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
+AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
+NATIVE_SIDECARS = "native-sidecars"
+
+
+class DecisionChange(NamedTuple):
+    """One decision upstream changed: releases ``first``..``last`` (minor numbers) make the ``older`` one, the
+    releases after ``last`` the ``newer`` one. ``source`` is the upstream file, ``tags`` the tag read for each side.
+    ``unmodelled`` is empty when desched applies the row, else why it does not."""
+
+    key: str
+    plugin: str
+    first: int
+    last: int
+    older: str
+    newer: str
+    source: str
+    tags: str
+    unmodelled: str = ""
+
+
+_PLUGINS = "pkg/framework/plugins"
+CHANGES: tuple[DecisionChange, ...] = (
+    DecisionChange(
+        AFFINITY_FITS_CURRENT,
+        "RemovePodsViolatingNodeAffinity",
+        27,
+        27,
+        "`requiredDuringSchedulingIgnoredDuringExecution` evicts a pod with required node affinity that does not fit "
+        "its current node (`!PodFitsCurrentNode`: NodeFit there without the resource check, so also for a NoSchedule "
+        "or NoExecute taint it does not tolerate or a cordoned node); "
+        "`preferredDuringSchedulingIgnoredDuringExecution` is not acted on (logged as an invalid type)",
+        "`requiredDuringSchedulingIgnoredDuringExecution` evicts a pod whose node no longer matches its node selector "
+        "and required affinity (`!PodMatchNodeSelector`); the preferred type moves pods to nodes they prefer more",
+        f"{_PLUGINS}/removepodsviolatingnodeaffinity/node_affinity.go",
+        "v0.27.0 / v0.28.0 (3170404)",
+    ),
+    DecisionChange(
+        TAINTS_LIST_TERMINAL,
+        "RemovePodsViolatingNodeTaints",
+        27,
+        33,
+        "lists every pod on the node (`ListAllPodsOnANode`): Failed and Succeeded pods are evicted too",
+        "lists only non-terminal pods (`ListPodsOnANode`)",
+        f"{_PLUGINS}/removepodsviolatingnodetaints/node_taint.go",
+        "v0.33.0 / v0.34.0 (6691720)",
+    ),
+    DecisionChange(
+        EVICTOR_INDEX_CONFLICT,
+        "DefaultEvictor",
+        30,
+        30,
+        "a DefaultEvictor with `minReplicas > 1` adds the `metadata.ownerReferences` indexer to the shared pod "
+        "informer; a later profile adding it again fails with `indexer conflict` and is skipped. Profiles are "
+        "built at every cycle and a real run keeps its informer, so from the second cycle on every such profile "
+        "is skipped; a dry run builds a new informer per cycle",
+        "the indexer is added once and reused",
+        f"{_PLUGINS}/defaultevictor/defaultevictor.go, pkg/descheduler/descheduler.go",
+        "v0.30.2 / v0.31.0 (7ab36da)",
+    ),
+    DecisionChange(
+        SPREAD_FIT_ORDER,
+        "RemovePodsViolatingTopologySpreadConstraint",
+        27,
+        33,
+        "the pods moved out of a domain are the last ones of its sorted list, whether or not they fit a "
+        "below-average node",
+        "a stable sort first moves the pods that fit a below-average node to the end of the list",
+        f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
+        "v0.33.0 / v0.34.0 (fbf11df)",
+    ),
+    DecisionChange(
+        RESTARTS_SORTED,
+        "RemovePodsHavingTooManyRestarts",
+        27,
+        33,
+        "evicts a node's pods in listing order",
+        "evicts a node's pods with the most restarts first",
+        f"{_PLUGINS}/removepodshavingtoomanyrestarts/toomanyrestarts.go",
+        "v0.33.0 / v0.34.0 (0a691de)",
+    ),
+    DecisionChange(
+        "spread-inclusion-stubs",
+        "RemovePodsViolatingTopologySpreadConstraint",
+        27,
+        33,
+        "the internal constraint keeps the pod's node affinity and tolerations whatever the inclusion policies",
+        "it keeps them only when the policy is Honor",
+        f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
+        "v0.33.0 / v0.34.0 (eadfe4a)",
+        "no decision changes: constraints that differ only there are balanced twice with the same moves",
+    ),
+    DecisionChange(
+        "single-node-cycle",
+        "descheduler",
+        27,
+        33,
+        "a cycle with fewer than 2 nodes fails with an error",
+        "it is skipped without an error",
+        "pkg/descheduler/descheduler.go",
+        "v0.33.0 / v0.34.0 (3033aec)",
+        "no pod is evicted either way; only upstream's error log differs",
+    ),
+    DecisionChange(
+        "node-sort-usage-sum",
+        "LowNodeUtilization, HighNodeUtilization",
+        27,
+        31,
+        "nodes are sorted by memory + CPU (milli) + pods, plus each extended resource",
+        "nodes are sorted by the sum over every resource of the usage (CPU in milli)",
+        f"{_PLUGINS}/nodeutilization/nodeutilization.go",
+        "v0.31.0 / v0.32.0 (7eeb07d, 67d3d52)",
+        "no decision changes: both sum the same resources the same way",
+    ),
+    DecisionChange(
+        FIT_ANTI_AFFINITY,
+        "NodeFit (DefaultEvictor nodeFit, RemovePodsViolatingNodeAffinity, TopologySpread nodeFit)",
+        27,
+        29,
+        "NodeFit does not check the pod's inter-pod anti-affinity against the node's pods (v0.30.0's new check "
+        "matched only on the pod's own node; v0.30.1 fixed it; desched runs each minor as its latest patch)",
+        "a node whose pods the pod's anti-affinity terms match does not fit",
+        "pkg/descheduler/node/node.go",
+        "v0.29.0 / v0.30.1 (c80556f)",
+    ),
+    DecisionChange(
+        NATIVE_SIDECARS,
+        "NodeFit, LowNodeUtilization, HighNodeUtilization",
+        27,
+        34,
+        "a pod's requests (`PodRequestsAndLimits`, `GetResourceRequestQuantity`) take every init container, "
+        "restartable (native sidecar) or not, as competing alone with the containers' sum, and ignore pod-level "
+        "requests",
+        "`resourcehelper.PodRequests`: native sidecars are added to the sum and to the init containers after them; "
+        "pod-level cpu/memory/hugepages requests replace the aggregate",
+        "pkg/utils/pod.go",
+        "v0.34.0 / v0.35.0 (06cab8e)",
+    ),
+)
+
+
+class ReleaseDecisions:
+    """The decisions of one release (a minor number, default the newest)."""
+
+    def __init__(self, minor: int = NEWEST) -> None:
+        self.minor = minor
+        self._older = frozenset(
+            change.key for change in CHANGES if not change.unmodelled and change.first <= minor <= change.last
+        )
+
+    def older(self, key: str) -> bool:
+        """Whether this release makes the older decision of the modelled change ``key``."""
+        return key in self._older
+
+    @property
+    def fit_anti_affinity(self) -> bool:
+        """Whether this release's NodeFit checks the pod's required pod anti-affinity (``Cluster.fit``'s flag)."""
+        return not self.older(FIT_ANTI_AFFINITY)
+
+    def __repr__(self) -> str:
+        return f"ReleaseDecisions({self.minor})"
+
+
+NEWEST_DECISIONS = ReleaseDecisions()
+
+
+def skipped_profiles(profiles: tuple[Profile, ...], release: ReleaseDecisions, indexed: bool) -> dict[str, str]:
+    """The profiles ``release`` skips for the indexer conflict, by name, with the error upstream logs; ``indexed``
+    says the informer already holds the indexer (a real run's second and later cycles)."""
+    if not release.older(EVICTOR_INDEX_CONFLICT):
+        return {}
+    message = f"indexer conflict: metadata.ownerReferences: profile skipped (descheduler {render(release.minor)})"
+    conflicts = owner_index_conflicts((profile.evictor_args() for profile in profiles), indexed)
+    return {profiles[position].name: message for position in conflicts}
+
+
+def markdown() -> str:
+    """The table as the docs show it: one row per change, ordered as :data:`CHANGES`."""
+    lines = [
+        "| change | plugin | older decision (releases) | newer decision | upstream file | tags read | desched |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for change in CHANGES:
+        span = render(change.first) if change.first == change.last else f"{render(change.first)}-{render(change.last)}"
+        status = "modelled" if not change.unmodelled else f"not modelled: {change.unmodelled}"
+        lines.append(
+            f"| `{change.key}` | {change.plugin} | {change.older} ({span}) | {change.newer} | `{change.source}` "
+            f"| {change.tags} | {status} |"
+        )
+    return "\n".join(lines) + "\n"
