@@ -2,7 +2,8 @@
 
 Contract: :func:`run` binds both ports first (a port in use raises :class:`~desched.errors.UsageError`, exit 2), then
 serves admission on the main thread's event loop and operations (probes, metrics) on a loop in a thread of their own,
-so that probes are answered while admission is busy, until SIGTERM or SIGINT, and returns 0.
+so that probes are answered while admission is busy, until SIGTERM or SIGINT, and returns 0. Before serving, what
+start-up made is left out of the collector's full collections (:func:`desched.runtime.collector.freeze_survivors`).
 
 * Certificate reload: the files are polled every ``poll`` seconds. When they change, a NEW context is built from them
   (:func:`desched.runtime.tls.server_context`, which refuses a key that does not match the certificate); only then does
@@ -55,6 +56,7 @@ from h11._readers import ChunkedReader
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from desched.errors import UsageError
+from desched.runtime.collector import freeze_survivors
 from desched.runtime.prometheus import Counter
 from desched.runtime.tls import server_context
 
@@ -404,6 +406,7 @@ def run(
     admission.ssl = certificate.context
     sockets = [listen(host, port), listen(host, metrics_port)]
     servers = [_Server(admission), _Server(operations)]
+    freeze_survivors()  # start-up is over: what it made stays out of the collections that pause the answers
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -1,4 +1,4 @@
-"""The collector's pause, and the exit a one-command program is spared."""
+"""The collector's pause, the exit a one-command program is spared, and a server's start-up kept out of it."""
 
 from __future__ import annotations
 
@@ -59,3 +59,30 @@ def test_desched_lint_as_a_program_spares_its_exit(tmp_path):
             timeout=60,
         )
         assert done.stdout.strip().splitlines()[-1] == frozen, (how, done.stdout, done.stderr)
+
+
+SURVIVORS_PROBE = """
+import gc, weakref
+from desched.runtime.collector import freeze_survivors
+
+
+class Node:
+    pass
+
+
+garbage = Node()
+garbage.itself = garbage  # a cycle only a collection frees
+freed = []
+weakref.finalize(garbage, freed.append, "garbage")
+del garbage
+kept = [Node() for _ in range(1000)]
+before = gc.get_freeze_count()
+freeze_survivors()
+print(freed == ["garbage"], gc.get_freeze_count() - before >= len(kept), flush=True)
+"""
+
+
+def test_freeze_survivors_collects_garbage_then_freezes_what_is_alive():
+    done = subprocess.run([sys.executable, "-c", SURVIVORS_PROBE], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
