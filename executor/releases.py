@@ -17,8 +17,8 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_SORTED",
-    "SPREAD_FIT_ORDER",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
+    "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -29,6 +29,7 @@ RESTARTS_SORTED = "restarts-unsorted"
 FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
+RESTARTS_INIT_STATES = "restarts-states-init-containers"
 
 
 class DecisionChange(NamedTuple):
@@ -163,6 +164,17 @@ CHANGES: tuple[DecisionChange, ...] = (
         "pod-level cpu/memory/hugepages requests replace the aggregate",
         "pkg/utils/pod.go",
         "v0.34.0 / v0.35.0 (06cab8e)",
+    ),
+    DecisionChange(
+        RESTARTS_INIT_STATES,
+        "RemovePodsHavingTooManyRestarts",
+        28,
+        29,
+        "`states` are compared with the pod's phase and its containers' waiting reasons, with "
+        "`includingInitContainers` too (which then only adds the init containers' restarts)",
+        "with `includingInitContainers`, the init containers' waiting reasons match `states` too",
+        f"{_PLUGINS}/removepodshavingtoomanyrestarts/toomanyrestarts.go",
+        "v0.29.0 / v0.30.0 (97c0044)",
     ),
 )
 
