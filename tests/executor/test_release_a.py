@@ -6,6 +6,8 @@ RemovePodsHavingTooManyRestarts never match an init container's waiting reason. 
 ``toomanyrestarts_test.go`` at v0.29.0 is the v0.36 table without the two init container cases that commit added, and
 with the two CPU consumers bare; it runs here at v0.29, and the two added cases on both sides of v0.30.
 
+The unmodelled rows rest on facts the tests check: a pod created in the future is never evicted by
+``maxPodLifeTimeSeconds`` on any release, and no state an older release accepts is a reason the newer matching adds.
 RemoveFailedPods made the same decisions at every tag from v0.27.0 to v0.36.0 (its only change, ``exitCodes``, came
 with the argument), so it has no row.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ import pytest
 
 from desched.cli import main
 from desched.executor.releases import CHANGES, RESTARTS_INIT_STATES, ReleaseDecisions
-from desched.validation.vocab import too_many_restarts_states
+from desched.validation.vocab import podlifetime_states, too_many_restarts_states
 from tests.executor import test_toomanyrestarts as restarts
 from tests.executor.builders import NOW, build_node, build_pod, run_plugin, set_rs_owner
 
@@ -154,3 +157,38 @@ def test_simulate_matches_init_container_states_from_v0_30(
     assert main([*arguments, "--now", NOW.isoformat(), "--target-version", target]) == 0
     document = json.loads(capsys.readouterr().out)
     assert sorted(eviction["pod"] for eviction in document["evictions"]) == evicted
+
+
+# --- the unmodelled PodLifeTime rows ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("minor", [27, 29, 30, 36])
+@pytest.mark.parametrize("ahead", [timedelta(milliseconds=500), timedelta(seconds=5), timedelta(days=3)], ids=str)
+def test_a_pod_created_in_the_future_is_never_too_old(minor: int, ahead: timedelta) -> None:
+    """``podlifetime-future-age``: desched keeps the newer (and arm64's) decision on every release."""
+    future = set_rs_owner(build_pod("future", 100, 0, "node1"))
+    future["metadata"]["creationTimestamp"] = (NOW + ahead).isoformat()
+    old = set_rs_owner(build_pod("old", 100, 0, "node1"))
+    old["metadata"]["creationTimestamp"] = (NOW - timedelta(seconds=1)).isoformat()
+    nodes = [build_node("node1", 2000, 3000, 10)]
+    release = ReleaseDecisions(minor)
+    assert run_plugin("PodLifeTime", {"maxPodLifeTimeSeconds": 0}, nodes, [future, old], release=release) == ["old"]
+
+
+# Reasons the kubelet and the node controller set on a pod (``status.reason``) and on a terminated container.
+POD_REASONS = {
+    "Evicted", "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError", "Terminated", "DeadlineExceeded",
+    "OutOfcpu", "OutOfmemory", "OutOfpods",
+}  # fmt: skip
+TERMINATED_REASONS = {"Completed", "Error", "OOMKilled", "ContainerCannotRun", "DeadlineExceeded", "StartError"}
+
+
+@pytest.mark.parametrize(
+    ("key", "reasons"),
+    [("podlifetime-states-pod-reason", POD_REASONS), ("podlifetime-states-terminated", TERMINATED_REASONS)],
+)
+def test_no_state_the_older_releases_accept_is_a_reason_the_newer_matching_adds(key: str, reasons: set[str]) -> None:
+    row = next(change for change in CHANGES if change.key == key)
+    assert row.unmodelled
+    for minor in range(row.first, row.last + 1):
+        assert reasons.isdisjoint(podlifetime_states(minor)), minor
