@@ -17,8 +17,8 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_SORTED",
-    "SPREAD_FIT_ORDER",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
+    "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -29,6 +29,7 @@ RESTARTS_SORTED = "restarts-unsorted"
 FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
+RESTARTS_INIT_STATES = "restarts-states-init-containers"
 
 
 class DecisionChange(NamedTuple):
@@ -163,6 +164,68 @@ CHANGES: tuple[DecisionChange, ...] = (
         "pod-level cpu/memory/hugepages requests replace the aggregate",
         "pkg/utils/pod.go",
         "v0.34.0 / v0.35.0 (06cab8e)",
+    ),
+    DecisionChange(
+        "podlifetime-future-age",
+        "PodLifeTime",
+        27,
+        29,
+        "a pod created in the future (clock skew) is aged `uint` of its negative seconds: Go's conversion wraps to a "
+        "huge age on amd64 (the pod exceeds any `maxPodLifeTimeSeconds`) and gives 0 on arm64",
+        "its age is negative (`int`; from v0.35 the pod is skipped): it never exceeds `maxPodLifeTimeSeconds`",
+        f"{_PLUGINS}/podlifetime/pod_lifetime.go",
+        "v0.29.0 / v0.30.0 (5092595)",
+        "the older decision depends on the platform; desched ages such a pod below zero on every release (as for "
+        "RemoveFailedPods' `minPodLifetimeSeconds`), the newer decision and arm64's",
+    ),
+    DecisionChange(
+        "podlifetime-states-pod-reason",
+        "PodLifeTime",
+        27,
+        29,
+        "`states` are compared with the pod's phase and its containers' waiting reasons",
+        "also with the pod's `status.reason`",
+        f"{_PLUGINS}/podlifetime/pod_lifetime.go",
+        "v0.29.0 / v0.30.0 (e798044)",
+        "no decision changes: the states v0.27-v0.29 accept (Running, Pending, PodInitializing, ContainerCreating, "
+        "ImagePullBackOff) are no reason the kubelet or the node controller sets on a pod",
+    ),
+    DecisionChange(
+        "podlifetime-states-terminated",
+        "PodLifeTime",
+        27,
+        34,
+        "`states` match the containers' waiting reasons only (with the flags also the init and ephemeral containers')",
+        "they match terminated reasons too (v0.35.1 carries v0.36's plugin, cherry-picked as 8dd18a4)",
+        f"{_PLUGINS}/podlifetime/pod_lifetime.go, pkg/descheduler/pod/pods.go",
+        "v0.34.0 / v0.35.1 (a845ed3)",
+        "no decision changes: no state v0.34 accepts is a terminated reason the kubelet sets (Completed, Error, "
+        "OOMKilled, ContainerCannotRun, DeadlineExceeded, StartError); those states are accepted from v0.35 on",
+    ),
+    DecisionChange(
+        RESTARTS_INIT_STATES,
+        "RemovePodsHavingTooManyRestarts",
+        28,
+        29,
+        "`states` are compared with the pod's phase and its containers' waiting reasons, with "
+        "`includingInitContainers` too (which then only adds the init containers' restarts)",
+        "with `includingInitContainers`, the init containers' waiting reasons match `states` too",
+        f"{_PLUGINS}/removepodshavingtoomanyrestarts/toomanyrestarts.go",
+        "v0.29.0 / v0.30.0 (97c0044)",
+    ),
+    DecisionChange(
+        "qos-from-status",
+        "LowNodeUtilization, HighNodeUtilization, RemovePodsViolatingInterPodAntiAffinity",
+        27,
+        30,
+        "the QoS class that orders pods of equal priority for eviction is computed from the containers' requests "
+        "and limits",
+        "`status.qosClass` when set, else computed as before",
+        "pkg/utils/qos.go",
+        "v0.30.2 / v0.31.0 (fd7fcbd)",
+        "no decision changes for the pods these releases know: the API server sets `status.qosClass` at creation "
+        "from the same requests and limits, and a resize may not change it; only pod-level resources (Kubernetes "
+        "1.32 on), which v0.27-v0.30 ignore, make the two differ",
     ),
 )
 

@@ -4,10 +4,11 @@ pods whose containers restarted too often.
 Contract: node by node, every pod bound to the node, whatever its phase, is a candidate when it passes the plugin's
 namespace and label filters, the profile's ``Filter``, the restart threshold (``Σ containerStatuses[].restartCount``,
 plus the init containers' with ``includingInitContainers``, at least ``podRestartThreshold``), the ``states`` test
-(phase, or a container's waiting reason, or with the flag an init container's) and ``PreEvictionFilter`` (checked just
-before each eviction, see :func:`~desched.executor.plugins._pods.evict_on_node`). A node's candidates are evicted
-most restarts first (ties keep listing order; up to v0.33 in listing order: :mod:`desched.executor.releases`). A
-node limit moves on to the next node, a total limit stops the plugin, any other refusal moves on to the next pod.
+(phase, or a container's waiting reason, or with the flag an init container's: from v0.30 on) and
+``PreEvictionFilter`` (checked just before each eviction, see :func:`~desched.executor.plugins._pods.evict_on_node`).
+A node's candidates are evicted most restarts first (ties keep listing order; up to v0.33 in listing order). A node
+limit moves on to the next node, a total limit stops the plugin, any other refusal moves on to the next pod. The
+release rows are in :mod:`desched.executor.releases`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from desched.executor.cluster import Json
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.plugins._pods import container_statuses, evict_on_node, state_reasons
-from desched.executor.releases import RESTARTS_SORTED
+from desched.executor.releases import RESTARTS_INIT_STATES, RESTARTS_SORTED
 from desched.plugins.removepodshavingtoomanyrestarts import RemovePodsHavingTooManyRestartsArgs
 
 NAME = "RemovePodsHavingTooManyRestarts"
@@ -35,11 +36,12 @@ class Implementation:
         self.threshold = args.pod_restart_threshold
         self.including_init = args.including_init_containers
         self.states = set(args.states)
+        self.init_states = self.including_init and not handle.release.older(RESTARTS_INIT_STATES)
 
     def _in_states(self, pod: Json) -> bool:
         if not self.states or str((pod.get("status") or {}).get("phase") or "") in self.states:
             return True
-        waiting = state_reasons(container_statuses(pod, init=self.including_init), states=("waiting",))
+        waiting = state_reasons(container_statuses(pod, init=self.init_states), states=("waiting",))
         return not self.states.isdisjoint(waiting)
 
     def _over_threshold(self, pod: Json) -> bool:
