@@ -36,7 +36,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from desched.executor import nodeutil, podutil
-from desched.executor.cluster import Json, key
+from desched.executor.cluster import Json, key, node_of
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.gosort import sort_slice
@@ -298,7 +298,7 @@ class Implementation:
             for pod in sorted(filter(self.namespace_filter, self.handle.cluster.pods.values()), key=key):
                 by_namespace.setdefault(key(pod)[0], []).append(pod)
             for pods in by_namespace.values():
-                yield [pod for pod in pods if pod["spec"].get("nodeName") in cycle_nodes.labels], pods
+                yield [pod for pod in pods if node_of(pod) in cycle_nodes.labels], pods
             return
         for node_name in cycle_nodes.labels:
             for pod in self.handle.active_pods_on_node(node_name):
