@@ -17,8 +17,9 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
-    "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
+    "ANTI_AFFINITY_SAME_NODE", "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS",
+    "NEWEST_DECISIONS", "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER", "SPREAD_INCLUSION_POLICIES",
+    "SPREAD_INCLUSION_STUBS", "SPREAD_LISTS_NAMESPACE", "SPREAD_MATCH_LABEL_KEYS", "SPREAD_SORT_PRIORITY",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -30,6 +31,12 @@ FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
 RESTARTS_INIT_STATES = "restarts-states-init-containers"
+ANTI_AFFINITY_SAME_NODE = "anti-affinity-same-node"
+SPREAD_SORT_PRIORITY = "spread-sort-ignores-priority"
+SPREAD_INCLUSION_STUBS = "spread-inclusion-stubs"
+SPREAD_INCLUSION_POLICIES = "spread-no-inclusion-policies"
+SPREAD_MATCH_LABEL_KEYS = "spread-no-match-label-keys"
+SPREAD_LISTS_NAMESPACE = "spread-lists-namespace-pods"
 
 
 class DecisionChange(NamedTuple):
@@ -109,15 +116,16 @@ CHANGES: tuple[DecisionChange, ...] = (
         "v0.33.0 / v0.34.0 (0a691de)",
     ),
     DecisionChange(
-        "spread-inclusion-stubs",
+        SPREAD_INCLUSION_STUBS,
         "RemovePodsViolatingTopologySpreadConstraint",
-        27,
+        28,
         33,
-        "the internal constraint keeps the pod's node affinity and tolerations whatever the inclusion policies",
+        "the internal constraint keeps the pod's node affinity and tolerations whatever the inclusion policies: "
+        "pods whose constraints differ only there give constraints balanced one after the other, each breaking "
+        "ties between equal domains in its own map order, so more pods can be taken",
         "it keeps them only when the policy is Honor",
         f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
         "v0.33.0 / v0.34.0 (eadfe4a)",
-        "no decision changes: constraints that differ only there are balanced twice with the same moves",
     ),
     DecisionChange(
         "single-node-cycle",
@@ -226,6 +234,62 @@ CHANGES: tuple[DecisionChange, ...] = (
         "no decision changes for the pods these releases know: the API server sets `status.qosClass` at creation "
         "from the same requests and limits, and a resize may not change it; only pod-level resources (Kubernetes "
         "1.32 on), which v0.27-v0.30 ignore, make the two differ",
+    ),
+    DecisionChange(
+        ANTI_AFFINITY_SAME_NODE,
+        "RemovePodsViolatingInterPodAntiAffinity",
+        27,
+        27,
+        "a pod conflicts only with the matching pods listed on its own node, whatever the term's `topologyKey`",
+        "it conflicts with the matching pods listed on every node of the cycle in the same `topologyKey` domain",
+        f"{_PLUGINS}/removepodsviolatinginterpodantiaffinity/pod_antiaffinity.go",
+        "v0.27.1 / v0.28.0 (877d9b1)",
+    ),
+    DecisionChange(
+        SPREAD_SORT_PRIORITY,
+        "RemovePodsViolatingTopologySpreadConstraint",
+        27,
+        32,
+        "a domain's evictable pods are sorted only by nodeSelector or node affinity (the priority comparison's "
+        "result is dropped), so priority does not decide which pods are taken",
+        "pods of the same group are sorted by ascending priority",
+        f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
+        "v0.32.2 / v0.33.0 (4548723)",
+    ),
+    DecisionChange(
+        SPREAD_LISTS_NAMESPACE,
+        "RemovePodsViolatingTopologySpreadConstraint",
+        27,
+        27,
+        "every pod of each namespace the args name is read from the API: constraints come from pods on any node, "
+        "and pods on the cycle's nodes count whatever their phase and whether or not they pass Filter and the "
+        "labelSelector (the domain sort puts those failing Filter first)",
+        "only the non-terminal pods on the cycle's nodes passing the namespaces, labelSelector and Filter are listed, "
+        "counted and read for constraints",
+        f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
+        "v0.27.1 / v0.28.0 (f5a7f71)",
+    ),
+    DecisionChange(
+        SPREAD_INCLUSION_POLICIES,
+        "RemovePodsViolatingTopologySpreadConstraint",
+        27,
+        27,
+        "`nodeAffinityPolicy` and `nodeTaintsPolicy` are not read: every node with the topology key is a domain and "
+        "may receive pods; constraints are the same when the pods' own constraints are deep-equal",
+        "the inclusion policies (nodeAffinityPolicy Honor by default) choose the domains and the nodes below the "
+        "average; constraints are the same when the internal constraints are deep-equal",
+        f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
+        "v0.27.1 / v0.28.1 (99246cd)",
+    ),
+    DecisionChange(
+        SPREAD_MATCH_LABEL_KEYS,
+        "RemovePodsViolatingTopologySpreadConstraint",
+        27,
+        27,
+        "`matchLabelKeys` is not read: the labelSelector alone selects the pods a constraint counts",
+        "the declaring pod's values of `matchLabelKeys` are added to the selector",
+        f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
+        "v0.27.1 / v0.28.1 (704a82b, bf2bd73)",
     ),
 )
 

@@ -6,9 +6,10 @@ evictable or not. Node by node, the node's listed pods are sorted by priority, t
 annotation (docs/executor-semantics.md#73-sorting-by-priority). A pod conflicts when one of its own required
 anti-affinity terms (namespaces: ``term.namespaces``, else the pod's own; ``namespaceSelector`` ignored; a nil selector
 matches nothing) matches a listed pod of another name that sits on the same node, or on a node carrying the term's
-``topologyKey`` label with the same value. An invalid selector ends the check of that pod with "no conflict". A
-conflicting pod passing ``Filter`` and ``PreEvictionFilter`` is evicted; once evicted it leaves the listing, so pods
-that conflicted only with it are spared. A node limit moves on to the next node, a total limit ends the plugin, any
+``topologyKey`` label with the same value (v0.27: only on the same node, :mod:`desched.executor.releases`). An
+invalid selector ends the check of that pod with "no conflict". A conflicting pod passing ``Filter`` and
+``PreEvictionFilter`` is evicted; once evicted it leaves the listing, so pods that conflicted only with it are
+spared. A node limit moves on to the next node, a total limit ends the plugin, any
 other refusal moves on to the next pod (which stays listed).
 """
 
@@ -21,6 +22,7 @@ from desched.executor import podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
+from desched.executor.releases import ANTI_AFFINITY_SAME_NODE
 from desched.plugins.removepodsviolatinginterpodantiaffinity import RemovePodsViolatingInterPodAntiAffinityArgs
 from desched.workloads.selectors import Selector, compile_selector, label_map
 
@@ -60,10 +62,14 @@ class _TermMatches:
             if topology_key in labels:
                 domains.setdefault(labels[topology_key], _Tally()).add(name, step)
 
-    def conflicts(self, name: str, node: str, topology_key: str) -> bool:
-        """Whether a pod not named ``name`` sits on ``node`` or in its ``topology_key`` domain."""
-        value = self._node_labels[node].get(topology_key)
-        tally = self._by_node.get(node) if value is None else self._domains(topology_key).get(value)
+    def conflicts(self, name: str, node: str, topology_key: str | None) -> bool:
+        """Whether a pod not named ``name`` sits on ``node`` or in its ``topology_key`` domain (``None``: the node
+        only)."""
+        value = None if topology_key is None else self._node_labels[node].get(topology_key)
+        if topology_key is None or value is None:
+            tally = self._by_node.get(node)
+        else:
+            tally = self._domains(topology_key).get(value)
         return tally is not None and tally.has_other_than(name)
 
     def _domains(self, topology_key: str) -> dict[str, _Tally]:
@@ -84,8 +90,9 @@ class _Listing:
     """The listed pods by namespace, with a (namespace, label, value) index so that a term's matches are found
     without scanning its namespaces; matches are computed once per distinct term and kept up to date on removal."""
 
-    def __init__(self, pods: Iterable[Json], node_labels: dict[str, dict[str, str]]) -> None:
+    def __init__(self, pods: Iterable[Json], node_labels: dict[str, dict[str, str]], same_node_only: bool) -> None:
         self._node_labels = node_labels
+        self._same_node_only = same_node_only
         self._by_namespace: dict[str, dict[str, Json]] = {}
         self._labels: dict[str, dict[str, str]] = {}
         self._postings: dict[str, dict[tuple[str, str], set[str]]] = {}
@@ -115,14 +122,16 @@ class _Listing:
             matches.add(_name(pod), _node(pod), -1)
 
     def conflicts(self, pod: Json) -> bool:
-        """Whether one of ``pod``'s required anti-affinity terms matches another listed pod (module contract)."""
+        """Whether one of ``pod``'s required anti-affinity terms matches another listed pod (module contract); with
+        ``same_node_only`` the terms' topology keys are not read."""
         namespace = str(pod["metadata"].get("namespace") or "")
         for term in _required_terms(pod):
             namespaces = sorted(set(term.get("namespaces") or [namespace]))
             selector, matches = self._term(namespaces, term.get("labelSelector"))
             if selector.kind == "invalid":
                 return False
-            if matches.conflicts(_name(pod), _node(pod), str(term.get("topologyKey") or "")):
+            topology_key = None if self._same_node_only else str(term.get("topologyKey") or "")
+            if matches.conflicts(_name(pod), _node(pod), topology_key):
                 return True
         return False
 
@@ -178,12 +187,13 @@ class Implementation:
     def __init__(self, args: RemovePodsViolatingInterPodAntiAffinityArgs, handle: Handle) -> None:
         self.handle = handle
         self.accepts = pod_filter(args.namespaces, args.label_selector)
+        self.same_node_only = handle.release.older(ANTI_AFFINITY_SAME_NODE)
 
     def deschedule(self, nodes: list[Json]) -> None:
         handle = self.handle
         node_labels = {str(node["metadata"]["name"]): label_map(node["metadata"].get("labels")) for node in nodes}
         by_node = {name: [pod for pod in handle.active_pods_on_node(name) if self.accepts(pod)] for name in node_labels}
-        listing = _Listing((pod for pods in by_node.values() for pod in pods), node_labels)
+        listing = _Listing((pod for pods in by_node.values() for pod in pods), node_labels, self.same_node_only)
         for node in nodes:
             # only pods with required terms can conflict: the others need no place in the (stable) sort
             listed = filter(_required_terms, by_node[str(node["metadata"]["name"])])

@@ -6,13 +6,17 @@ Contract:
 * Listed pods are the non-terminal pods of the cycle's nodes passing the namespace/labelSelector filter and
   ``Filter``; only they are counted. Each namespace's constraints come from its listed pods' topologySpreadConstraints
   whose ``whenUnsatisfiable`` is in ``constraints`` (``matchLabelKeys`` merged into the selector with the declaring
-  pod's values; ``nodeAffinityPolicy`` defaults to Honor, ``nodeTaintsPolicy`` to Ignore).
+  pod's values; ``nodeAffinityPolicy`` defaults to Honor, ``nodeTaintsPolicy`` to Ignore). Up to v0.27
+  (:mod:`desched.executor.releases`) every pod of the named namespaces declares constraints and, on the cycle's
+  nodes, counts (any phase, Filter and labelSelector or not), and neither ``matchLabelKeys`` nor the inclusion
+  policies are read.
 * Domains: one per ``topologyKey`` value of the nodes passing the inclusion policies, plus any domain a counted pod
   sits in (even on an excluded node). A constraint with ``max - min <= maxSkew`` is left alone.
 * Balancing follows upstream's arithmetic: domains sorted by size, ``i`` from the smallest and ``j`` from the largest,
   ``move = min(ceil(size_j - avg), ceil(avg - size_i), ceil((skew - maxSkew) / 2))`` pods taken from the end of domain
-  ``j``, whose pods are ordered (see :func:`sort_domain_pods`) with the pods that fit a below-average node
-  (``PodFitsAnyOtherNode``) moved last (from v0.34; up to v0.33 the last pods of the sorted list are taken:
+  ``j``, whose pods are ordered (see :func:`sort_domain_pods`; up to v0.32 without priority) with the pods that fit
+  a below-average node (``PodFitsAnyOtherNode``) moved last (from v0.34; up to v0.33 the last pods of the sorted
+  list are taken:
   :mod:`desched.executor.releases`). Taken pods count as moved either way; they are candidates unless
   ``topologyBalanceNodeFit`` (default true) is on and they fit no below-average node.
 * Candidates are evicted in discovery order (upstream: map order; shuffled by a shuffling listing order) after
@@ -32,12 +36,21 @@ from itertools import chain
 from typing import NamedTuple
 
 from desched.executor import nodeutil, podutil
-from desched.executor.cluster import Json
+from desched.executor.cluster import Json, key, node_of
 from desched.executor.evictions import Outcome
 from desched.executor.framework import Handle, pod_filter
 from desched.executor.gosort import sort_slice
 from desched.executor.nodefit import NodeSet
-from desched.executor.releases import SPREAD_FIT_ORDER
+from desched.executor.releases import (
+    NEWEST_DECISIONS,
+    SPREAD_FIT_ORDER,
+    SPREAD_INCLUSION_POLICIES,
+    SPREAD_INCLUSION_STUBS,
+    SPREAD_LISTS_NAMESPACE,
+    SPREAD_MATCH_LABEL_KEYS,
+    SPREAD_SORT_PRIORITY,
+    ReleaseDecisions,
+)
 from desched.plugins.removepodsviolatingtopologyspreadconstraint import (
     RemovePodsViolatingTopologySpreadConstraintArgs,
 )
@@ -87,41 +100,47 @@ def _inclusion_stubs(spread: Json, pod: Json) -> tuple[Json | None, Json | None]
     return placement, tolerating
 
 
-def _matched_labels(spread: Json, pod: Json) -> tuple[tuple[str, str], ...]:
-    """``matchLabelKeys`` with the pod's values, for the keys the pod has."""
+def _matched_labels(spread: Json, pod: Json, release: ReleaseDecisions) -> tuple[tuple[str, str], ...]:
+    """``matchLabelKeys`` with the pod's values, for the keys the pod has (none up to v0.27)."""
     keys = spread.get("matchLabelKeys")
-    if not keys:
+    if not keys or release.older(SPREAD_MATCH_LABEL_KEYS):
         return ()
     labels = label_map((pod.get("metadata") or {}).get("labels"))
     return tuple((key, labels[key]) for key in keys if key in labels)
 
 
-def constraint_key(spread: Json, pod: Json) -> str:
-    """Equal for two (constraint, declaring pod) pairs that give deep-equal internal constraints, which upstream
-    processes once. (Unequal keys that still give equal constraints, e.g. with mappings in another order, are only
-    processed twice, with the same result.)"""
-    return repr(
-        (
-            spread.get("maxSkew"),
-            spread.get("topologyKey"),
-            spread.get("labelSelector"),
-            _matched_labels(spread, pod),
-            *_inclusion_stubs(spread, pod),
-        )
-    )
+_BOTH_HONOURED = {"nodeAffinityPolicy": HONOR, "nodeTaintsPolicy": HONOR}
 
 
-def build_constraint(spread: Json, pod: Json) -> Constraint:
-    """The internal constraint for one of ``pod``'s topologySpreadConstraints (``newTopologySpreadConstraint``).
+def constraint_key(spread: Json, pod: Json, release: ReleaseDecisions = NEWEST_DECISIONS) -> str:
+    """Equal for two (constraint, declaring pod) pairs that give deep-equal internal constraints at ``release``,
+    which upstream processes once. (Unequal keys that still give equal constraints, e.g. with mappings in another
+    order, are only processed twice, with the same result.) Up to v0.27 the pod's own constraint is compared; up to
+    v0.33 the pod's node affinity and tolerations are compared whatever the inclusion policies
+    (:mod:`desched.executor.releases`)."""
+    if release.older(SPREAD_INCLUSION_POLICIES):
+        return json.dumps(spread, sort_keys=True)
+    if release.older(SPREAD_INCLUSION_STUBS):
+        policies = (spread.get("nodeAffinityPolicy") or HONOR, spread.get("nodeTaintsPolicy") or "Ignore")
+        stubs: tuple[object, ...] = (*policies, *_inclusion_stubs(_BOTH_HONOURED, pod))
+    else:
+        stubs = _inclusion_stubs(spread, pod)
+    selector = (spread.get("maxSkew"), spread.get("topologyKey"), spread.get("labelSelector"))
+    return repr((*selector, _matched_labels(spread, pod, release), *stubs))
+
+
+def build_constraint(spread: Json, pod: Json, release: ReleaseDecisions = NEWEST_DECISIONS) -> Constraint:
+    """The internal constraint for one of ``pod``'s topologySpreadConstraints (``newTopologySpreadConstraint``) at
+    ``release`` (up to v0.27 without inclusion policies and ``matchLabelKeys``).
 
     A nil labelSelector matches nothing, ``matchLabelKeys`` included; an invalid one matches nothing, which gives
     the same decisions as upstream skipping the constraint.
     """
     selector = compile_selector(spread.get("labelSelector"), nil_matches=False)
-    matched = _matched_labels(spread, pod)
+    matched = _matched_labels(spread, pod, release)
     if matched and selector.kind in ("empty", "normal"):
         selector = Selector("normal", matched + selector.match_labels, selector.expressions)
-    placement, tolerating = _inclusion_stubs(spread, pod)
+    placement, tolerating = (None, None) if release.older(SPREAD_INCLUSION_POLICIES) else _inclusion_stubs(spread, pod)
     max_skew = spread.get("maxSkew")
     return Constraint(
         max_skew if isinstance(max_skew, int) else 0,
@@ -138,10 +157,11 @@ def _has_selector_or_affinity(pod: Json) -> bool:
     return spec.get("nodeSelector") is not None or (spec.get("affinity") or {}).get("nodeAffinity") is not None
 
 
-def domain_less(is_evictable: Callable[[Json], bool]) -> Callable[[Json, Json], bool]:
+def domain_less(is_evictable: Callable[[Json], bool], by_priority: bool = True) -> Callable[[Json, Json], bool]:
     """Upstream ``sortDomains``' comparator of a domain's pods, front to back: non-evictable pods, then pods with a
     nodeSelector or node affinity, then the others; ascending priority inside each group, nil first (pods are taken
-    from the end). It answers true both ways for two non-evictable pods and for two of equal non-nil priority."""
+    from the end). It answers true both ways for two non-evictable pods and for two of equal non-nil priority.
+    Without ``by_priority`` (up to v0.32, :mod:`desched.executor.releases`) two pods of one group are never less."""
 
     def less(pod: Json, other: Json) -> bool:
         evictable, other_evictable = is_evictable(pod), is_evictable(other)
@@ -150,6 +170,8 @@ def domain_less(is_evictable: Callable[[Json], bool]) -> Callable[[Json, Json], 
         placed, other_placed = _has_selector_or_affinity(pod), _has_selector_or_affinity(other)
         if placed != other_placed:
             return placed
+        if not by_priority:
+            return False
         priority, other_priority = podutil.priority(pod), podutil.priority(other)
         if priority is not None and other_priority is not None:
             return priority <= other_priority
@@ -158,10 +180,10 @@ def domain_less(is_evictable: Callable[[Json], bool]) -> Callable[[Json, Json], 
     return less
 
 
-def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool]) -> list[Json]:
+def sort_domain_pods(pods: list[Json], is_evictable: Callable[[Json], bool], by_priority: bool = True) -> list[Json]:
     """A new list of a domain's pods sorted as upstream sorts them: Go's ``sort.Slice`` with :func:`domain_less`, so
     that equal pods listed node by node land where upstream's land (docs/executor-semantics.md#12-listing-orders)."""
-    return sort_slice(list(pods), domain_less(is_evictable))
+    return sort_slice(list(pods), domain_less(is_evictable, by_priority))
 
 
 class _Eligible(NamedTuple):
@@ -246,36 +268,55 @@ class Implementation:
         self.allowed = set(args.constraints)
         self.balance_node_fit = args.topology_balance_node_fit is not False  # nil reads as true upstream
         self.split_off = _take_last if handle.release.older(SPREAD_FIT_ORDER) else _split_off
+        self.by_priority = not handle.release.older(SPREAD_SORT_PRIORITY)
+        self.lists_namespace = handle.release.older(SPREAD_LISTS_NAMESPACE)
+        self.namespace_filter = pod_filter(args.namespaces)
+        # up to v0.27 the counted pods need not pass Filter: the domain sort puts those that fail it first
+        self.sorts_evictable: Callable[[Json], bool] = handle.filter if self.lists_namespace else _listed_already
 
     def _listed(self, pod: Json) -> bool:
         return self.args_filter(pod) and self.handle.filter(pod)
 
     def balance(self, nodes: list[Json]) -> None:
         cycle_nodes = _Nodes(nodes, self.handle)
-        by_namespace: dict[str, list[Json]] = {}
-        for node_name in cycle_nodes.labels:
-            for pod in self.handle.active_pods_on_node(node_name):
-                if self._listed(pod):
-                    by_namespace.setdefault(str(pod["metadata"].get("namespace") or ""), []).append(pod)
         candidates: dict[str, Json] = {}
-        for pods in by_namespace.values():
-            constraints = self._constraints(pods)
+        for counted, declaring in self._namespaces(cycle_nodes):
+            constraints = self._constraints(declaring)
             if not constraints:
                 continue
-            namespace = _Namespace(pods)
+            namespace = _Namespace(counted)
             for constraint in constraints:
                 self._balance_constraint(constraint, namespace, cycle_nodes, candidates)
         self._evict(candidates)
 
+    def _namespaces(self, cycle_nodes: _Nodes) -> Iterator[tuple[list[Json], list[Json]]]:
+        """Each namespace's pods that count, on the cycle's nodes, and the pods whose constraints it balances: from
+        v0.28 the same listed pods; up to v0.27 every pod of the namespaces the args name, by name as the API lists
+        them, any phase, Filter and labelSelector or not, counting only on the cycle's nodes."""
+        by_namespace: dict[str, list[Json]] = {}
+        if self.lists_namespace:
+            for pod in sorted(filter(self.namespace_filter, self.handle.cluster.pods.values()), key=key):
+                by_namespace.setdefault(key(pod)[0], []).append(pod)
+            for pods in by_namespace.values():
+                yield [pod for pod in pods if node_of(pod) in cycle_nodes.labels], pods
+            return
+        for node_name in cycle_nodes.labels:
+            for pod in self.handle.active_pods_on_node(node_name):
+                if self._listed(pod):
+                    by_namespace.setdefault(key(pod)[0], []).append(pod)
+        for pods in by_namespace.values():
+            yield pods, pods
+
     def _constraints(self, pods: list[Json]) -> list[Constraint]:
         unique: dict[str, Constraint] = {}
+        release = self.handle.release
         for pod in pods:
             for spread in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
                 if spread.get("whenUnsatisfiable") not in self.allowed:
                     continue
-                key = constraint_key(spread, pod)
-                if key not in unique:
-                    unique[key] = build_constraint(spread, pod)
+                identity = constraint_key(spread, pod, release)
+                if identity not in unique:
+                    unique[identity] = build_constraint(spread, pod, release)
         return list(unique.values())
 
     def _balance_constraint(
@@ -306,8 +347,7 @@ class Implementation:
                 value: eligible.rank.get(value, len(eligible.rank) + seen) for seen, value in enumerate(counted)
             }
         ascending = sorted(counted, key=lambda value: (len(counted[value]), tie_order[value]))
-        # every listed pod passed Filter, and nothing is evicted before the final pass: Filter still holds
-        filled = [sort_domain_pods(counted[value], lambda pod: True) for value in ascending]
+        filled = [sort_domain_pods(counted[value], self.sorts_evictable, self.by_priority) for value in ascending]
         size = [0] * empty + [len(pods) for pods in filled]  # all domains in ascending size, as upstream sorts them
         fit_cache: dict[str, bool] = {}
         below: list[NodeSet] = []  # the nodes of the domains that were below average before the loop, once asked
@@ -340,6 +380,11 @@ class Implementation:
                 exhausted.add(node_name)
             elif outcome is Outcome.TOTAL_LIMIT:
                 return
+
+
+def _listed_already(pod: Json) -> bool:
+    """From v0.28 every counted pod passed Filter, and nothing is evicted before the final pass: Filter holds."""
+    return True
 
 
 def _moves(size: list[int], average: float, max_skew: int) -> Iterator[tuple[int, int]]:

@@ -47,9 +47,14 @@ ARGS = args_struct(
 )
 
 
+_SOFT_TOO = ("DoNotSchedule", "ScheduleAnyway")
+
+
 class RemovePodsViolatingTopologySpreadConstraintArgs(NamedTuple):
     """``RemovePodsViolatingTopologySpreadConstraintArgs`` as upstream reads it; ``topology_balance_node_fit`` is
-    ``None`` when unset (:func:`defaults` makes it true)."""
+    ``None`` when unset (:func:`defaults` makes it true). v0.27's ``includeSoftConstraints: true`` reads as
+    ``constraints: [DoNotSchedule, ScheduleAnyway]`` (the only release knowing it balances hard constraints always,
+    soft ones only with it)."""
 
     namespaces: Namespaces
     label_selector: Mapping[str, Any] | None
@@ -58,10 +63,13 @@ class RemovePodsViolatingTopologySpreadConstraintArgs(NamedTuple):
 
     @classmethod
     def decode(cls, args: Mapping[str, Any]) -> "RemovePodsViolatingTopologySpreadConstraintArgs":
+        constraints = texts(args.get("constraints"))
+        if not constraints and args.get("includeSoftConstraints") is True:
+            constraints = _SOFT_TOO
         return cls(
             Namespaces.decode(args.get("namespaces")),
             selector(args.get("labelSelector")),
-            texts(args.get("constraints")),
+            constraints,
             maybe_flag(args.get("topologyBalanceNodeFit")),
         )
 
