@@ -17,10 +17,11 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "ANTI_AFFINITY_SAME_NODE", "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS",
-    "NEWEST_DECISIONS", "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER", "SPREAD_INCLUSION_POLICIES",
-    "SPREAD_INCLUSION_STUBS", "SPREAD_LISTS_NAMESPACE", "SPREAD_MATCH_LABEL_KEYS", "SPREAD_SORT_PRIORITY",
-    "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
+    "ANTI_AFFINITY_SAME_NODE", "CHANGES", "DEVIATION_ZERO_OFFSET", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY",
+    "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
+    "SPREAD_INCLUSION_POLICIES", "SPREAD_INCLUSION_STUBS", "SPREAD_LISTS_NAMESPACE", "SPREAD_MATCH_LABEL_KEYS",
+    "SPREAD_SORT_PRIORITY", "TAINTS_LIST_TERMINAL", "UTILIZATION_QUANTITIES", "DecisionChange", "ReleaseDecisions",
+    "markdown", "skipped_profiles",
 ]  # fmt: skip
 
 TAINTS_LIST_TERMINAL = "taints-list-terminal-pods"
@@ -37,6 +38,8 @@ SPREAD_INCLUSION_STUBS = "spread-inclusion-stubs"
 SPREAD_INCLUSION_POLICIES = "spread-no-inclusion-policies"
 SPREAD_MATCH_LABEL_KEYS = "spread-no-match-label-keys"
 SPREAD_LISTS_NAMESPACE = "spread-lists-namespace-pods"
+UTILIZATION_QUANTITIES = "utilization-quantities"
+DEVIATION_ZERO_OFFSET = "deviation-zero-offset"
 
 
 class DecisionChange(NamedTuple):
@@ -290,6 +293,45 @@ CHANGES: tuple[DecisionChange, ...] = (
         "the declaring pod's values of `matchLabelKeys` are added to the selector",
         f"{_PLUGINS}/removepodsviolatingtopologyspreadconstraint/topologyspreadconstraint.go",
         "v0.27.1 / v0.28.1 (704a82b, bf2bd73)",
+    ),
+    DecisionChange(
+        UTILIZATION_QUANTITIES,
+        "LowNodeUtilization, HighNodeUtilization",
+        27,
+        32,
+        "a node is classified by comparing each usage quantity with `int64(threshold × 0.01 × capacity)` (cpu in "
+        "millicores), for the threshold resources and cpu, memory and pods, one without threshold at 100 % of its "
+        "capacity: at a boundary the truncated share decides (7 % of 4000m: 280m is underutilized, 29 % of 100 pods: "
+        "29 pods are over), and a node over the capacity of a resource without threshold is not underutilized and, for "
+        "LowNodeUtilization, is overutilized",
+        "usage is normalized to float percentages of the capacity (`usage / capacity × 100`) and compared with the "
+        "threshold resources only (280m of 4000m is 7.000000000000001 %, over 7; 29 of 100 is 28.999999999999996 %)",
+        f"{_PLUGINS}/nodeutilization/nodeutilization.go",
+        "v0.32.2 / v0.33.0 (87ba84b)",
+    ),
+    DecisionChange(
+        DEVIATION_ZERO_OFFSET,
+        "LowNodeUtilization",
+        27,
+        32,
+        "with `useDeviationThresholds`, a resource whose `thresholds` offset is 0 gets the node's capacity as both "
+        "thresholds, whatever its `targetThresholds` offset",
+        "its thresholds are the average usage and the average plus its `targetThresholds` offset",
+        f"{_PLUGINS}/nodeutilization/nodeutilization.go",
+        "v0.32.2 / v0.33.0 (87ba84b)",
+    ),
+    DecisionChange(
+        "deviation-average-all-nodes",
+        "LowNodeUtilization",
+        27,
+        32,
+        "with `useDeviationThresholds`, the average usage divides by every node; a node without the resource adds "
+        "`0 / 0` (NaN), so the thresholds are Go's `int64(NaN)`",
+        "the average is over the nodes that have the resource",
+        f"{_PLUGINS}/nodeutilization/nodeutilization.go",
+        "v0.32.2 / v0.33.0 (87ba84b)",
+        "the outcome depends on the CPU architecture (`int64(NaN)` is the lowest int64 on amd64, 0 on arm64); "
+        "desched averages over the nodes that have the resource at every release",
     ),
 )
 

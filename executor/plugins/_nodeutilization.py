@@ -9,6 +9,9 @@ Contract:
   by :func:`reject_metrics_utilization`.
 * :func:`percentages`, :func:`deviation_thresholds`, :func:`below`, :func:`above`, :func:`cap_to_threshold` and
   :func:`usage_score` reproduce upstream's float arithmetic, inclusive/strict comparisons and int64 truncation.
+  :func:`under` and :func:`over` classify a node as its release does (row ``utilization-quantities`` of
+  :mod:`desched.executor.releases`: up to v0.32 usage quantities against truncated shares of the capacity, over every
+  tracked resource, one without threshold at its whole capacity).
 * :func:`evict_from_sources` is upstream's ``evictPodsFromSourceNodes``: a shared pool of room on the destinations,
   sources in the given order, Filter-passing pods sorted by priority, the taint check against the destinations
   (``PodToleratesTaints``, quirks included), ``evictableNamespaces.exclude`` plus PreEvictionFilter, the optional
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Json
 from desched.executor.evictions import Outcome
-from desched.executor.releases import NATIVE_SIDECARS
+from desched.executor.releases import NATIVE_SIDECARS, UTILIZATION_QUANTITIES
 
 if TYPE_CHECKING:
     from desched.executor.framework import Handle
@@ -161,6 +164,30 @@ def cap_to_threshold(capacity: dict[str, int], threshold: Percentages, resources
     return capped
 
 
+def within(usage: dict[str, int], limits: dict[str, int]) -> bool:
+    """Every usage at or under its limit (both in comparison units)."""
+    return all(used <= limits[resource] for resource, used in usage.items())
+
+
+def _shares(node: NodeUsage, threshold: Percentages, resources: list[str]) -> dict[str, int]:
+    """Up to v0.32: ``threshold`` as quantities of ``node``'s capacity, a resource without threshold at 100 %."""
+    return cap_to_threshold(node.capacity, {**dict.fromkeys(resources, 100.0), **threshold}, resources)
+
+
+def under(node: NodeUsage, percent: Percentages, threshold: Percentages, resources: list[str], handle: Handle) -> bool:
+    """Whether ``node`` (``percent`` its usage percentages) is at or under ``threshold`` for ``handle``'s release."""
+    if handle.release.older(UTILIZATION_QUANTITIES):
+        return within(node.usage, _shares(node, threshold, resources))
+    return below(percent, threshold)
+
+
+def over(node: NodeUsage, percent: Percentages, threshold: Percentages, resources: list[str], handle: Handle) -> bool:
+    """Whether some resource of ``node`` is strictly over ``threshold`` for ``handle``'s release."""
+    if handle.release.older(UTILIZATION_QUANTITIES):
+        return not within(node.usage, _shares(node, threshold, resources))
+    return above(percent, threshold)
+
+
 def usage_score(node: NodeUsage) -> int:
     """The sort key of source nodes: every usage value added up (cpu in millicores, the rest in plain units)."""
     return sum(node.usage.values())
@@ -198,7 +225,7 @@ def evict_from_sources(
     taints = _distinct_taints(destinations)
 
     def keep_going(source: NodeUsage) -> bool:
-        if source_budget and not any(used > source.budget[name] for name, used in source.usage.items()):
+        if source_budget and within(source.usage, source.budget):
             return False
         return all(room > 0 for room in available.values())
 

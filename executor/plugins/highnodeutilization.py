@@ -2,11 +2,12 @@
 (docs/executor-semantics.md#82-highnodeutilization).
 
 Contract: usage from pod requests. A node is underutilized (a source, cordoned or not) when every threshold resource is
-at or under ``thresholds``; every other schedulable node is a destination. Nothing happens without underutilized
-nodes, with no more of them than ``numberOfNodes``, when every node is underutilized, or without a destination.
-Sources go from the lowest usage score up and are drained while the destinations' pool (capacity minus usage) has
-room for every tracked resource. With ``evictionModes: [OnlyThresholdingResources]`` only pods with a container or init
-container request for some threshold resource are removable.
+at or under ``thresholds``; every other schedulable node is a destination. Nothing happens without underutilized nodes,
+with no more of them than ``numberOfNodes``, when every node is underutilized, or without a destination. Sources go from
+the lowest usage score up and are drained while the destinations' pool (capacity minus usage) has room for every tracked
+resource. Up to v0.32 usage is compared as quantities (row ``utilization-quantities`` of
+:mod:`desched.executor.releases`). With ``evictionModes: [OnlyThresholdingResources]`` only pods with a container or
+init container request for some threshold resource are removable.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Implementation:
         percents = {node.name: nu.percentages(node.usage, node.capacity) for node in usages}
         under, schedulable = [], []
         for node in usages:
-            if nu.below(percents[node.name], self.thresholds):
+            if nu.under(node, percents[node.name], self.thresholds, self.resources, self.handle):
                 under.append(node)
             elif not nodeutil.is_unschedulable(node.node):
                 schedulable.append(node)
