@@ -31,7 +31,14 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
-from desched.executor.releases import NATIVE_SIDECARS, NEWEST_DECISIONS, ReleaseDecisions, skipped_profiles
+from desched.executor.podutil import PriorityKey
+from desched.executor.releases import (
+    NATIVE_SIDECARS,
+    NEWEST_DECISIONS,
+    SORT_IGNORES_NO_EVICTION,
+    ReleaseDecisions,
+    skipped_profiles,
+)
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
 from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
@@ -97,6 +104,13 @@ class Handle:
         self.pod_evictor = pod_evictor
         self._verdicts = verdicts
         self.order = order
+        self._sort_ignores_no_eviction = release.older(SORT_IGNORES_NO_EVICTION)
+
+    def priority_key(self, pod: Json) -> PriorityKey:
+        """The key upstream's ``SortPodsBasedOnPriorityLowToHigh`` sorts ``pod`` by in this release (row
+        ``sort-ignores-prefer-no-eviction``: up to v0.33 the prefer-no-eviction annotation does not count)."""
+        sort_key = self.cluster.priority_key(pod)
+        return (*sort_key[:3], False) if self._sort_ignores_no_eviction else sort_key
 
     def filter(self, pod: Json) -> bool:
         """The profile's ``Filter`` chain (the DefaultEvictor)."""

@@ -17,8 +17,8 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_SORTED",
-    "SPREAD_FIT_ORDER",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
+    "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -29,6 +29,7 @@ RESTARTS_SORTED = "restarts-unsorted"
 FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
+SORT_IGNORES_NO_EVICTION = "sort-ignores-prefer-no-eviction"
 
 
 class DecisionChange(NamedTuple):
@@ -163,6 +164,17 @@ CHANGES: tuple[DecisionChange, ...] = (
         "pod-level cpu/memory/hugepages requests replace the aggregate",
         "pkg/utils/pod.go",
         "v0.34.0 / v0.35.0 (06cab8e)",
+    ),
+    DecisionChange(
+        SORT_IGNORES_NO_EVICTION,
+        "LowNodeUtilization, HighNodeUtilization, RemovePodsViolatingInterPodAntiAffinity",
+        27,
+        33,
+        "`SortPodsBasedOnPriorityLowToHigh` orders pods by priority, then QoS class only: the "
+        "`descheduler.alpha.kubernetes.io/prefer-no-eviction` annotation does not count",
+        "among pods of equal priority and QoS class, those without the annotation come first",
+        "pkg/descheduler/pod/pods.go",
+        "v0.33.0 / v0.34.0 (7380aa6)",
     ),
 )
 

@@ -1,0 +1,136 @@
+"""Decisions per release for NodeFit, the DefaultEvictor, the PodEvictor's limits, RemoveDuplicates and the
+descheduler loop (row ``sort-ignores-prefer-no-eviction`` of :mod:`desched.executor.releases`).
+
+Upstream's ``TestSortPodsBasedOnPriorityLowToHigh`` (``pkg/descheduler/pod/pods_test.go``) at v0.33.0 is six pods
+without the prefer-no-eviction annotation; it runs here at v0.33, and v0.36's twelve-pod table (ported in
+``test_podutil.py``) runs at v0.33 and v0.34 to show the annotation counting from v0.34 on. Each plugin that sorts
+that way (HighNodeUtilization, LowNodeUtilization, RemovePodsViolatingInterPodAntiAffinity) shows the difference in
+its pick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from desched.executor.cluster import Cluster
+from desched.executor.evictions import Limits, PodEvictor
+from desched.executor.framework import Handle
+from desched.executor.podutil import sort_by_priority_low_to_high
+from desched.executor.releases import ReleaseDecisions
+from tests.executor import test_highnodeutilization as high
+from tests.executor import test_interpodantiaffinity as anti
+from tests.executor import test_lownodeutilization as low
+from tests.executor.builders import NOW, build_node, build_pod, evictor_from, run_plugin, set_rs_owner
+from tests.executor.test_podutil import (
+    HIGH_PRIORITY,
+    LOW_PRIORITY,
+    make_best_effort,
+    make_burstable,
+    make_guaranteed,
+    names,
+    prefer_no_eviction,
+    with_priority,
+)
+
+Json = dict[str, Any]
+V33, V34 = ReleaseDecisions(33), ReleaseDecisions(34)
+
+
+def release_sort(pods: list[Json], release: ReleaseDecisions) -> list[str]:
+    """``pods`` sorted low to high as ``release``'s plugins sort them (through :meth:`Handle.priority_key`)."""
+    cluster = Cluster.from_objects([build_node("n1", 4000, 2**30, 110), *pods])
+    handle = Handle(cluster, NOW, "p", evictor_from({}, cluster, NOW), PodEvictor(cluster, Limits()), release=release)
+    return names(sort_by_priority_low_to_high(list(cluster.pods.values()), handle.priority_key))
+
+
+def v0_33_table() -> tuple[list[Json], list[str]]:
+    """TestSortPodsBasedOnPriorityLowToHigh at v0.33.0: its pods in input order and the order it expects."""
+    p1 = with_priority(build_pod("p1", 400, 0, "n1"), LOW_PRIORITY)
+    p2 = make_best_effort(with_priority(build_pod("p2", 400, 0, "n1"), HIGH_PRIORITY))
+    p3 = make_burstable(with_priority(build_pod("p3", 400, 0, "n1"), HIGH_PRIORITY))
+    p4 = make_guaranteed(with_priority(build_pod("p4", 400, 100, "n1"), HIGH_PRIORITY))
+    p5 = make_best_effort(build_pod("p5", 400, 100, "n1"))
+    p6 = make_guaranteed(build_pod("p6", 400, 100, "n1"))
+    return [p4, p3, p2, p1, p6, p5], ["p5", "p6", "p1", "p2", "p3", "p4"]
+
+
+@pytest.mark.parametrize("release", [V33, V34])
+def test_sort_upstream_table_of_v0_33(release: ReleaseDecisions) -> None:
+    pods, expected = v0_33_table()
+    assert release_sort(pods, release) == expected
+
+
+def v0_36_table() -> list[Json]:
+    """TestSortPodsBasedOnPriorityLowToHigh at v0.36.0, in its input order: the v0.33 pods and six more, five with
+    the prefer-no-eviction annotation."""
+    by_name = {pod["metadata"]["name"]: pod for pod in v0_33_table()[0]}
+    by_name["p7"] = prefer_no_eviction(with_priority(build_pod("p7", 400, 0, "n1"), LOW_PRIORITY))
+    by_name["p8"] = prefer_no_eviction(make_best_effort(with_priority(build_pod("p8", 400, 0, "n1"), HIGH_PRIORITY)))
+    by_name["p9"] = prefer_no_eviction(make_burstable(with_priority(build_pod("p9", 400, 0, "n1"), HIGH_PRIORITY)))
+    by_name["p10"] = prefer_no_eviction(make_guaranteed(with_priority(build_pod("p10", 400, 100, "n1"), HIGH_PRIORITY)))
+    by_name["p11"] = make_burstable(build_pod("p11", 400, 0, "n1"))
+    by_name["p12"] = prefer_no_eviction(make_burstable(build_pod("p12", 400, 0, "n1")))
+    return [by_name[name] for name in ("p1", "p8", "p9", "p10", "p2", "p3", "p4", "p5", "p6", "p7", "p11", "p12")]
+
+
+@pytest.mark.parametrize(
+    ("release", "expected"),
+    [
+        # equal priority and QoS: input order (upstream's sort.Slice leaves such pods in no defined order)
+        (V33, ["p5", "p11", "p12", "p6", "p1", "p7", "p8", "p2", "p9", "p3", "p10", "p4"]),
+        # upstream's expected order at v0.36.0: the annotated pod after its unannotated peer
+        (V34, ["p5", "p11", "p12", "p6", "p1", "p7", "p2", "p8", "p3", "p9", "p4", "p10"]),
+    ],
+)
+def test_sort_counts_prefer_no_eviction_from_v0_34(release: ReleaseDecisions, expected: list[str]) -> None:
+    assert release_sort(v0_36_table(), release) == expected
+
+
+def annotated_first(node: str, make: Callable[[str, str], Json]) -> list[Json]:
+    """Two pods on ``node`` alike but for the prefer-no-eviction annotation, the annotated one listed first."""
+    return [prefer_no_eviction(make("annotated", node)), make("plain", node)]
+
+
+def owned(name: str, node: str) -> Json:
+    return low.pod(name, 400, 0, node, set_rs_owner)
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(V33, ["annotated"]), (V34, ["plain"])])
+def test_high_node_utilization_picks_the_unannotated_pod_from_v0_34(
+    release: ReleaseDecisions, evicted: list[str]
+) -> None:
+    """n1 is underutilized; with one eviction per node, the first pod of its sorted list goes."""
+    pods = [*annotated_first("n1", owned), *low.rs_pods("n2", "q1", "q2", "q3", "q4")]
+    limits = Limits(per_node=1)
+    chosen = run_plugin(
+        "HighNodeUtilization", high.CPU_PODS_30, high.three_nodes(), pods, limits=limits, release=release
+    )
+    assert chosen == evicted
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(V33, ["annotated"]), (V34, ["plain"])])
+def test_low_node_utilization_picks_the_unannotated_pod_from_v0_34(
+    release: ReleaseDecisions, evicted: list[str]
+) -> None:
+    """n1 is overutilized and n2 under; with one eviction per node, the first pod of n1's sorted list goes."""
+    nodes = [low.node("n1", 4000, 3000, 10), low.node("n2", 4000, 3000, 10)]
+    pods = [*annotated_first("n1", owned), *low.rs_pods("n1", "q1", "q2", "q3", "q4", "q5")]
+    limits = Limits(per_node=1)
+    assert run_plugin("LowNodeUtilization", low.CPU_PODS, nodes, pods, limits=limits, release=release) == evicted
+
+
+def with_anti_affinity(name: str, node: str) -> Json:
+    return anti.pod(name, node, anti.term("foo", "bar"))
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(V33, ["annotated"]), (V34, ["plain"])])
+def test_inter_pod_anti_affinity_picks_the_unannotated_pod_from_v0_34(
+    release: ReleaseDecisions, evicted: list[str]
+) -> None:
+    """Both pods' anti-affinity matches ``target``; with one eviction per node, the first of the sorted list goes."""
+    pods = [*annotated_first("n1", with_anti_affinity), anti.pod("target", "n1", labels=anti.FOO_BAR)]
+    nodes = [anti.node("n1", anti.MAIN_REGION)]
+    assert run_plugin(anti.PLUGIN, {}, nodes, pods, limits=Limits(per_node=1), release=release) == evicted
