@@ -8,7 +8,8 @@ Contract:
   model (:mod:`desched.policy.model`) the cycle runs. Validation is the linter's job and happens before. A plugin only
   another descheduler build registers (OpenShift's ``KubevirtMigrationAware``) is refused: desched runs upstream's.
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
-  runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
+  runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order (v0.27: each profile's
+  both in turn, row ``profile-at-a-time`` of :mod:`desched.executor.releases`). A plugin that raises
   is recorded in :attr:`CycleResult.errors` (a :class:`PluginError`: profile, plugin, message) and the cycle goes on.
 * The orders upstream takes from its informer's maps (nodes once per cycle, a node's pods at every listing, and the
   maps some plugins range over) are a :class:`ListingOrder`: as listed by default (one deterministic answer), or
@@ -35,6 +36,7 @@ from desched.executor.podutil import PriorityKey
 from desched.executor.releases import (
     NATIVE_SIDECARS,
     NEWEST_DECISIONS,
+    PROFILE_AT_A_TIME,
     SORT_IGNORES_NO_EVICTION,
     ReleaseDecisions,
     skipped_profiles,
@@ -249,6 +251,20 @@ def cycle_nodes(policy: Policy, cluster: Cluster) -> list[Json]:
     ]
 
 
+_POINTS = ("deschedule", "balance")
+_Built = tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]
+
+
+def _schedule(built: list[_Built], release: ReleaseDecisions) -> list[tuple[str, str, list[tuple[str, Any]]]]:
+    """The order the profiles' plugins run in, as (profile, point, plugins): every profile's Deschedule plugins, then
+    every profile's Balance plugins; a release of row ``profile-at-a-time`` runs each profile whole in turn."""
+    if release.older(PROFILE_AT_A_TIME):
+        return [
+            (name, point, plugins) for name, *points in built for point, plugins in zip(_POINTS, points, strict=True)
+        ]
+    return [(name, point, points[index]) for index, point in enumerate(_POINTS) for name, *points in built]
+
+
 def run_cycle(
     policy: Policy,
     cluster: Cluster,
@@ -273,7 +289,7 @@ def run_cycle(
     if len(nodes) < 2:
         return CycleResult(True, len(nodes), [], [], {})
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
-    built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
+    built: list[_Built] = []
     skipped = skipped_profiles(policy.profiles, release, indexed)
     errors = [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
     for profile in policy.profiles:
@@ -296,17 +312,16 @@ def run_cycle(
             points[ref.point].append((ref.name, instances[ref.name]))
         built.append((profile.name, points["deschedule"], points["balance"]))
     durations: dict[tuple[str, str], float] = {}
-    for point in ("deschedule", "balance"):
-        for name, deschedule, balance in built:
-            for plugin, instance in deschedule if point == "deschedule" else balance:
-                started = time.perf_counter()
-                try:
-                    getattr(instance, point)(nodes)
-                except Exception as error:  # a plugin error is logged and the cycle goes on (upstream)
-                    errors.append(PluginError(name, plugin, str(error)))
-                elapsed = time.perf_counter() - started
-                durations[(name, plugin)] = durations.get((name, plugin), 0.0) + elapsed
-                if observe is not None:
-                    observe(name, plugin, elapsed)
+    for name, point, plugins in _schedule(built, release):
+        for plugin, instance in plugins:
+            started = time.perf_counter()
+            try:
+                getattr(instance, point)(nodes)
+            except Exception as error:  # a plugin error is logged and the cycle goes on (upstream)
+                errors.append(PluginError(name, plugin, str(error)))
+            elapsed = time.perf_counter() - started
+            durations[(name, plugin)] = durations.get((name, plugin), 0.0) + elapsed
+            if observe is not None:
+                observe(name, plugin, elapsed)
     listed = sorted((verdicts or {}).values(), key=lambda v: (v.namespace, v.pod))
     return CycleResult(False, len(nodes), errors, listed, durations)

@@ -18,7 +18,7 @@ from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
     "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
-    "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
+    "PROFILE_AT_A_TIME", "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -29,6 +29,7 @@ RESTARTS_SORTED = "restarts-unsorted"
 FIT_ANTI_AFFINITY = "nodefit-anti-affinity"
 AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
+PROFILE_AT_A_TIME = "profile-at-a-time"
 SORT_IGNORES_NO_EVICTION = "sort-ignores-prefer-no-eviction"
 
 
@@ -164,6 +165,16 @@ CHANGES: tuple[DecisionChange, ...] = (
         "pod-level cpu/memory/hugepages requests replace the aggregate",
         "pkg/utils/pod.go",
         "v0.34.0 / v0.35.0 (06cab8e)",
+    ),
+    DecisionChange(
+        PROFILE_AT_A_TIME,
+        "descheduler",
+        27,
+        27,
+        "each profile runs its deschedule plugins and then its balance plugins before the next profile starts",
+        "the deschedule plugins of every profile run first, then the balance plugins of every profile",
+        "pkg/descheduler/descheduler.go",
+        "v0.27.1 / v0.28.0 (931aac9)",
     ),
     DecisionChange(
         SORT_IGNORES_NO_EVICTION,

@@ -1,11 +1,12 @@
 """Decisions per release for NodeFit, the DefaultEvictor, the PodEvictor's limits, RemoveDuplicates and the
-descheduler loop (row ``sort-ignores-prefer-no-eviction`` of :mod:`desched.executor.releases`).
+descheduler loop (rows ``profile-at-a-time`` and ``sort-ignores-prefer-no-eviction`` of
+:mod:`desched.executor.releases`).
 
 Upstream's ``TestSortPodsBasedOnPriorityLowToHigh`` (``pkg/descheduler/pod/pods_test.go``) at v0.33.0 is six pods
 without the prefer-no-eviction annotation; it runs here at v0.33, and v0.36's twelve-pod table (ported in
 ``test_podutil.py``) runs at v0.33 and v0.34 to show the annotation counting from v0.34 on. Each plugin that sorts
 that way (HighNodeUtilization, LowNodeUtilization, RemovePodsViolatingInterPodAntiAffinity) shows the difference in
-its pick.
+its pick. ``descheduler_test.go`` has no case on the order of profiles at v0.27.1; the cycle test below shows it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import pytest
 
 from desched.executor.cluster import Cluster
 from desched.executor.evictions import Limits, PodEvictor
-from desched.executor.framework import Handle
+from desched.executor.framework import Handle, prepare_policy, run_cycle
 from desched.executor.podutil import sort_by_priority_low_to_high
 from desched.executor.releases import ReleaseDecisions
+from desched.policy.model import decode
 from tests.executor import test_highnodeutilization as high
 from tests.executor import test_interpodantiaffinity as anti
 from tests.executor import test_lownodeutilization as low
@@ -34,9 +36,10 @@ from tests.executor.test_podutil import (
     prefer_no_eviction,
     with_priority,
 )
+from tests.executor.test_releases import owned_pods
 
 Json = dict[str, Any]
-V33, V34 = ReleaseDecisions(33), ReleaseDecisions(34)
+V27, V28, V33, V34 = ReleaseDecisions(27), ReleaseDecisions(28), ReleaseDecisions(33), ReleaseDecisions(34)
 
 
 def release_sort(pods: list[Json], release: ReleaseDecisions) -> list[str]:
@@ -134,3 +137,38 @@ def test_inter_pod_anti_affinity_picks_the_unannotated_pod_from_v0_34(
     pods = [*annotated_first("n1", with_anti_affinity), anti.pod("target", "n1", labels=anti.FOO_BAR)]
     nodes = [anti.node("n1", anti.MAIN_REGION)]
     assert run_plugin(anti.PLUGIN, {}, nodes, pods, limits=Limits(per_node=1), release=release) == evicted
+
+
+def two_profiles() -> Json:
+    """Profile ``balance`` runs RemoveDuplicates, the later profile ``deschedule`` PodLifeTime (one hour)."""
+    duplicates = {
+        "name": "balance",
+        "pluginConfig": [{"name": "RemoveDuplicates", "args": {}}],
+        "plugins": {"balance": {"enabled": ["RemoveDuplicates"]}},
+    }
+    lifetime = {
+        "name": "deschedule",
+        "pluginConfig": [{"name": "PodLifeTime", "args": {"maxPodLifeTimeSeconds": 3600}}],
+        "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}},
+    }
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [duplicates, lifetime]}
+
+
+@pytest.mark.parametrize(
+    ("release", "plugins"),
+    [
+        (V27, ["RemoveDuplicates", "PodLifeTime", "PodLifeTime"]),
+        (V28, ["PodLifeTime", "PodLifeTime", "PodLifeTime"]),
+    ],
+)
+def test_v0_27_runs_each_profile_whole_in_turn(release: ReleaseDecisions, plugins: list[str]) -> None:
+    """Three old pods of one ReplicaSet on n1 of two nodes: RemoveDuplicates moves one, PodLifeTime evicts them all.
+    v0.27 runs the first profile's balance plugin before the second profile's deschedule plugin; from v0.28 every
+    deschedule plugin runs first and leaves RemoveDuplicates only terminating pods."""
+    nodes = [build_node("n1", 4000, 2**33, 110), build_node("n2", 4000, 2**33, 110)]
+    cluster = Cluster.from_objects([*nodes, *owned_pods("a")])
+    pod_evictor = PodEvictor(cluster, Limits())
+    result = run_cycle(prepare_policy(decode(two_profiles())), cluster, NOW, pod_evictor, release=release)
+    assert result.errors == []
+    assert [eviction.plugin for eviction in pod_evictor.evictions] == plugins
+    assert len({eviction.pod for eviction in pod_evictor.evictions}) == 3
