@@ -37,6 +37,7 @@ from desched.executor.releases import (
     NATIVE_SIDECARS,
     NEWEST_DECISIONS,
     PROFILE_AT_A_TIME,
+    PROFILE_BUILT_PER_CYCLE,
     SORT_IGNORES_NO_EVICTION,
     ReleaseDecisions,
     skipped_profiles,
@@ -265,6 +266,21 @@ def _schedule(built: list[_Built], release: ReleaseDecisions) -> list[tuple[str,
     return [(name, point, points[index]) for index, point in enumerate(_POINTS) for name, *points in built]
 
 
+def _evictor(
+    profile: Profile, cluster: Cluster, now: datetime, release: ReleaseDecisions, errors: list[PluginError]
+) -> DefaultEvictor | None:
+    """``profile``'s DefaultEvictor. When it cannot be built, :class:`UnrunnablePolicy` (upstream fails to start) or,
+    for a release of row ``profile-built-per-cycle``, ``None`` with the error appended to ``errors`` (upstream skips
+    the profile in that cycle)."""
+    try:
+        return DefaultEvictor(profile.evictor_args(), cluster, now, release.minor)
+    except UnrunnablePolicy as error:
+        if not release.older(PROFILE_BUILT_PER_CYCLE):
+            raise
+        errors.append(PluginError(profile.name, DEFAULT_EVICTOR, str(error)))
+        return None
+
+
 def run_cycle(
     policy: Policy,
     cluster: Cluster,
@@ -281,8 +297,9 @@ def run_cycle(
     once, shared by every plugin, as upstream lists the nodes once per cycle. ``evictors`` keeps each profile's
     DefaultEvictor for the next cycle on the same cluster and clock (its answers depend on the pods, not on the
     listing order: ``simulate --samples`` builds them once). The cycle makes ``release``'s decisions; a profile that
-    release cannot build (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there) runs no plugin
-    and is recorded in the errors under the plugin ``DefaultEvictor``."""
+    release cannot build (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there; up to v0.34 also
+    one whose DefaultEvictor the newer releases refuse to start with) runs no plugin and is recorded in the errors
+    under the plugin ``DefaultEvictor``."""
     cluster.count_sidecars(not release.older(NATIVE_SIDECARS))
     pod_evictor.new_cycle(cluster)
     nodes = order.arrange(cycle_nodes(policy, cluster))
@@ -295,9 +312,9 @@ def run_cycle(
     for profile in policy.profiles:
         if profile.name in skipped:
             continue
-        evictor = (evictors or {}).get(profile.name) or DefaultEvictor(
-            profile.evictor_args(), cluster, now, release.minor
-        )
+        evictor = (evictors or {}).get(profile.name) or _evictor(profile, cluster, now, release, errors)
+        if evictor is None:
+            continue
         if evictors is not None:
             evictors[profile.name] = evictor
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts, order, release)

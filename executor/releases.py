@@ -18,7 +18,7 @@ from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
     "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
-    "PROFILE_AT_A_TIME", "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
+    "PROFILE_AT_A_TIME", "PROFILE_BUILT_PER_CYCLE", "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -31,6 +31,7 @@ AFFINITY_FITS_CURRENT = "affinity-fits-current-node"
 NATIVE_SIDECARS = "native-sidecars"
 PROFILE_AT_A_TIME = "profile-at-a-time"
 SORT_IGNORES_NO_EVICTION = "sort-ignores-prefer-no-eviction"
+PROFILE_BUILT_PER_CYCLE = "profile-built-per-cycle"
 
 
 class DecisionChange(NamedTuple):
@@ -186,6 +187,18 @@ CHANGES: tuple[DecisionChange, ...] = (
         "among pods of equal priority and QoS class, those without the annotation come first",
         "pkg/descheduler/pod/pods.go",
         "v0.33.0 / v0.34.0 (7380aa6)",
+    ),
+    DecisionChange(
+        PROFILE_BUILT_PER_CYCLE,
+        "descheduler",
+        27,
+        34,
+        "profiles are built at every cycle: one whose DefaultEvictor cannot be built (`priorityThreshold.name` "
+        "names no PriorityClass, or the threshold exceeds system-critical) is skipped with an error and the other "
+        "profiles run",
+        "profiles are built once at start-up: such a profile stops the descheduler from starting",
+        "pkg/descheduler/descheduler.go",
+        "v0.34.0 / v0.35.0 (b214c14)",
     ),
 )
 

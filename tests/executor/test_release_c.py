@@ -1,12 +1,13 @@
 """Decisions per release for NodeFit, the DefaultEvictor, the PodEvictor's limits, RemoveDuplicates and the
-descheduler loop (rows ``profile-at-a-time`` and ``sort-ignores-prefer-no-eviction`` of
+descheduler loop (rows ``profile-at-a-time``, ``sort-ignores-prefer-no-eviction`` and ``profile-built-per-cycle`` of
 :mod:`desched.executor.releases`).
 
 Upstream's ``TestSortPodsBasedOnPriorityLowToHigh`` (``pkg/descheduler/pod/pods_test.go``) at v0.33.0 is six pods
 without the prefer-no-eviction annotation; it runs here at v0.33, and v0.36's twelve-pod table (ported in
 ``test_podutil.py``) runs at v0.33 and v0.34 to show the annotation counting from v0.34 on. Each plugin that sorts
 that way (HighNodeUtilization, LowNodeUtilization, RemovePodsViolatingInterPodAntiAffinity) shows the difference in
-its pick. ``descheduler_test.go`` has no case on the order of profiles at v0.27.1; the cycle test below shows it.
+its pick. ``descheduler_test.go`` has no case on the order of profiles at v0.27.1, nor on a profile that fails to
+build at v0.34.0; the cycle tests below show both.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from desched.executor.cluster import Cluster
+from desched.executor.defaultevictor import UnrunnablePolicy
 from desched.executor.evictions import Limits, PodEvictor
 from desched.executor.framework import Handle, prepare_policy, run_cycle
 from desched.executor.podutil import sort_by_priority_low_to_high
@@ -36,10 +38,10 @@ from tests.executor.test_podutil import (
     prefer_no_eviction,
     with_priority,
 )
-from tests.executor.test_releases import owned_pods
+from tests.executor.test_releases import cluster_objects, owned_pods, profile
 
 Json = dict[str, Any]
-V27, V28, V33, V34 = ReleaseDecisions(27), ReleaseDecisions(28), ReleaseDecisions(33), ReleaseDecisions(34)
+V27, V28, V33, V34, V35 = (ReleaseDecisions(minor) for minor in (27, 28, 33, 34, 35))
 
 
 def release_sort(pods: list[Json], release: ReleaseDecisions) -> list[str]:
@@ -172,3 +174,32 @@ def test_v0_27_runs_each_profile_whole_in_turn(release: ReleaseDecisions, plugin
     assert result.errors == []
     assert [eviction.plugin for eviction in pod_evictor.evictions] == plugins
     assert len({eviction.pod for eviction in pod_evictor.evictions}) == 3
+
+
+def unbuildable_first(threshold: Json) -> Json:
+    """Profiles ``a`` (its DefaultEvictor's ``priorityThreshold`` is ``threshold``) and ``b``, each PodLifeTime in its
+    own namespace."""
+    profiles = [profile("a", 0, "a"), profile("b", 0, "b")]
+    profiles[0]["pluginConfig"][0]["args"] = {"priorityThreshold": threshold}
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": profiles}
+
+
+UNBUILDABLE = [
+    ({"name": "missing"}, 'unable to get priority class "missing"'),
+    ({"value": 2000000001}, "priority threshold can't be greater than 2000000000"),
+]
+
+
+@pytest.mark.parametrize(("threshold", "message"), UNBUILDABLE)
+def test_up_to_v0_34_a_profile_that_cannot_be_built_is_skipped(threshold: Json, message: str) -> None:
+    """Up to v0.34 the cycle builds the profiles: ``a`` fails and is skipped, ``b`` runs. From v0.35 they are built at
+    start-up and the descheduler does not start."""
+    policy = prepare_policy(decode(unbuildable_first(threshold)))
+    cluster = Cluster.from_objects(cluster_objects("a", "b"))
+    pod_evictor = PodEvictor(cluster, Limits())
+    result = run_cycle(policy, cluster, NOW, pod_evictor, release=V34)
+    assert {eviction.namespace for eviction in pod_evictor.evictions} == {"b"}
+    assert [(error.profile, error.plugin) for error in result.errors] == [("a", "DefaultEvictor")]
+    assert message in result.errors[0].message
+    with pytest.raises(UnrunnablePolicy, match=message):
+        run_cycle(policy, Cluster.from_objects(cluster_objects("a", "b")), NOW, pod_evictor, release=V35)
