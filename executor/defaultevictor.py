@@ -4,8 +4,10 @@ Contract: :meth:`DefaultEvictor.filter_failure` returns ``None`` when the pod pa
 reason of the first failing check, in upstream's order and with upstream's wording (upstream evaluates every check
 from the mirror-pod test on and logs them all; the verdict is the same). :meth:`DefaultEvictor.pre_eviction_failure`
 does the same for ``PreEvictionFilter`` (NodeFit against the ready nodes matching the evictor's ``nodeSelector``,
-then ``namespaceLabelSelector``). Building the evictor resolves ``priorityThreshold`` (a ``name`` is looked up among
-the cluster's PriorityClasses) and raises :class:`UnrunnablePolicy` when it cannot, as upstream fails to start.
+then ``namespaceLabelSelector``; v0.35 applies only one with ``matchLabels``, row ``namespace-selector-labels-only`` of
+:mod:`desched.executor.releases`). Building the evictor resolves ``priorityThreshold`` (a ``name`` is looked up among
+the cluster's PriorityClasses) and raises :class:`UnrunnablePolicy` when it cannot, as upstream fails to start (up to
+v0.34 upstream skips the profile instead: :func:`desched.executor.framework.run_cycle` does).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
 from desched.executor.nodefit import NodeSet, node_set
-from desched.executor.releases import ReleaseDecisions
+from desched.executor.releases import NAMESPACE_SELECTOR_LABELS_ONLY, ReleaseDecisions
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.tree import mapping_or_empty
 from desched.validation.labels import label_selector_requirements
@@ -175,10 +177,14 @@ class DefaultEvictor:
             )
         if self.settings.threshold is not None and self.settings.threshold > SYSTEM_CRITICAL:
             raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL}")
+        release = ReleaseDecisions(target)
+        labels_only = release.older(NAMESPACE_SELECTOR_LABELS_ONLY)
+        if labels_only and not (args.namespace_label_selector or {}).get("matchLabels"):
+            self.settings = self.settings._replace(namespace_selector=None)
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
         self.node_fit = args.node_fit
-        self._fit_anti_affinity = ReleaseDecisions(target).fit_anti_affinity
+        self._fit_anti_affinity = release.fit_anti_affinity
         self.node_selector = args.node_selector
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
         # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)

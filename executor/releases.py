@@ -17,8 +17,8 @@ from desched.versions import NEWEST, render
 from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
-    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NATIVE_SIDECARS", "NEWEST_DECISIONS",
-    "PROFILE_AT_A_TIME", "PROFILE_BUILT_PER_CYCLE", "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
+    "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NAMESPACE_SELECTOR_LABELS_ONLY", "NATIVE_SIDECARS",
+    "NEWEST_DECISIONS", "PROFILE_AT_A_TIME", "PROFILE_BUILT_PER_CYCLE", "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
     "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
@@ -32,6 +32,7 @@ NATIVE_SIDECARS = "native-sidecars"
 PROFILE_AT_A_TIME = "profile-at-a-time"
 SORT_IGNORES_NO_EVICTION = "sort-ignores-prefer-no-eviction"
 PROFILE_BUILT_PER_CYCLE = "profile-built-per-cycle"
+NAMESPACE_SELECTOR_LABELS_ONLY = "namespace-selector-labels-only"
 
 
 class DecisionChange(NamedTuple):
@@ -199,6 +200,17 @@ CHANGES: tuple[DecisionChange, ...] = (
         "profiles are built once at start-up: such a profile stops the descheduler from starting",
         "pkg/descheduler/descheduler.go",
         "v0.34.0 / v0.35.0 (b214c14)",
+    ),
+    DecisionChange(
+        NAMESPACE_SELECTOR_LABELS_ONLY,
+        "DefaultEvictor",
+        35,
+        35,
+        "`namespaceLabelSelector` applies only when it has `matchLabels`: one with only `matchExpressions` lets "
+        "every namespace pass",
+        "a selector with `matchLabels` or `matchExpressions` applies",
+        f"{_PLUGINS}/defaultevictor/defaultevictor.go",
+        "v0.35.1 / v0.36.0 (6b5f6b4)",
     ),
 )
 

@@ -1,13 +1,15 @@
 """Decisions per release for NodeFit, the DefaultEvictor, the PodEvictor's limits, RemoveDuplicates and the
-descheduler loop (rows ``profile-at-a-time``, ``sort-ignores-prefer-no-eviction`` and ``profile-built-per-cycle`` of
-:mod:`desched.executor.releases`).
+descheduler loop (rows ``profile-at-a-time``, ``sort-ignores-prefer-no-eviction``, ``profile-built-per-cycle`` and
+``namespace-selector-labels-only`` of :mod:`desched.executor.releases`).
 
 Upstream's ``TestSortPodsBasedOnPriorityLowToHigh`` (``pkg/descheduler/pod/pods_test.go``) at v0.33.0 is six pods
 without the prefer-no-eviction annotation; it runs here at v0.33, and v0.36's twelve-pod table (ported in
 ``test_podutil.py``) runs at v0.33 and v0.34 to show the annotation counting from v0.34 on. Each plugin that sorts
 that way (HighNodeUtilization, LowNodeUtilization, RemovePodsViolatingInterPodAntiAffinity) shows the difference in
 its pick. ``descheduler_test.go`` has no case on the order of profiles at v0.27.1, nor on a profile that fails to
-build at v0.34.0; the cycle tests below show both.
+build at v0.34.0; the cycle tests below show both. ``TestNamespaceLabelSelectorAllOperations``
+(``defaultevictor_test.go``) came with the matchExpressions fix in v0.36.0: its cases (ported in
+``test_defaultevictor.py``) run at v0.35, where only those with ``matchLabels`` filter.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tests.executor import test_highnodeutilization as high
 from tests.executor import test_interpodantiaffinity as anti
 from tests.executor import test_lownodeutilization as low
 from tests.executor.builders import NOW, build_node, build_pod, evictor_from, run_plugin, set_rs_owner
+from tests.executor.test_defaultevictor import NAMESPACE_OPERATIONS, OPERATION_OBJECTS, OPERATION_PODS
 from tests.executor.test_podutil import (
     HIGH_PRIORITY,
     LOW_PRIORITY,
@@ -41,7 +44,7 @@ from tests.executor.test_podutil import (
 from tests.executor.test_releases import cluster_objects, owned_pods, profile
 
 Json = dict[str, Any]
-V27, V28, V33, V34, V35 = (ReleaseDecisions(minor) for minor in (27, 28, 33, 34, 35))
+V27, V28, V33, V34, V35, V36 = (ReleaseDecisions(minor) for minor in (27, 28, 33, 34, 35, 36))
 
 
 def release_sort(pods: list[Json], release: ReleaseDecisions) -> list[str]:
@@ -203,3 +206,35 @@ def test_up_to_v0_34_a_profile_that_cannot_be_built_is_skipped(threshold: Json, 
     assert message in result.errors[0].message
     with pytest.raises(UnrunnablePolicy, match=message):
         run_cycle(policy, Cluster.from_objects(cluster_objects("a", "b")), NOW, pod_evictor, release=V35)
+
+
+@pytest.mark.parametrize(("selector", "passing", "failing"), NAMESPACE_OPERATIONS)
+def test_namespace_label_selector_at_v0_35_needs_match_labels(
+    selector: Json, passing: list[str], failing: list[str]
+) -> None:
+    """v0.36's cases at v0.35: a selector with ``matchLabels`` answers as at v0.36; one with only
+    ``matchExpressions`` is not applied and every pod passes."""
+    evictor = evictor_from({"namespaceLabelSelector": selector}, Cluster.from_objects(OPERATION_OBJECTS), NOW, 35)
+    rejected = failing if "matchLabels" in selector else []
+    for key in passing + failing:
+        assert evictor.pre_eviction_filter(OPERATION_PODS[key]) == (key not in rejected), key
+
+
+@pytest.mark.parametrize(("release", "evicted"), [(V35, {"ns-prod", "ns-test"}), (V36, {"ns-prod"})])
+def test_namespace_label_selector_expressions_apply_from_v0_36(release: ReleaseDecisions, evicted: set[str]) -> None:
+    """PodLifeTime through a DefaultEvictor whose selector is ``env In [prod]`` only."""
+    selector = {"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}
+    pods = [OPERATION_PODS["prod"], OPERATION_PODS["test"]]
+    nodes = [node for node in OPERATION_OBJECTS if node["kind"] == "Node"]
+    namespaces = [item for item in OPERATION_OBJECTS if item["kind"] == "Namespace"]
+    chosen = run_plugin(
+        "PodLifeTime",
+        {"maxPodLifeTimeSeconds": 60},
+        nodes,
+        pods,
+        evictor={"namespaceLabelSelector": selector},
+        extra=namespaces,
+        release=release,
+    )
+    namespace_of = {pod["metadata"]["name"]: pod["metadata"]["namespace"] for pod in pods}
+    assert {namespace_of[name] for name in chosen} == evicted
