@@ -212,6 +212,31 @@ CHANGES: tuple[DecisionChange, ...] = (
         f"{_PLUGINS}/defaultevictor/defaultevictor.go",
         "v0.35.1 / v0.36.0 (6b5f6b4)",
     ),
+    DecisionChange(
+        "node-limit-error",
+        "PodEvictor (every plugin)",
+        27,
+        30,
+        "a plugin asks `NodeLimitExceeded` (evictions from the node equal `maxNoOfPodsToEvictPerNode`) after each "
+        "eviction and leaves the node",
+        "`EvictPod` returns a node-limit error for the next pod and the plugin leaves the node",
+        "pkg/descheduler/evictions/evictions.go",
+        "v0.30.2 / v0.31.0 (18d0e4a)",
+        "no decision changes: no pod of a node at its limit is evicted either way, and a namespace limit lets the "
+        "plugin go on in both",
+    ),
+    DecisionChange(
+        "node-selector-helpers",
+        "NodeFit, RemovePodsViolatingNodeAffinity",
+        27,
+        32,
+        "`PodMatchNodeSelector` matches `nodeSelector` and the required terms itself and logs a term it cannot parse",
+        "`nodeaffinity.GetRequiredNodeAffinity(pod).Match` from component-helpers, which returns that error",
+        "pkg/utils/predicates.go",
+        "v0.32.2 / v0.33.0 (88af72b)",
+        "no decision changes: both match through the same `LazyErrorNodeSelector` (empty terms and `matchFields` "
+        "alike), and a node whose terms fail to parse does not match either way",
+    ),
 )
 
 
