@@ -84,11 +84,12 @@ def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: Def
 class _LivePod:
     """A pod of the cluster as the decision reads it (:class:`desched.eviction.PodView`)."""
 
-    __slots__ = ("annotations", "cluster", "metadata", "pod", "record")
+    __slots__ = ("annotations", "cluster", "metadata", "pdbs_listed", "pod", "record")
 
-    def __init__(self, pod: Json, cluster: Cluster) -> None:
+    def __init__(self, pod: Json, cluster: Cluster, pdbs_listed: bool) -> None:
         self.pod = pod
         self.cluster = cluster
+        self.pdbs_listed = pdbs_listed
         self.record = cluster.record(pod)
         self.metadata: Json = pod.get("metadata") or {}
         self.annotations: dict[str, str] = self.metadata.get("annotations") or {}
@@ -140,7 +141,7 @@ class _LivePod:
             yield Claim(name, claim is not None, storage_class if isinstance(storage_class, str) else "")
 
     def has_pdb(self) -> bool:
-        return self.cluster.has_pdb(self.pod)
+        return self.pdbs_listed and self.cluster.has_pdb(self.pod)
 
     def resource_claims(self) -> bool:
         return bool((self.pod.get("spec") or {}).get("resourceClaims"))
@@ -166,8 +167,13 @@ class DefaultEvictor:
     """One profile's DefaultEvictor, built from its (defaulted) args: an adapter of :mod:`desched.eviction` for the
     pods of one cluster, with upstream's wording and node fit."""
 
-    def __init__(self, args: DefaultEvictorArgs, cluster: Cluster, now: datetime, target: int = 36) -> None:
+    def __init__(
+        self, args: DefaultEvictorArgs, cluster: Cluster, now: datetime, target: int = 36, pdbs_listed: bool = True
+    ) -> None:
+        """``pdbs_listed`` false: the PodsWithoutPDB protection sees no PodDisruptionBudget (row
+        ``pdb-informer-registered``: a real run from v0.35)."""
         self.args = args
+        self.pdbs_listed = pdbs_listed
         self.cluster = cluster
         self.settings = evictor(args, target, now, self._priority_class_value)
         if self.settings.unknown_threshold_class:
@@ -208,7 +214,7 @@ class DefaultEvictor:
             found = cached.get(uid, _UNSEEN)
             if found != _UNSEEN:
                 return found
-        view = _LivePod(pod, self.cluster)
+        view = _LivePod(pod, self.cluster, self.pdbs_listed)
         failure = next(filter_failures(view, self.settings), None)
         reason = None if failure is None else _wording(failure, view, self.settings, self.args)
         if cached is not None:
@@ -226,7 +232,7 @@ class DefaultEvictor:
                 "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
                 "as unschedulable"
             )
-        failure = namespace_failure(_LivePod(pod, self.cluster), self.settings)
+        failure = namespace_failure(_LivePod(pod, self.cluster, self.pdbs_listed), self.settings)
         return None if failure is None else _MESSAGES[failure.check]
 
     def _fits_other_node(self, pod: Json) -> bool:

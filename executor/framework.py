@@ -36,6 +36,7 @@ from desched.executor.podutil import PriorityKey
 from desched.executor.releases import (
     NATIVE_SIDECARS,
     NEWEST_DECISIONS,
+    PDB_INFORMER_REGISTERED,
     PROFILE_AT_A_TIME,
     PROFILE_BUILT_PER_CYCLE,
     SORT_IGNORES_NO_EVICTION,
@@ -267,13 +268,18 @@ def _schedule(built: list[_Built], release: ReleaseDecisions) -> list[tuple[str,
 
 
 def _evictor(
-    profile: Profile, cluster: Cluster, now: datetime, release: ReleaseDecisions, errors: list[PluginError]
+    profile: Profile,
+    cluster: Cluster,
+    now: datetime,
+    release: ReleaseDecisions,
+    errors: list[PluginError],
+    pdbs_listed: bool,
 ) -> DefaultEvictor | None:
-    """``profile``'s DefaultEvictor. When it cannot be built, :class:`UnrunnablePolicy` (upstream fails to start) or,
-    for a release of row ``profile-built-per-cycle``, ``None`` with the error appended to ``errors`` (upstream skips
-    the profile in that cycle)."""
+    """``profile``'s DefaultEvictor (``pdbs_listed`` as there). When it cannot be built, :class:`UnrunnablePolicy`
+    (upstream fails to start) or, for a release of row ``profile-built-per-cycle``, ``None`` with the error appended
+    to ``errors`` (upstream skips the profile in that cycle)."""
     try:
-        return DefaultEvictor(profile.evictor_args(), cluster, now, release.minor)
+        return DefaultEvictor(profile.evictor_args(), cluster, now, release.minor, pdbs_listed)
     except UnrunnablePolicy as error:
         if not release.older(PROFILE_BUILT_PER_CYCLE):
             raise
@@ -308,11 +314,12 @@ def run_cycle(
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[_Built] = []
     skipped = skipped_profiles(policy.profiles, release, indexed)
+    pdbs_listed = pod_evictor.dry_run or release.older(PDB_INFORMER_REGISTERED)
     errors = [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
     for profile in policy.profiles:
         if profile.name in skipped:
             continue
-        evictor = (evictors or {}).get(profile.name) or _evictor(profile, cluster, now, release, errors)
+        evictor = (evictors or {}).get(profile.name) or _evictor(profile, cluster, now, release, errors, pdbs_listed)
         if evictor is None:
             continue
         if evictors is not None:

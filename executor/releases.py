@@ -18,8 +18,9 @@ from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
     "CHANGES", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY", "NAMESPACE_SELECTOR_LABELS_ONLY", "NATIVE_SIDECARS",
-    "NEWEST_DECISIONS", "PROFILE_AT_A_TIME", "PROFILE_BUILT_PER_CYCLE", "RESTARTS_SORTED", "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER",
-    "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
+    "NEWEST_DECISIONS", "PDB_INFORMER_REGISTERED", "PROFILE_AT_A_TIME", "PROFILE_BUILT_PER_CYCLE", "RESTARTS_SORTED",
+    "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER", "TAINTS_LIST_TERMINAL", "DecisionChange", "ReleaseDecisions",
+    "markdown", "skipped_profiles",
 ]  # fmt: skip
 
 TAINTS_LIST_TERMINAL = "taints-list-terminal-pods"
@@ -33,6 +34,7 @@ PROFILE_AT_A_TIME = "profile-at-a-time"
 SORT_IGNORES_NO_EVICTION = "sort-ignores-prefer-no-eviction"
 PROFILE_BUILT_PER_CYCLE = "profile-built-per-cycle"
 NAMESPACE_SELECTOR_LABELS_ONLY = "namespace-selector-labels-only"
+PDB_INFORMER_REGISTERED = "pdb-informer-registered"
 
 
 class DecisionChange(NamedTuple):
@@ -236,6 +238,19 @@ CHANGES: tuple[DecisionChange, ...] = (
         "v0.32.2 / v0.33.0 (88af72b)",
         "no decision changes: both match through the same `LazyErrorNodeSelector` (empty terms and `matchFields` "
         "alike), and a node whose terms fail to parse does not match either way",
+    ),
+    DecisionChange(
+        PDB_INFORMER_REGISTERED,
+        "DefaultEvictor",
+        27,
+        34,
+        "the PodDisruptionBudget informer is registered at start-up (v0.32+), so the `PodsWithoutPDB` protection "
+        "(`ignorePodsWithoutPDB`) sees the cluster's PDBs",
+        "a real run registers it only when the protection first reads it, after the informers started: it never "
+        "lists a PDB, every pod counts as uncovered and is protected (upstream #1882); a dry run's sandbox "
+        "registers it and sees the PDBs",
+        "pkg/descheduler/descheduler.go, pkg/descheduler/kubeclientsandbox.go",
+        "v0.34.0 / v0.35.0 (fc6d0d1)",
     ),
 )
 

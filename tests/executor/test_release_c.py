@@ -1,6 +1,6 @@
 """Decisions per release for NodeFit, the DefaultEvictor, the PodEvictor's limits, RemoveDuplicates and the
-descheduler loop (rows ``profile-at-a-time``, ``sort-ignores-prefer-no-eviction``, ``profile-built-per-cycle`` and
-``namespace-selector-labels-only`` of :mod:`desched.executor.releases`).
+descheduler loop (rows ``profile-at-a-time``, ``sort-ignores-prefer-no-eviction``, ``profile-built-per-cycle``,
+``namespace-selector-labels-only`` and ``pdb-informer-registered`` of :mod:`desched.executor.releases`).
 
 Upstream's ``TestSortPodsBasedOnPriorityLowToHigh`` (``pkg/descheduler/pod/pods_test.go``) at v0.33.0 is six pods
 without the prefer-no-eviction annotation; it runs here at v0.33, and v0.36's twelve-pod table (ported in
@@ -9,7 +9,8 @@ that way (HighNodeUtilization, LowNodeUtilization, RemovePodsViolatingInterPodAn
 its pick. ``descheduler_test.go`` has no case on the order of profiles at v0.27.1, nor on a profile that fails to
 build at v0.34.0; the cycle tests below show both. ``TestNamespaceLabelSelectorAllOperations``
 (``defaultevictor_test.go``) came with the matchExpressions fix in v0.36.0: its cases (ported in
-``test_defaultevictor.py``) run at v0.35, where only those with ``matchLabels`` filter.
+``test_defaultevictor.py``) run at v0.35, where only those with ``matchLabels`` filter. Upstream's unit tables
+register the PodDisruptionBudget lister themselves, which hides the v0.35 start-up order; the cycle test shows it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from desched.executor.cluster import Cluster
 from desched.executor.defaultevictor import UnrunnablePolicy
-from desched.executor.evictions import Limits, PodEvictor
+from desched.executor.evictions import Limits, PodEvictor, SameCycle
 from desched.executor.framework import Handle, prepare_policy, run_cycle
 from desched.executor.podutil import sort_by_priority_low_to_high
 from desched.executor.releases import ReleaseDecisions
@@ -238,3 +239,36 @@ def test_namespace_label_selector_expressions_apply_from_v0_36(release: ReleaseD
     )
     namespace_of = {pod["metadata"]["name"]: pod["metadata"]["namespace"] for pod in pods}
     assert {namespace_of[name] for name in chosen} == evicted
+
+
+def pdb_protected_cycle(release: ReleaseDecisions, view: SameCycle) -> set[str]:
+    """The namespaces a PodLifeTime cycle evicts from when the DefaultEvictor protects pods without a PDB: namespace
+    ``a`` has a PDB selecting every pod, ``b`` none."""
+    protecting = profile("p", 0, "a")
+    protecting["pluginConfig"][0]["args"] = {"podProtections": {"extraEnabled": ["PodsWithoutPDB"]}}
+    protecting["pluginConfig"][1]["args"]["namespaces"] = {"include": ["a", "b"]}
+    policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [protecting]}
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "all", "namespace": "a"},
+        "spec": {"selector": {}, "maxUnavailable": 1},
+    }
+    cluster = Cluster.from_objects([*cluster_objects("a", "b"), budget])
+    pod_evictor = PodEvictor(cluster, Limits(), view=view)
+    result = run_cycle(prepare_policy(decode(policy)), cluster, NOW, pod_evictor, release=release)
+    assert result.errors == []
+    return {eviction.namespace for eviction in pod_evictor.evictions}
+
+
+@pytest.mark.parametrize(
+    ("release", "view", "evicted"),
+    [
+        (V34, SameCycle.REAL, {"a"}),
+        (V35, SameCycle.REAL, set()),
+        (V35, SameCycle.DRY_RUN, {"a"}),
+        (V36, SameCycle.REAL, set()),
+    ],
+)
+def test_from_v0_35_a_real_run_sees_no_pdb(release: ReleaseDecisions, view: SameCycle, evicted: set[str]) -> None:
+    assert pdb_protected_cycle(release, view) == evicted
