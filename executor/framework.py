@@ -267,24 +267,40 @@ def _schedule(built: list[_Built], release: ReleaseDecisions) -> list[tuple[str,
     return [(name, point, points[index]) for index, point in enumerate(_POINTS) for name, *points in built]
 
 
-def _evictor(
-    profile: Profile,
+def _profile_evictors(
+    policy: Policy,
     cluster: Cluster,
     now: datetime,
     release: ReleaseDecisions,
-    errors: list[PluginError],
     pdbs_listed: bool,
-) -> DefaultEvictor | None:
-    """``profile``'s DefaultEvictor (``pdbs_listed`` as there). When it cannot be built, :class:`UnrunnablePolicy`
-    (upstream fails to start) or, for a release of row ``profile-built-per-cycle``, ``None`` with the error appended
-    to ``errors`` (upstream skips the profile in that cycle)."""
-    try:
-        return DefaultEvictor(profile.evictor_args(), cluster, now, release.minor, pdbs_listed)
-    except UnrunnablePolicy as error:
-        if not release.older(PROFILE_BUILT_PER_CYCLE):
-            raise
-        errors.append(PluginError(profile.name, DEFAULT_EVICTOR, str(error)))
-        return None
+    cached: dict[str, DefaultEvictor] | None,
+    indexed: bool,
+) -> tuple[dict[str, DefaultEvictor], list[PluginError]]:
+    """The DefaultEvictor of each profile the cycle runs, by name (``pdbs_listed`` as there; ``cached`` ones reused,
+    new ones added to it), and the errors of the profiles it skips. A profile that cannot be built raises
+    :class:`UnrunnablePolicy` (upstream fails to start) or, for a release of row ``profile-built-per-cycle``, is
+    skipped (upstream skips it in that cycle); then the release's owner-index conflicts skip more
+    (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there), among the profiles built only: a
+    DefaultEvictor that fails adds no index (its minReplicas check comes last)."""
+    usable: dict[str, DefaultEvictor] = {}
+    errors: list[PluginError] = []
+    for profile in policy.profiles:
+        evictor = (cached or {}).get(profile.name)
+        if evictor is None:
+            try:
+                evictor = DefaultEvictor(profile.evictor_args(), cluster, now, release.minor, pdbs_listed)
+            except UnrunnablePolicy as error:
+                if not release.older(PROFILE_BUILT_PER_CYCLE):
+                    raise
+                errors.append(PluginError(profile.name, DEFAULT_EVICTOR, str(error)))
+                continue
+        usable[profile.name] = evictor
+    skipped = skipped_profiles(tuple(p for p in policy.profiles if p.name in usable), release, indexed)
+    errors += [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
+    runnable = {name: evictor for name, evictor in usable.items() if name not in skipped}
+    if cached is not None:
+        cached.update(runnable)
+    return runnable, errors
 
 
 def run_cycle(
@@ -313,17 +329,12 @@ def run_cycle(
         return CycleResult(True, len(nodes), [], [], {})
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[_Built] = []
-    skipped = skipped_profiles(policy.profiles, release, indexed)
     pdbs_listed = pod_evictor.dry_run or release.older(PDB_INFORMER_REGISTERED)
-    errors = [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
+    runnable, errors = _profile_evictors(policy, cluster, now, release, pdbs_listed, evictors, indexed)
     for profile in policy.profiles:
-        if profile.name in skipped:
-            continue
-        evictor = (evictors or {}).get(profile.name) or _evictor(profile, cluster, now, release, errors, pdbs_listed)
+        evictor = runnable.get(profile.name)
         if evictor is None:
             continue
-        if evictors is not None:
-            evictors[profile.name] = evictor
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts, order, release)
         instances: dict[str, Any] = {}
         points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}

@@ -241,6 +241,20 @@ def test_namespace_label_selector_expressions_apply_from_v0_36(release: ReleaseD
     assert {namespace_of[name] for name in chosen} == evicted
 
 
+def test_v0_30_a_profile_that_cannot_be_built_adds_no_owner_index() -> None:
+    """Profile ``a`` (minReplicas 2) fails on its priority threshold before adding the owner index, so ``b``
+    (minReplicas 3) adds it without a conflict and runs."""
+    policy = unbuildable_first({"name": "missing"})
+    policy["profiles"][0]["pluginConfig"][0]["args"]["minReplicas"] = 2
+    policy["profiles"][1]["pluginConfig"][0]["args"]["minReplicas"] = 3
+    cluster = Cluster.from_objects(cluster_objects("a", "b"))
+    pod_evictor = PodEvictor(cluster, Limits())
+    result = run_cycle(prepare_policy(decode(policy)), cluster, NOW, pod_evictor, release=ReleaseDecisions(30))
+    assert {eviction.namespace for eviction in pod_evictor.evictions} == {"b"}
+    assert [(error.profile, error.plugin) for error in result.errors] == [("a", "DefaultEvictor")]
+    assert 'unable to get priority class "missing"' in result.errors[0].message
+
+
 def pdb_protected_cycle(release: ReleaseDecisions, view: SameCycle) -> set[str]:
     """The namespaces a PodLifeTime cycle evicts from when the DefaultEvictor protects pods without a PDB: namespace
     ``a`` has a PDB selecting every pod, ``b`` none."""
