@@ -4,8 +4,10 @@ Contract: :meth:`DefaultEvictor.filter_failure` returns ``None`` when the pod pa
 reason of the first failing check, in upstream's order and with upstream's wording (upstream evaluates every check
 from the mirror-pod test on and logs them all; the verdict is the same). :meth:`DefaultEvictor.pre_eviction_failure`
 does the same for ``PreEvictionFilter`` (NodeFit against the ready nodes matching the evictor's ``nodeSelector``,
-then ``namespaceLabelSelector``). Building the evictor resolves ``priorityThreshold`` (a ``name`` is looked up among
-the cluster's PriorityClasses) and raises :class:`UnrunnablePolicy` when it cannot, as upstream fails to start.
+then ``namespaceLabelSelector``; v0.35 applies only one with ``matchLabels``, row ``namespace-selector-labels-only`` of
+:mod:`desched.executor.releases`). Building the evictor resolves ``priorityThreshold`` (a ``name`` is looked up among
+the cluster's PriorityClasses) and raises :class:`UnrunnablePolicy` when it cannot, as upstream fails to start (up to
+v0.34 upstream skips the profile instead: :func:`desched.executor.framework.run_cycle` does).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
 from desched.executor.nodefit import NodeSet, node_set
-from desched.executor.releases import ReleaseDecisions
+from desched.executor.releases import NAMESPACE_SELECTOR_LABELS_ONLY, ReleaseDecisions
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.tree import mapping_or_empty
 from desched.validation.labels import label_selector_requirements
@@ -82,11 +84,12 @@ def _wording(failure: FilterFailure, pod: _LivePod, settings: Evictor, args: Def
 class _LivePod:
     """A pod of the cluster as the decision reads it (:class:`desched.eviction.PodView`)."""
 
-    __slots__ = ("annotations", "cluster", "metadata", "pod", "record")
+    __slots__ = ("annotations", "cluster", "metadata", "pdbs_listed", "pod", "record")
 
-    def __init__(self, pod: Json, cluster: Cluster) -> None:
+    def __init__(self, pod: Json, cluster: Cluster, pdbs_listed: bool) -> None:
         self.pod = pod
         self.cluster = cluster
+        self.pdbs_listed = pdbs_listed
         self.record = cluster.record(pod)
         self.metadata: Json = pod.get("metadata") or {}
         self.annotations: dict[str, str] = self.metadata.get("annotations") or {}
@@ -138,7 +141,7 @@ class _LivePod:
             yield Claim(name, claim is not None, storage_class if isinstance(storage_class, str) else "")
 
     def has_pdb(self) -> bool:
-        return self.cluster.has_pdb(self.pod)
+        return self.pdbs_listed and self.cluster.has_pdb(self.pod)
 
     def resource_claims(self) -> bool:
         return bool((self.pod.get("spec") or {}).get("resourceClaims"))
@@ -164,8 +167,13 @@ class DefaultEvictor:
     """One profile's DefaultEvictor, built from its (defaulted) args: an adapter of :mod:`desched.eviction` for the
     pods of one cluster, with upstream's wording and node fit."""
 
-    def __init__(self, args: DefaultEvictorArgs, cluster: Cluster, now: datetime, target: int = 36) -> None:
+    def __init__(
+        self, args: DefaultEvictorArgs, cluster: Cluster, now: datetime, target: int = 36, pdbs_listed: bool = True
+    ) -> None:
+        """``pdbs_listed`` false: the PodsWithoutPDB protection sees no PodDisruptionBudget (row
+        ``pdb-informer-registered``: a real run from v0.35)."""
         self.args = args
+        self.pdbs_listed = pdbs_listed
         self.cluster = cluster
         self.settings = evictor(args, target, now, self._priority_class_value)
         if self.settings.unknown_threshold_class:
@@ -175,10 +183,14 @@ class DefaultEvictor:
             )
         if self.settings.threshold is not None and self.settings.threshold > SYSTEM_CRITICAL:
             raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL}")
+        release = ReleaseDecisions(target)
+        labels_only = release.older(NAMESPACE_SELECTOR_LABELS_ONLY)
+        if labels_only and not (args.namespace_label_selector or {}).get("matchLabels"):
+            self.settings = self.settings._replace(namespace_selector=None)
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
         self.node_fit = args.node_fit
-        self._fit_anti_affinity = ReleaseDecisions(target).fit_anti_affinity
+        self._fit_anti_affinity = release.fit_anti_affinity
         self.node_selector = args.node_selector
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
         # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)
@@ -202,7 +214,7 @@ class DefaultEvictor:
             found = cached.get(uid, _UNSEEN)
             if found != _UNSEEN:
                 return found
-        view = _LivePod(pod, self.cluster)
+        view = _LivePod(pod, self.cluster, self.pdbs_listed)
         failure = next(filter_failures(view, self.settings), None)
         reason = None if failure is None else _wording(failure, view, self.settings, self.args)
         if cached is not None:
@@ -220,7 +232,7 @@ class DefaultEvictor:
                 "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
                 "as unschedulable"
             )
-        failure = namespace_failure(_LivePod(pod, self.cluster), self.settings)
+        failure = namespace_failure(_LivePod(pod, self.cluster, self.pdbs_listed), self.settings)
         return None if failure is None else _MESSAGES[failure.check]
 
     def _fits_other_node(self, pod: Json) -> bool:

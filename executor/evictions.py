@@ -142,7 +142,8 @@ class PodEvictor:
         self.limits = limits
         self.backend: Backend = backend or DryRun()
         self.checkpoint = checkpoint
-        self.deleted_at_once = view is SameCycle.DRY_RUN or grace_period_seconds == 0
+        self.dry_run = view is SameCycle.DRY_RUN
+        self.deleted_at_once = self.dry_run or grace_period_seconds == 0
         self.listeners: list[Listener] = []
         self.new_cycle()
 

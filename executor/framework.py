@@ -8,7 +8,8 @@ Contract:
   model (:mod:`desched.policy.model`) the cycle runs. Validation is the linter's job and happens before. A plugin only
   another descheduler build registers (OpenShift's ``KubevirtMigrationAware``) is refused: desched runs upstream's.
 * :func:`run_cycle` picks the ready nodes matching the policy ``nodeSelector``, skips the cycle with fewer than 2, then
-  runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order. A plugin that raises
+  runs every profile's Deschedule plugins, then every profile's Balance plugins, in policy order (v0.27: each profile's
+  both in turn, row ``profile-at-a-time`` of :mod:`desched.executor.releases`). A plugin that raises
   is recorded in :attr:`CycleResult.errors` (a :class:`PluginError`: profile, plugin, message) and the cycle goes on.
 * The orders upstream takes from its informer's maps (nodes once per cycle, a node's pods at every listing, and the
   maps some plugins range over) are a :class:`ListingOrder`: as listed by default (one deterministic answer), or
@@ -31,7 +32,17 @@ from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
 from desched.executor.plugins import module_for
-from desched.executor.releases import NATIVE_SIDECARS, NEWEST_DECISIONS, ReleaseDecisions, skipped_profiles
+from desched.executor.podutil import PriorityKey
+from desched.executor.releases import (
+    NATIVE_SIDECARS,
+    NEWEST_DECISIONS,
+    PDB_INFORMER_REGISTERED,
+    PROFILE_AT_A_TIME,
+    PROFILE_BUILT_PER_CYCLE,
+    SORT_IGNORES_NO_EVICTION,
+    ReleaseDecisions,
+    skipped_profiles,
+)
 from desched.plugins import REGISTRY, elsewhere
 from desched.plugins.base import Namespaces
 from desched.policy.model import ACTIVE_POINTS, EVICTING_POINTS, PluginConfig, Policy, Profile
@@ -97,6 +108,13 @@ class Handle:
         self.pod_evictor = pod_evictor
         self._verdicts = verdicts
         self.order = order
+        self._sort_ignores_no_eviction = release.older(SORT_IGNORES_NO_EVICTION)
+
+    def priority_key(self, pod: Json) -> PriorityKey:
+        """The key upstream's ``SortPodsBasedOnPriorityLowToHigh`` sorts ``pod`` by in this release (row
+        ``sort-ignores-prefer-no-eviction``: up to v0.33 the prefer-no-eviction annotation does not count)."""
+        sort_key = self.cluster.priority_key(pod)
+        return (*sort_key[:3], False) if self._sort_ignores_no_eviction else sort_key
 
     def filter(self, pod: Json) -> bool:
         """The profile's ``Filter`` chain (the DefaultEvictor)."""
@@ -235,6 +253,56 @@ def cycle_nodes(policy: Policy, cluster: Cluster) -> list[Json]:
     ]
 
 
+_POINTS = ("deschedule", "balance")
+_Built = tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]
+
+
+def _schedule(built: list[_Built], release: ReleaseDecisions) -> list[tuple[str, str, list[tuple[str, Any]]]]:
+    """The order the profiles' plugins run in, as (profile, point, plugins): every profile's Deschedule plugins, then
+    every profile's Balance plugins; a release of row ``profile-at-a-time`` runs each profile whole in turn."""
+    if release.older(PROFILE_AT_A_TIME):
+        return [
+            (name, point, plugins) for name, *points in built for point, plugins in zip(_POINTS, points, strict=True)
+        ]
+    return [(name, point, points[index]) for index, point in enumerate(_POINTS) for name, *points in built]
+
+
+def _profile_evictors(
+    policy: Policy,
+    cluster: Cluster,
+    now: datetime,
+    release: ReleaseDecisions,
+    pdbs_listed: bool,
+    cached: dict[str, DefaultEvictor] | None,
+    indexed: bool,
+) -> tuple[dict[str, DefaultEvictor], list[PluginError]]:
+    """The DefaultEvictor of each profile the cycle runs, by name (``pdbs_listed`` as there; ``cached`` ones reused,
+    new ones added to it), and the errors of the profiles it skips. A profile that cannot be built raises
+    :class:`UnrunnablePolicy` (upstream fails to start) or, for a release of row ``profile-built-per-cycle``, is
+    skipped (upstream skips it in that cycle); then the release's owner-index conflicts skip more
+    (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there), among the profiles built only: a
+    DefaultEvictor that fails adds no index (its minReplicas check comes last)."""
+    usable: dict[str, DefaultEvictor] = {}
+    errors: list[PluginError] = []
+    for profile in policy.profiles:
+        evictor = (cached or {}).get(profile.name)
+        if evictor is None:
+            try:
+                evictor = DefaultEvictor(profile.evictor_args(), cluster, now, release.minor, pdbs_listed)
+            except UnrunnablePolicy as error:
+                if not release.older(PROFILE_BUILT_PER_CYCLE):
+                    raise
+                errors.append(PluginError(profile.name, DEFAULT_EVICTOR, str(error)))
+                continue
+        usable[profile.name] = evictor
+    skipped = skipped_profiles(tuple(p for p in policy.profiles if p.name in usable), release, indexed)
+    errors += [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
+    runnable = {name: evictor for name, evictor in usable.items() if name not in skipped}
+    if cached is not None:
+        cached.update(runnable)
+    return runnable, errors
+
+
 def run_cycle(
     policy: Policy,
     cluster: Cluster,
@@ -251,25 +319,22 @@ def run_cycle(
     once, shared by every plugin, as upstream lists the nodes once per cycle. ``evictors`` keeps each profile's
     DefaultEvictor for the next cycle on the same cluster and clock (its answers depend on the pods, not on the
     listing order: ``simulate --samples`` builds them once). The cycle makes ``release``'s decisions; a profile that
-    release cannot build (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there) runs no plugin
-    and is recorded in the errors under the plugin ``DefaultEvictor``."""
+    release cannot build (:func:`~desched.executor.releases.skipped_profiles`, ``indexed`` as there; up to v0.34 also
+    one whose DefaultEvictor the newer releases refuse to start with) runs no plugin and is recorded in the errors
+    under the plugin ``DefaultEvictor``."""
     cluster.count_sidecars(not release.older(NATIVE_SIDECARS))
     pod_evictor.new_cycle(cluster)
     nodes = order.arrange(cycle_nodes(policy, cluster))
     if len(nodes) < 2:
         return CycleResult(True, len(nodes), [], [], {})
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
-    built: list[tuple[str, list[tuple[str, Any]], list[tuple[str, Any]]]] = []
-    skipped = skipped_profiles(policy.profiles, release, indexed)
-    errors = [PluginError(name, DEFAULT_EVICTOR, message) for name, message in skipped.items()]
+    built: list[_Built] = []
+    pdbs_listed = pod_evictor.dry_run or release.older(PDB_INFORMER_REGISTERED)
+    runnable, errors = _profile_evictors(policy, cluster, now, release, pdbs_listed, evictors, indexed)
     for profile in policy.profiles:
-        if profile.name in skipped:
+        evictor = runnable.get(profile.name)
+        if evictor is None:
             continue
-        evictor = (evictors or {}).get(profile.name) or DefaultEvictor(
-            profile.evictor_args(), cluster, now, release.minor
-        )
-        if evictors is not None:
-            evictors[profile.name] = evictor
         handle = Handle(cluster, now, profile.name, evictor, pod_evictor, verdicts, order, release)
         instances: dict[str, Any] = {}
         points: dict[str, list[tuple[str, Any]]] = {point: [] for point in EVICTING_POINTS}
@@ -282,17 +347,16 @@ def run_cycle(
             points[ref.point].append((ref.name, instances[ref.name]))
         built.append((profile.name, points["deschedule"], points["balance"]))
     durations: dict[tuple[str, str], float] = {}
-    for point in ("deschedule", "balance"):
-        for name, deschedule, balance in built:
-            for plugin, instance in deschedule if point == "deschedule" else balance:
-                started = time.perf_counter()
-                try:
-                    getattr(instance, point)(nodes)
-                except Exception as error:  # a plugin error is logged and the cycle goes on (upstream)
-                    errors.append(PluginError(name, plugin, str(error)))
-                elapsed = time.perf_counter() - started
-                durations[(name, plugin)] = durations.get((name, plugin), 0.0) + elapsed
-                if observe is not None:
-                    observe(name, plugin, elapsed)
+    for name, point, plugins in _schedule(built, release):
+        for plugin, instance in plugins:
+            started = time.perf_counter()
+            try:
+                getattr(instance, point)(nodes)
+            except Exception as error:  # a plugin error is logged and the cycle goes on (upstream)
+                errors.append(PluginError(name, plugin, str(error)))
+            elapsed = time.perf_counter() - started
+            durations[(name, plugin)] = durations.get((name, plugin), 0.0) + elapsed
+            if observe is not None:
+                observe(name, plugin, elapsed)
     listed = sorted((verdicts or {}).values(), key=lambda v: (v.namespace, v.pod))
     return CycleResult(False, len(nodes), errors, listed, durations)

@@ -18,10 +18,11 @@ from desched.workloads.eviction import owner_index_conflicts
 
 __all__ = [
     "ANTI_AFFINITY_SAME_NODE", "CHANGES", "DEVIATION_ZERO_OFFSET", "EVICTOR_INDEX_CONFLICT", "FIT_ANTI_AFFINITY",
-    "NATIVE_SIDECARS", "NEWEST_DECISIONS", "RESTARTS_INIT_STATES", "RESTARTS_SORTED", "SPREAD_FIT_ORDER",
-    "SPREAD_INCLUSION_POLICIES", "SPREAD_INCLUSION_STUBS", "SPREAD_LISTS_NAMESPACE", "SPREAD_MATCH_LABEL_KEYS",
-    "SPREAD_SORT_PRIORITY", "TAINTS_LIST_TERMINAL", "UTILIZATION_QUANTITIES", "DecisionChange", "ReleaseDecisions",
-    "markdown", "skipped_profiles",
+    "NAMESPACE_SELECTOR_LABELS_ONLY", "NATIVE_SIDECARS", "NEWEST_DECISIONS", "PDB_INFORMER_REGISTERED",
+    "PROFILE_AT_A_TIME", "PROFILE_BUILT_PER_CYCLE", "RESTARTS_INIT_STATES", "RESTARTS_SORTED",
+    "SORT_IGNORES_NO_EVICTION", "SPREAD_FIT_ORDER", "SPREAD_INCLUSION_POLICIES", "SPREAD_INCLUSION_STUBS",
+    "SPREAD_LISTS_NAMESPACE", "SPREAD_MATCH_LABEL_KEYS", "SPREAD_SORT_PRIORITY", "TAINTS_LIST_TERMINAL",
+    "UTILIZATION_QUANTITIES", "DecisionChange", "ReleaseDecisions", "markdown", "skipped_profiles",
 ]  # fmt: skip
 
 TAINTS_LIST_TERMINAL = "taints-list-terminal-pods"
@@ -40,6 +41,11 @@ SPREAD_MATCH_LABEL_KEYS = "spread-no-match-label-keys"
 SPREAD_LISTS_NAMESPACE = "spread-lists-namespace-pods"
 UTILIZATION_QUANTITIES = "utilization-quantities"
 DEVIATION_ZERO_OFFSET = "deviation-zero-offset"
+PROFILE_AT_A_TIME = "profile-at-a-time"
+SORT_IGNORES_NO_EVICTION = "sort-ignores-prefer-no-eviction"
+PROFILE_BUILT_PER_CYCLE = "profile-built-per-cycle"
+NAMESPACE_SELECTOR_LABELS_ONLY = "namespace-selector-labels-only"
+PDB_INFORMER_REGISTERED = "pdb-informer-registered"
 
 
 class DecisionChange(NamedTuple):
@@ -332,6 +338,88 @@ CHANGES: tuple[DecisionChange, ...] = (
         "v0.32.2 / v0.33.0 (87ba84b)",
         "the outcome depends on the CPU architecture (`int64(NaN)` is the lowest int64 on amd64, 0 on arm64); "
         "desched averages over the nodes that have the resource at every release",
+    ),
+    DecisionChange(
+        PROFILE_AT_A_TIME,
+        "descheduler",
+        27,
+        27,
+        "each profile runs its deschedule plugins and then its balance plugins before the next profile starts",
+        "the deschedule plugins of every profile run first, then the balance plugins of every profile",
+        "pkg/descheduler/descheduler.go",
+        "v0.27.1 / v0.28.0 (931aac9)",
+    ),
+    DecisionChange(
+        SORT_IGNORES_NO_EVICTION,
+        "LowNodeUtilization, HighNodeUtilization, RemovePodsViolatingInterPodAntiAffinity",
+        27,
+        33,
+        "`SortPodsBasedOnPriorityLowToHigh` orders pods by priority, then QoS class only: the "
+        "`descheduler.alpha.kubernetes.io/prefer-no-eviction` annotation does not count",
+        "among pods of equal priority and QoS class, those without the annotation come first",
+        "pkg/descheduler/pod/pods.go",
+        "v0.33.0 / v0.34.0 (7380aa6)",
+    ),
+    DecisionChange(
+        PROFILE_BUILT_PER_CYCLE,
+        "descheduler",
+        27,
+        34,
+        "profiles are built at every cycle: one whose DefaultEvictor cannot be built (`priorityThreshold.name` "
+        "names no PriorityClass, or the threshold exceeds system-critical) is skipped with an error and the other "
+        "profiles run",
+        "profiles are built once at start-up: such a profile stops the descheduler from starting",
+        "pkg/descheduler/descheduler.go",
+        "v0.34.0 / v0.35.0 (b214c14)",
+    ),
+    DecisionChange(
+        NAMESPACE_SELECTOR_LABELS_ONLY,
+        "DefaultEvictor",
+        35,
+        35,
+        "`namespaceLabelSelector` applies only when it has `matchLabels`: one with only `matchExpressions` lets "
+        "every namespace pass",
+        "a selector with `matchLabels` or `matchExpressions` applies",
+        f"{_PLUGINS}/defaultevictor/defaultevictor.go",
+        "v0.35.1 / v0.36.0 (6b5f6b4)",
+    ),
+    DecisionChange(
+        "node-limit-error",
+        "PodEvictor (every plugin)",
+        27,
+        30,
+        "a plugin asks `NodeLimitExceeded` (evictions from the node equal `maxNoOfPodsToEvictPerNode`) after each "
+        "eviction and leaves the node",
+        "`EvictPod` returns a node-limit error for the next pod and the plugin leaves the node",
+        "pkg/descheduler/evictions/evictions.go",
+        "v0.30.2 / v0.31.0 (18d0e4a)",
+        "no decision changes: no pod of a node at its limit is evicted either way, and a namespace limit lets the "
+        "plugin go on in both",
+    ),
+    DecisionChange(
+        "node-selector-helpers",
+        "NodeFit, RemovePodsViolatingNodeAffinity",
+        27,
+        32,
+        "`PodMatchNodeSelector` matches `nodeSelector` and the required terms itself and logs a term it cannot parse",
+        "`nodeaffinity.GetRequiredNodeAffinity(pod).Match` from component-helpers, which returns that error",
+        "pkg/utils/predicates.go",
+        "v0.32.2 / v0.33.0 (88af72b)",
+        "no decision changes: both match through the same `LazyErrorNodeSelector` (empty terms and `matchFields` "
+        "alike), and a node whose terms fail to parse does not match either way",
+    ),
+    DecisionChange(
+        PDB_INFORMER_REGISTERED,
+        "DefaultEvictor",
+        27,
+        34,
+        "the PodDisruptionBudget informer is registered at start-up (v0.32+), so the `PodsWithoutPDB` protection "
+        "(`ignorePodsWithoutPDB`) sees the cluster's PDBs",
+        "a real run registers it only when the protection first reads it, after the informers started: it never "
+        "lists a PDB, every pod counts as uncovered and is protected (upstream #1882); a dry run's sandbox "
+        "registers it and sees the PDBs",
+        "pkg/descheduler/descheduler.go, pkg/descheduler/kubeclientsandbox.go",
+        "v0.34.0 / v0.35.0 (fc6d0d1)",
     ),
 )
 

@@ -234,7 +234,7 @@ def evict_from_sources(
         if not keep_going(source):
             continue
         evicted = 0
-        for pod in podutil.sort_by_priority_low_to_high(candidates, handle.cluster.priority_key):
+        for pod in podutil.sort_by_priority_low_to_high(candidates, handle.priority_key):
             if node_limit is not None and evicted >= node_limit:
                 break
             if not nodeutil.pod_tolerates_taints(pod, taints):

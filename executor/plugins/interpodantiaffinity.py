@@ -197,7 +197,7 @@ class Implementation:
         for node in nodes:
             # only pods with required terms can conflict: the others need no place in the (stable) sort
             listed = filter(_required_terms, by_node[str(node["metadata"]["name"])])
-            for pod in podutil.sort_by_priority_low_to_high(listed, handle.cluster.priority_key):
+            for pod in podutil.sort_by_priority_low_to_high(listed, handle.priority_key):
                 if not listing.conflicts(pod) or not (handle.filter(pod) and handle.pre_eviction_filter(pod)):
                     continue
                 outcome = handle.evict(pod, NAME)

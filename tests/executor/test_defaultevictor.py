@@ -668,49 +668,50 @@ OPERATION_OBJECTS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("selector", "passing", "failing"),
-    [
-        pytest.param(
-            {
-                "matchLabels": {"tier": "frontend"},
-                "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "staging"]}],
-            },
-            ["prod"],
-            ["staging", "test"],
-            id="MatchLabels and MatchExpressions In",
-        ),
-        pytest.param(
-            {"matchLabels": {"tier": "backend"}, "matchExpressions": [{"key": "env", "operator": "Exists"}]},
-            ["staging"],
-            ["prod", "test"],
-            id="MatchLabels and MatchExpressions Exists",
-        ),
-        pytest.param(
-            {
-                "matchExpressions": [
-                    {"key": "tier", "operator": "Exists"},
-                    {"key": "env", "operator": "In", "values": ["staging"]},
-                ]
-            },
-            ["staging"],
-            ["prod", "test"],
-            id="Exists and In",
-        ),
-        pytest.param(
-            {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]},
-            ["test", "nolabels"],
-            ["prod", "staging"],
-            id="DoesNotExist",
-        ),
-        pytest.param(
-            {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod", "test"]}]},
-            ["staging"],
-            ["prod", "test"],
-            id="NotIn",
-        ),
-    ],
-)
+#: TestNamespaceLabelSelectorAllOperations's cases: (selector, pods passing, pods failing) at v0.36
+NAMESPACE_OPERATIONS = [
+    pytest.param(
+        {
+            "matchLabels": {"tier": "frontend"},
+            "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "staging"]}],
+        },
+        ["prod"],
+        ["staging", "test"],
+        id="MatchLabels and MatchExpressions In",
+    ),
+    pytest.param(
+        {"matchLabels": {"tier": "backend"}, "matchExpressions": [{"key": "env", "operator": "Exists"}]},
+        ["staging"],
+        ["prod", "test"],
+        id="MatchLabels and MatchExpressions Exists",
+    ),
+    pytest.param(
+        {
+            "matchExpressions": [
+                {"key": "tier", "operator": "Exists"},
+                {"key": "env", "operator": "In", "values": ["staging"]},
+            ]
+        },
+        ["staging"],
+        ["prod", "test"],
+        id="Exists and In",
+    ),
+    pytest.param(
+        {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]},
+        ["test", "nolabels"],
+        ["prod", "staging"],
+        id="DoesNotExist",
+    ),
+    pytest.param(
+        {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod", "test"]}]},
+        ["staging"],
+        ["prod", "test"],
+        id="NotIn",
+    ),
+]
+
+
+@pytest.mark.parametrize(("selector", "passing", "failing"), NAMESPACE_OPERATIONS)
 def test_namespace_label_selector_operations(selector: Json, passing: list[str], failing: list[str]) -> None:
     """TestNamespaceLabelSelectorAllOperations."""
     evictor = evictor_from({"namespaceLabelSelector": selector}, Cluster.from_objects(OPERATION_OBJECTS), NOW)
