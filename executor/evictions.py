@@ -135,10 +135,14 @@ class PodEvictor:
         checkpoint: Callable[[], None] | None = None,
         view: SameCycle = SameCycle.REAL,
         grace_period_seconds: int | None = None,
+        lists_budgets: bool = False,
     ) -> None:
         """``grace_period_seconds`` is the policy's (``None``: each pod's own): with 0 the API deletes an evicted pod
-        at once, so it is gone in a real run too."""
+        at once, so it is gone in a real run too. ``lists_budgets``: the cycle is desched's own run against the API
+        server, whose listing always holds the PodDisruptionBudgets (it does not reproduce the start-up order that
+        hides them from upstream's real runs of v0.35 and v0.36, row ``pdb-informer-registered``)."""
         self.cluster = cluster
+        self.lists_budgets = lists_budgets
         self.limits = limits
         self.backend: Backend = backend or DryRun()
         self.checkpoint = checkpoint

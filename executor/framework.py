@@ -329,7 +329,7 @@ def run_cycle(
         return CycleResult(True, len(nodes), [], [], {})
     verdicts: dict[tuple[str, str], EvictorVerdict] | None = {} if explain else None
     built: list[_Built] = []
-    pdbs_listed = pod_evictor.dry_run or release.older(PDB_INFORMER_REGISTERED)
+    pdbs_listed = pod_evictor.dry_run or pod_evictor.lists_budgets or release.older(PDB_INFORMER_REGISTERED)
     runnable, errors = _profile_evictors(policy, cluster, now, release, pdbs_listed, evictors, indexed)
     for profile in policy.profiles:
         evictor = runnable.get(profile.name)

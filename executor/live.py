@@ -339,6 +339,7 @@ def _cycle(driver: Driver, indexed: bool = False) -> CycleDone:
             guard.check,
             SameCycle.DRY_RUN if args.dry_run else SameCycle.REAL,
             driver.policy.grace_period_seconds,
+            lists_budgets=True,
         )
 
         def count(outcome: Outcome, pod: Json, profile: str, plugin: str) -> None:

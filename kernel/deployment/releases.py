@@ -49,6 +49,7 @@ class Release(NamedTuple):
     version: str
     reason: str
     guessed: bool = False  # nothing named it: the newest release, assumed
+    program: str = "descheduler"  # what runs the policy: upstream's binary, or ``desched`` (``desched run``)
 
     @property
     def target(self) -> int:
@@ -257,15 +258,22 @@ class Deployments:
 
 
 def _readers(runs: "Iterable[DeschedulerRun]") -> Iterator[_Reader]:
-    """A reader for each ConfigMap key that a descheduler container whose release is named reads its policy from."""
+    """A reader for each ConfigMap key that a descheduler container whose release is named, or a ``desched run``
+    container (without ``--target-version``: the newest release's decisions), reads its policy from."""
     for run in runs:
         named = run.release
-        if named is None:
+        if named is not None:
+            file, line, _ = run.where(named.path)
+            reason = f"{named.source} of {run.label} ({file}:{line}), which reads this policy"
+            release = Release(named.minor, named.version, reason, program=run.program)
+        elif run.program == "desched":
+            file, line, _ = run.where(run.container)
+            reason = f"desched run of {run.label} ({file}:{line}), which reads this policy, without --target-version"
+            release = Release(NEWEST, render(NEWEST), reason, program=run.program)
+        else:
             continue
-        file, line, _ = run.where(named.path)
-        reason = f"{named.source} of {run.label} ({file}:{line}), which reads this policy"
         for configmap, key in run.policy_keys:
-            yield _Reader(run.namespace, configmap, key, Release(named.minor, named.version, reason))
+            yield _Reader(run.namespace, configmap, key, release)
 
 
 def generated_configmap_keys(

@@ -48,6 +48,7 @@ _MODULES = {
     "ds209_negative_value": "policy converted rendered",
     "ds210_duplicate_key": "policy kubedescheduler converted rendered",
     "ds211_profile_skipped_at_v030": "policy converted rendered",
+    "ds212_pdbs_unseen_by_real_runs": "policy converted rendered",
     "ds301_args_validation": "policy converted rendered",
     "ds302_threshold_range": "policy converted rendered",
     "ds303_threshold_above_target": "policy converted rendered",

@@ -381,3 +381,37 @@ def test_the_last_of_a_repeated_policy_flag_is_the_policy_the_descheduler_reads(
     repeated = deployment.replace("args: [", "args: [--policy-config-file, /elsewhere/policy.yaml, ")
     assert _linted_as(GRACE_POLICY + deployment)[0] == "v0.28.0"
     assert _linted_as(GRACE_POLICY + repeated)[0] == "v0.28.0"  # pflag: the last one wins
+
+
+def test_a_desched_run_container_without_target_version_makes_the_newest_decisions_and_says_so():
+    version, reason, _ = _linted_as(GRACE_POLICY + DESCHED_RUN % "--dry-run")
+    assert version == "v0.36"
+    assert reason == (
+        "desched run of Deployment kube-system/desched (x.yaml:20), which reads this policy, without --target-version"
+    )
+
+
+PDB_PROTECTED_POLICY = CONFIGMAP.replace(
+    "    profiles: []",
+    "    profiles:\n    - name: p\n      pluginConfig:\n      - name: DefaultEvictor\n"
+    "        args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n"
+    "      - name: PodLifeTime\n        args: {maxPodLifeTimeSeconds: 86400, states: [Pending]}\n"
+    "      plugins:\n        deschedule:\n          enabled: [PodLifeTime]",
+)
+
+
+@pytest.mark.parametrize(
+    ("reader", "warned"),
+    [
+        ("", True),  # v0.36 assumed: upstream's binary
+        (STATEFULSET.replace("v0.28.0", "v0.36.0"), True),
+        (STATEFULSET.replace("v0.28.0", "v0.35.1"), True),
+        (STATEFULSET.replace("v0.28.0", "v0.34.0"), False),
+        (DESCHED_RUN % "--dry-run", False),  # desched run lists the budgets itself
+        (DESCHED_RUN % "--target-version=v0.36", False),
+    ],
+    ids=["assumed", "v0.36.0", "v0.35.1", "v0.34.0", "desched-run", "desched-run-v0.36"],
+)
+def test_ds212_warns_where_upstreams_real_runs_list_no_budget(reader: str, warned: bool):
+    result = lint_text("x.yaml", PDB_PROTECTED_POLICY + reader, Settings())
+    assert [f.rule for f in result.findings if f.rule == "DS212"] == (["DS212"] if warned else [])

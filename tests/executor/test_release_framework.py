@@ -255,9 +255,9 @@ def test_v0_30_a_profile_that_cannot_be_built_adds_no_owner_index() -> None:
     assert 'unable to get priority class "missing"' in result.errors[0].message
 
 
-def pdb_protected_cycle(release: ReleaseDecisions, view: SameCycle) -> set[str]:
+def pdb_protected_cycle(release: ReleaseDecisions, view: SameCycle, lists_budgets: bool = False) -> set[str]:
     """The namespaces a PodLifeTime cycle evicts from when the DefaultEvictor protects pods without a PDB: namespace
-    ``a`` has a PDB selecting every pod, ``b`` none."""
+    ``a`` has a PDB selecting every pod, ``b`` none. ``lists_budgets``: desched's own run (``PodEvictor``)."""
     protecting = profile("p", 0, "a")
     protecting["pluginConfig"][0]["args"] = {"podProtections": {"extraEnabled": ["PodsWithoutPDB"]}}
     protecting["pluginConfig"][1]["args"]["namespaces"] = {"include": ["a", "b"]}
@@ -269,7 +269,7 @@ def pdb_protected_cycle(release: ReleaseDecisions, view: SameCycle) -> set[str]:
         "spec": {"selector": {}, "maxUnavailable": 1},
     }
     cluster = Cluster.from_objects([*cluster_objects("a", "b"), budget])
-    pod_evictor = PodEvictor(cluster, Limits(), view=view)
+    pod_evictor = PodEvictor(cluster, Limits(), view=view, lists_budgets=lists_budgets)
     result = run_cycle(prepare_policy(decode(policy)), cluster, NOW, pod_evictor, release=release)
     assert result.errors == []
     return {eviction.namespace for eviction in pod_evictor.evictions}
@@ -286,3 +286,9 @@ def pdb_protected_cycle(release: ReleaseDecisions, view: SameCycle) -> set[str]:
 )
 def test_from_v0_35_a_real_run_sees_no_pdb(release: ReleaseDecisions, view: SameCycle, evicted: set[str]) -> None:
     assert pdb_protected_cycle(release, view) == evicted
+
+
+@pytest.mark.parametrize("release", [V35, V36])
+def test_desched_run_lists_the_budgets_at_every_release(release: ReleaseDecisions) -> None:
+    """``desched run`` lists the budgets itself: upstream's start-up order, which hides them, is not reproduced."""
+    assert pdb_protected_cycle(release, SameCycle.REAL, lists_budgets=True) == {"a"}
