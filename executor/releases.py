@@ -141,11 +141,14 @@ CHANGES: tuple[DecisionChange, ...] = (
         "descheduler",
         27,
         33,
-        "a cycle with fewer than 2 nodes fails with an error",
-        "it is skipped without an error",
+        "a cycle with fewer than 2 nodes fails with an error, and a failed cycle ends upstream's loop (up to v0.34 "
+        "any cycle error does; f26ab74, v0.35.0, keeps the loop going): the descheduler exits and a Deployment's pod "
+        "is restarted",
+        "it is skipped without an error and the loop goes on",
         "pkg/descheduler/descheduler.go",
         "v0.33.0 / v0.34.0 (3033aec)",
-        "no pod is evicted either way; only upstream's error log differs",
+        "no pod is evicted in that cycle either way; the exit and restart are upstream's process lifecycle, which "
+        "`desched run --interval` does not reproduce (its loop goes on)",
     ),
     DecisionChange(
         "node-sort-usage-sum",
