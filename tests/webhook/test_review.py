@@ -16,14 +16,15 @@ from desched.webhook.workloads import WORKLOAD_RULES
 from tests.conftest import lint
 
 Json = dict[str, Any]
-GOOD = """apiVersion: descheduler/v1alpha2
+# Only pods labelled tier=batch are evicted: the workloads below are out of the policy's reach until a test removes it.
+ONLY_BATCH = "    args: {labelSelector: {matchLabels: {tier: batch}}}\n"
+GOOD = f"""apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
 - name: p
   pluginConfig:
   - name: DefaultEvictor
-    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}
-  - name: RemovePodsViolatingNodeTaints
+{ONLY_BATCH}  - name: RemovePodsViolatingNodeTaints
   plugins:
     deschedule:
       enabled: [RemovePodsViolatingNodeTaints]
@@ -214,7 +215,7 @@ def pdb(name: str = "web") -> Json:
 
 
 def test_an_evictable_deployment_without_pdb_gets_a_ds401_warning_until_a_pdb_exists() -> None:
-    policy = GOOD.replace("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n", "")
+    policy = GOOD.replace(ONLY_BATCH, "")
     bare = decide(request(deployment(), kind="Deployment"), Options(), Cache(policy, []))
     assert bare.allowed and [w.split(" ")[0] for w in bare.warnings] == ["DS401"]
     covered = decide(request(deployment(), kind="Deployment"), Options(), Cache(policy, [pdb()]))
@@ -226,7 +227,7 @@ def test_an_evictable_deployment_without_pdb_gets_a_ds401_warning_until_a_pdb_ex
 
 
 def test_deleting_the_pdb_of_an_evictable_workload_is_reported() -> None:
-    policy = GOOD.replace("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n", "")
+    policy = GOOD.replace(ONLY_BATCH, "")
     cache = Cache(policy, [deployment(), pdb()])
     decision = decide(request(None, "DELETE", kind="PodDisruptionBudget", old=pdb()), Options(), cache)
     assert decision.allowed
@@ -238,7 +239,7 @@ def test_deleting_the_pdb_of_an_evictable_workload_is_reported() -> None:
 
 
 def test_an_update_of_the_active_policy_is_checked_against_the_cached_workloads() -> None:
-    policy = GOOD.replace("    args: {podProtections: {extraEnabled: [PodsWithoutPDB]}}\n", "")
+    policy = GOOD.replace(ONLY_BATCH, "")
     cache = Cache(GOOD, [deployment()])
     decision = decide(request(configmap(policy), "UPDATE", old=configmap(GOOD)), Options(), cache)
     assert decision.allowed
