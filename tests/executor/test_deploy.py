@@ -14,11 +14,11 @@ from desched.cli import main
 from desched.deployment import access
 from desched.deployment.rbac import Grants
 from desched.deployment.runs import descheduler_runs
+from tests.chart.kustomize import CLUSTER_KINDS, build_python
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "executor"
 RUNNERS = {"job": "Job", "cronjob": "CronJob", "deployment": "Deployment", "dry-run": "CronJob"}
 NAMESPACE = "desched-system"
-CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -31,38 +31,20 @@ def _pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
     return dict(template["spec"])
 
 
-def _resources(directory: Path) -> list[dict[str, Any]]:
-    """The objects of a kustomization, following ``resources``, with ``configMapGenerator``'s ConfigMaps and the
-    ``namespace`` set on every namespaced object (the subset of Kustomize these files use; patches are not applied)."""
-    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
-    objects: list[dict[str, Any]] = []
-    for entry in kustomization.get("resources", []):
-        target = directory / entry
-        objects += _resources(target) if target.is_dir() else _load(target)
-    for generator in kustomization.get("configMapGenerator", []):
-        data = {name: (directory / name).read_text() for name in generator["files"]}
-        objects.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": generator["name"]}, "data": data})
-    if "namespace" in kustomization:
-        for obj in objects:
-            if obj["kind"] not in CLUSTER_SCOPED:
-                obj["metadata"]["namespace"] = kustomization["namespace"]
-    return objects
-
-
 def _workload(runner: str) -> dict[str, Any]:
-    (workload,) = [obj for obj in _resources(DEPLOY / runner) if obj["kind"] in ("Job", "CronJob", "Deployment")]
+    (workload,) = [obj for obj in build_python(DEPLOY / runner) if obj["kind"] in ("Job", "CronJob", "Deployment")]
     return workload
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_each_runner_runs_desched_on_the_policy_hardened(runner: str) -> None:
-    objects = _resources(DEPLOY / runner)
+    objects = build_python(DEPLOY / runner)
     (workload,) = [obj for obj in objects if obj["kind"] in ("Job", "CronJob", "Deployment")]
     assert workload["kind"] == RUNNERS[runner]
     pod = _pod_spec(workload)
     (container,) = pod["containers"]
     assert container["args"][:3] == ["run", "--policy", "/policy/policy.yaml"]
-    assert ("--dry-run" in container["args"]) is False  # the overlay adds it as a patch, checked below
+    assert ("--dry-run" in container["args"]) is (runner == "dry-run")  # the overlay's patch adds it
     assert pod["serviceAccountName"] == "desched-executor"
     assert pod["securityContext"]["runAsNonRoot"] is True
     security = container["securityContext"]
@@ -79,10 +61,10 @@ def test_each_runner_runs_desched_on_the_policy_hardened(runner: str) -> None:
 
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_each_runner_puts_every_object_in_one_namespace(runner: str) -> None:
-    objects = _resources(DEPLOY / runner)
+    objects = build_python(DEPLOY / runner)
     assert {obj["kind"] for obj in objects} >= {"Namespace", "ServiceAccount", "ConfigMap", RUNNERS[runner]}
     for obj in objects:
-        expected = None if obj["kind"] in CLUSTER_SCOPED else NAMESPACE
+        expected = None if obj["kind"] in CLUSTER_KINDS else NAMESPACE
         assert obj["metadata"].get("namespace") == expected, (obj["kind"], obj["metadata"]["name"])
     (namespace,) = [obj for obj in objects if obj["kind"] == "Namespace"]
     assert namespace["metadata"]["name"] == NAMESPACE
@@ -143,10 +125,10 @@ def test_the_rbac_grants_what_desched_run_declares_and_nothing_more(runner: str)
     account may do all the runner needs (``--dry-run`` in the dry-run overlay, ``--leader-elect`` in the Deployment),
     Events included, and no rule grants a verb no need asks (no ``get`` or ``watch`` of what a cycle LISTs, no core v1
     Events: the executor writes events.k8s.io/v1 ones, as ``tests/executor/test_live_units.py`` pins)."""
-    objects = _resources(DEPLOY / runner)
+    objects = build_python(DEPLOY / runner)
     (run,) = descheduler_runs([(runner, _workload(runner))])
-    # the dry-run overlay's patch adds --dry-run (test_the_dry_run_overlay_adds_dry_run); _resources applies none
-    setting = access.setting(run)._replace(dry_run=runner == "dry-run")
+    setting = access.setting(run)  # --dry-run in the dry-run overlay, from its patch
+    assert setting.dry_run is (runner == "dry-run")
     grants = Grants([(runner, obj) for obj in objects])
     needed = access.permissions(setting, access.needs(setting, "desched"))
     assert [str(wanted) for wanted in needed if not grants.allows(NAMESPACE, "desched-executor", wanted)] == []
@@ -174,7 +156,7 @@ def test_kustomize_builds_each_runner(runner: str) -> None:
         RUNNERS[runner],
     }
     for doc in built:
-        expected = None if doc["kind"] in CLUSTER_SCOPED else NAMESPACE
+        expected = None if doc["kind"] in CLUSTER_KINDS else NAMESPACE
         assert doc["metadata"].get("namespace") == expected, (doc["kind"], doc["metadata"]["name"])
     workload = next(doc for doc in built if doc["kind"] == RUNNERS[runner])
     assert _pod_spec(workload)["containers"][0]["image"] == "ghcr.io/desched/desched:0.1.0"
