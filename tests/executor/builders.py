@@ -193,6 +193,22 @@ def run_plugin(
     return [name for _, name in evicted]
 
 
+def one_plugin_policy(plugin: str, point: str, args: Json, evictor: Json | None = None, profile: str = "p") -> Json:
+    """A v1alpha2 policy of one profile that enables ``plugin`` at ``point`` with ``args`` (and the DefaultEvictor's
+    ``evictor`` args)."""
+    return {
+        "apiVersion": "descheduler/v1alpha2",
+        "kind": "DeschedulerPolicy",
+        "profiles": [
+            {
+                "name": profile,
+                "pluginConfig": [{"name": "DefaultEvictor", "args": evictor or {}}, {"name": plugin, "args": args}],
+                "plugins": {point: {"enabled": [plugin]}},
+            }
+        ],
+    }
+
+
 def through_simulate(
     plugin: str,
     point: str,
@@ -209,17 +225,7 @@ def through_simulate(
     express it (fewer than two Ready nodes, which skips the cycle, or a policy the lint gate refuses)."""
     if len(nodes) < 2 or not all(nodeutil.is_ready(node) for node in nodes):
         return None
-    policy: Json = {
-        "apiVersion": "descheduler/v1alpha2",
-        "kind": "DeschedulerPolicy",
-        "profiles": [
-            {
-                "name": "test-profile",
-                "pluginConfig": [{"name": "DefaultEvictor", "args": evictor}, {"name": plugin, "args": args}],
-                "plugins": {point: {"enabled": [plugin]}},
-            }
-        ],
-    }
+    policy = one_plugin_policy(plugin, point, args, evictor, profile="test-profile")
     for field, value in (
         ("maxNoOfPodsToEvictPerNode", limits.per_node),
         ("maxNoOfPodsToEvictPerNamespace", limits.per_namespace),

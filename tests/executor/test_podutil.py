@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -515,14 +516,22 @@ def names(pods: list[Json]) -> list[str]:
     return [pod["metadata"]["name"] for pod in pods]
 
 
+def priority_and_qos_pods(build: Callable[[str, int, int, str], Json] = build_pod) -> list[Json]:
+    """The six pods of TestSortPodsBasedOnPriorityLowToHigh (pods_test.go) without the prefer-no-eviction
+    annotation, p1 to p6 (its whole table at v0.33.0), each made by ``build(name, cpu, memory, node)``."""
+    return [
+        with_priority(build("p1", 400, 0, "n1"), LOW_PRIORITY),
+        make_best_effort(with_priority(build("p2", 400, 0, "n1"), HIGH_PRIORITY)),
+        make_burstable(with_priority(build("p3", 400, 0, "n1"), HIGH_PRIORITY)),
+        make_guaranteed(with_priority(build("p4", 400, 100, "n1"), HIGH_PRIORITY)),
+        make_best_effort(build("p5", 400, 100, "n1")),
+        make_guaranteed(build("p6", 400, 100, "n1")),
+    ]
+
+
 def test_sort_pods_based_on_priority_low_to_high():
     """TestSortPodsBasedOnPriorityLowToHigh (pods_test.go)."""
-    p1 = with_priority(build_pod("p1", 400, 0, "n1"), LOW_PRIORITY)
-    p2 = make_best_effort(with_priority(build_pod("p2", 400, 0, "n1"), HIGH_PRIORITY))
-    p3 = make_burstable(with_priority(build_pod("p3", 400, 0, "n1"), HIGH_PRIORITY))
-    p4 = make_guaranteed(with_priority(build_pod("p4", 400, 100, "n1"), HIGH_PRIORITY))
-    p5 = make_best_effort(build_pod("p5", 400, 100, "n1"))
-    p6 = make_guaranteed(build_pod("p6", 400, 100, "n1"))
+    p1, p2, p3, p4, p5, p6 = priority_and_qos_pods()
     p7 = prefer_no_eviction(with_priority(build_pod("p7", 400, 0, "n1"), LOW_PRIORITY))
     p8 = prefer_no_eviction(make_best_effort(with_priority(build_pod("p8", 400, 0, "n1"), HIGH_PRIORITY)))
     p9 = prefer_no_eviction(make_burstable(with_priority(build_pod("p9", 400, 0, "n1"), HIGH_PRIORITY)))

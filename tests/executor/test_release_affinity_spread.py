@@ -25,7 +25,6 @@ from desched.plugins import REGISTRY
 from tests.executor import test_interpodantiaffinity as anti
 from tests.executor import test_topologyspread as spread
 from tests.executor.builders import NOW, evictor_from, run_plugin
-from tests.executor.test_releases import FIT_ORDER_CASE
 
 Json = dict[str, Any]
 V27, V28, V32, V33, V34 = (ReleaseDecisions(minor) for minor in (27, 28, 32, 33, 34))
@@ -78,27 +77,6 @@ def test_anti_affinity_on_the_same_node_at_every_release(release: ReleaseDecisio
 
 
 # --- spread-sort-ignores-priority: up to v0.32 a domain's pods are not sorted by priority -------------------------
-
-
-@pytest.mark.parametrize(
-    "case",
-    [case for case in spread.TOPOLOGY_SPREAD_CONSTRAINT if case is not FIT_ORDER_CASE],
-    ids=lambda case: case.name,
-)
-def test_topology_spread_upstream_table_at_v0_32(case: spread.Case) -> None:
-    evicted = run_plugin(
-        spread.PLUGIN,
-        case.args or {},
-        case.nodes,
-        spread.create_pods(case.groups),
-        evictor={"nodeFit": case.node_fit},
-        limits=case.limits,
-        extra=[spread.NAMESPACE],
-        defaults=True,
-        release=V32,
-    )
-    assert len(evicted) == case.expected
-    assert set(case.names or []) <= set(evicted)
 
 
 PRIORITIES = [
@@ -175,23 +153,9 @@ def at_v0_27(case: spread.Case) -> spread.Case:
 SPREAD_AT_V0_27 = [at_v0_27(case) for case in spread.TOPOLOGY_SPREAD_CONSTRAINT if case.name not in NOT_AT_V0_27]
 
 
-def run_spread(case: spread.Case, release: ReleaseDecisions) -> list[str]:
-    return run_plugin(
-        spread.PLUGIN,
-        case.args or {},
-        case.nodes,
-        spread.create_pods(case.groups),
-        evictor={"nodeFit": case.node_fit},
-        limits=case.limits,
-        extra=[spread.NAMESPACE],
-        defaults=True,
-        release=release,
-    )
-
-
 @pytest.mark.parametrize("case", SPREAD_AT_V0_27, ids=lambda case: case.name)
 def test_topology_spread_upstream_table_at_v0_27(case: spread.Case) -> None:
-    evicted = run_spread(case, V27)
+    evicted = spread.run(case, release=V27)
     assert len(evicted) == case.expected
     assert set(case.names or []) <= set(evicted)
 
@@ -207,7 +171,7 @@ def test_topology_spread_reads_match_label_keys_from_v0_28(release: ReleaseDecis
     case = next(
         case for case in spread.TOPOLOGY_SPREAD_CONSTRAINT if case.name in NOT_AT_V0_27 and "two different" in case.name
     )
-    assert len(run_spread(case, release)) == evicted
+    assert len(spread.run(case, release=release)) == evicted
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V27, ["pod-1", "pod-2"]), (V28, ["pod-2"])], ids=repr)
@@ -216,7 +180,7 @@ def test_topology_spread_honours_node_affinity_policy_from_v0_28(release: Releas
     v0.27 it is ([3,0,0]: a move to each), and both moved pods fit n2, the below-average node with ssd."""
     groups = [spread.Group(3, "n1", constraints=[spread.constraint()], node_selector=spread.SSD)]
     case = spread.Case("ssd", spread.SSD_NODES, groups, len(evicted))
-    assert sorted(run_spread(case, release)) == evicted
+    assert sorted(spread.run(case, release=release)) == evicted
 
 
 def off_the_listing(owned: bool = True) -> list[spread.Group]:

@@ -40,6 +40,7 @@ from tests.executor.test_podutil import (
     make_guaranteed,
     names,
     prefer_no_eviction,
+    priority_and_qos_pods,
     with_priority,
 )
 from tests.executor.test_releases import cluster_objects, owned_pods, profile
@@ -57,12 +58,7 @@ def release_sort(pods: list[Json], release: ReleaseDecisions) -> list[str]:
 
 def v0_33_table() -> tuple[list[Json], list[str]]:
     """TestSortPodsBasedOnPriorityLowToHigh at v0.33.0: its pods in input order and the order it expects."""
-    p1 = with_priority(build_pod("p1", 400, 0, "n1"), LOW_PRIORITY)
-    p2 = make_best_effort(with_priority(build_pod("p2", 400, 0, "n1"), HIGH_PRIORITY))
-    p3 = make_burstable(with_priority(build_pod("p3", 400, 0, "n1"), HIGH_PRIORITY))
-    p4 = make_guaranteed(with_priority(build_pod("p4", 400, 100, "n1"), HIGH_PRIORITY))
-    p5 = make_best_effort(build_pod("p5", 400, 100, "n1"))
-    p6 = make_guaranteed(build_pod("p6", 400, 100, "n1"))
+    p1, p2, p3, p4, p5, p6 = priority_and_qos_pods(build_pod)  # the cluster's pods: kind and unique uids
     return [p4, p3, p2, p1, p6, p5], ["p5", "p6", "p1", "p2", "p3", "p4"]
 
 

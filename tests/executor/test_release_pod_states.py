@@ -26,7 +26,7 @@ from desched.cli import main
 from desched.executor.releases import CHANGES, RESTARTS_INIT_STATES, ReleaseDecisions
 from desched.validation.vocab import podlifetime_states, too_many_restarts_states
 from tests.executor import test_toomanyrestarts as restarts
-from tests.executor.builders import NOW, build_node, build_pod, run_plugin, set_rs_owner
+from tests.executor.builders import NOW, build_node, build_pod, one_plugin_policy, run_plugin, set_rs_owner
 
 Json = dict[str, Any]
 V29, V30 = ReleaseDecisions(29), ReleaseDecisions(30)
@@ -127,20 +127,7 @@ def test_the_row_spans_the_releases_with_states() -> None:
     )
 
 
-POLICY: Json = {
-    "apiVersion": "descheduler/v1alpha2",
-    "kind": "DeschedulerPolicy",
-    "profiles": [
-        {
-            "name": "p",
-            "pluginConfig": [
-                {"name": "DefaultEvictor", "args": {}},
-                {"name": "RemovePodsHavingTooManyRestarts", "args": ARGS},
-            ],
-            "plugins": {"deschedule": {"enabled": ["RemovePodsHavingTooManyRestarts"]}},
-        }
-    ],
-}
+POLICY = one_plugin_policy("RemovePodsHavingTooManyRestarts", "deschedule", ARGS)
 
 
 @pytest.mark.parametrize(

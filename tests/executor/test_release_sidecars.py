@@ -22,7 +22,7 @@ from desched.executor.nodefit import node_set
 from desched.executor.podutil import pod_requests, usage_requests_before_sidecars
 from desched.executor.releases import NATIVE_SIDECARS, ReleaseDecisions
 from desched.policy.model import decode
-from tests.executor.builders import NOW, build_node, build_pod, set_rs_owner
+from tests.executor.builders import NOW, build_node, build_pod, one_plugin_policy, set_rs_owner
 from tests.executor.test_podutil import REQUESTS, container, pod_with, sidecar
 
 Json = dict[str, Any]
@@ -163,20 +163,8 @@ def sidecar_cluster() -> list[Json]:
     return [build_node("n1", 4000, 8 * 2**30, 110), build_node("n2", 4000, 8 * 2**30, 110), *pods]
 
 
-POLICY: Json = {
-    "apiVersion": "descheduler/v1alpha2",
-    "kind": "DeschedulerPolicy",
-    "profiles": [
-        {
-            "name": "p",
-            "pluginConfig": [
-                {"name": "DefaultEvictor", "args": {}},
-                {"name": "LowNodeUtilization", "args": {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 50}}},
-            ],
-            "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}},
-        }
-    ],
-}
+THRESHOLDS = {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 50}}
+POLICY = one_plugin_policy("LowNodeUtilization", "balance", THRESHOLDS)
 
 
 def evictions(objects: list[Json], release: ReleaseDecisions) -> int:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from desched.executor.evictions import Limits, PodEvictor, SameCycle
 from desched.executor.plugins import topologyspread
+from desched.executor.releases import NEWEST_DECISIONS, ReleaseDecisions
 from desched.plugins import REGISTRY
 from tests.executor.builders import build_node, build_pod, defaulted, run_plugin, set_rs_owner
 
@@ -134,7 +135,8 @@ class Case(NamedTuple):
     limits: Limits = Limits()
 
 
-def run(case: Case, record: list[PodEvictor] | None = None) -> list[str]:
+def run(case: Case, record: list[PodEvictor] | None = None, release: ReleaseDecisions = NEWEST_DECISIONS) -> list[str]:
+    """The pods ``release``'s plugin evicts in ``case``."""
     return run_plugin(
         PLUGIN,
         case.args or {},
@@ -145,6 +147,7 @@ def run(case: Case, record: list[PodEvictor] | None = None) -> list[str]:
         extra=[NAMESPACE],
         defaults=True,
         record=record,
+        release=release,
     )
 
 
