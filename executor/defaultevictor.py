@@ -20,7 +20,7 @@ from desched.errors import PolicyRefused
 from desched.executor import nodeutil, podutil
 from desched.executor.cluster import Cluster, Json
 from desched.executor.nodefit import NodeSet, node_set
-from desched.executor.releases import NAMESPACE_SELECTOR_LABELS_ONLY, ReleaseDecisions
+from desched.executor.releases import ReleaseDecisions
 from desched.plugins.defaultevictor import DefaultEvictorArgs
 from desched.tree import mapping_or_empty
 from desched.validation.labels import label_selector_requirements
@@ -184,9 +184,6 @@ class DefaultEvictor:
         if self.settings.threshold is not None and self.settings.threshold > SYSTEM_CRITICAL:
             raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL}")
         release = ReleaseDecisions(target)
-        labels_only = release.older(NAMESPACE_SELECTOR_LABELS_ONLY)
-        if labels_only and not (args.namespace_label_selector or {}).get("matchLabels"):
-            self.settings = self.settings._replace(namespace_selector=None)
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
         self.node_fit = args.node_fit

@@ -21,7 +21,7 @@ from desched import versions
 from desched.goduration import parse_duration
 from desched.plugins import REGISTRY
 from desched.plugins.defaultevictor import DefaultEvictorArgs, PodProtections, PriorityThreshold
-from desched.tree import TextEnum
+from desched.tree import TextEnum, mapping_or_empty
 from desched.validation.vocab import (
     DEFAULT_POD_PROTECTIONS,
     EXTRA_POD_PROTECTIONS,
@@ -203,6 +203,15 @@ def _selector(value: Mapping[str, Any] | None, target: int) -> Selector | None:
     return None if selector.kind in ("nil", "empty") else selector
 
 
+def _namespace_selector(value: Mapping[str, Any] | None, target: int) -> Selector | None:
+    """``namespaceLabelSelector`` at ``target``: from v0.35; at v0.35 only one with ``matchLabels`` filters (one of
+    ``matchExpressions`` alone selects every namespace; docs/executor-semantics.md#13-decisions-per-release, row
+    ``namespace-selector-labels-only``)."""
+    if target < 35 or (target == 35 and not mapping_or_empty(value).get("matchLabels")):
+        return None
+    return _selector(value, target)
+
+
 def _min_pod_age(value: str | None) -> timedelta | None:
     if not value:
         return None
@@ -226,7 +235,7 @@ def evictor(args: DefaultEvictorArgs, target: int, now: datetime, priority_of: C
         unknown,
         target >= 34 and args.no_eviction_policy == "Mandatory",
         _selector(args.label_selector, target),
-        _selector(args.namespace_label_selector, target) if target >= 35 else None,
+        _namespace_selector(args.namespace_label_selector, target),
         args.min_replicas if target >= 30 and args.min_replicas > 1 else 0,
         _min_pod_age(args.min_pod_age) if target >= 31 else None,
         frozenset(classes) if target >= 35 and classes is not None else None,

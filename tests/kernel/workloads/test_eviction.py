@@ -264,6 +264,15 @@ def test_namespace_part_of_pre_eviction_filter(labels: dict[str, str] | None, ta
     assert (failure.check if failure else None) == expected
 
 
+@pytest.mark.parametrize(("target", "expected"), [(35, None), (36, Check.NAMESPACE_SELECTOR)])
+def test_a_namespace_selector_of_expressions_alone_selects_every_namespace_at_v0_35(target: int, expected: str | None):
+    """Row namespace-selector-labels-only: v0.35 applies ``namespaceLabelSelector`` only when it has
+    ``matchLabels``; the scope model (this function) and the executor decide it alike."""
+    args = {"namespaceLabelSelector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["app"]}]}}
+    failure = namespace_failure(Pod(namespace_labels_={"tier": "infra"}), settings(args, target))
+    assert (failure.check if failure else None) == expected
+
+
 def test_effective_protections_follow_the_release():
     defaults = {"PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods"}
     assert active_protections(DefaultEvictorArgs()) == defaults
