@@ -158,10 +158,9 @@ class BudgetCheck:
             return BackendError(Failure.ERROR, 500, message)
         pdb, selector = matching[0]
         budget = self._budget(pdb, selector)
-        if not record.ready:
-            always = budget.always_allow_unhealthy and (self.cluster.server or (1, 27, 0)) >= (1, 27, 0)
-            if always or (budget.healthy >= budget.desired and budget.desired > 0):
-                return None  # an unhealthy pod of an undisrupted application: the budget is not used
+        undisrupted = budget.healthy >= budget.desired and budget.desired > 0
+        if not record.ready and (self._allows_unhealthy(budget) or undisrupted):
+            return None  # an unhealthy pod of an undisrupted application: the budget is not used
         if budget.stale:
             message = (
                 f"Cannot evict pod as it would violate the pod's disruption budget {budget.name}: it is still being "
@@ -212,14 +211,18 @@ class BudgetCheck:
                 found, refreshed = self._computed(pdb, selector), self._computed(pdb, selector, refreshed=True)
                 if found != refreshed:
                     return True
-                always = found.always_allow_unhealthy and (self.cluster.server or (1, 27, 0)) >= (1, 27, 0)
                 if (
                     found.desired == 0
-                    and not always
+                    and not self._allows_unhealthy(found)
                     and any(self._spends_unready(pod) for pod in self._pods_of(pdb, selector))
                 ):
                     return True
         return False
+
+    def _allows_unhealthy(self, budget: Budget) -> bool:
+        """Whether ``budget``'s ``unhealthyPodEvictionPolicy: AlwaysAllow`` lets its unhealthy pods go: the API honours
+        it from Kubernetes 1.27 (assumed when the server's release is unknown)."""
+        return budget.always_allow_unhealthy and (self.cluster.server or (1, 27, 0)) >= (1, 27, 0)
 
     def _budget(self, pdb: Json, selector: Selector) -> Budget:
         spent = self._budgets.get(key(pdb))

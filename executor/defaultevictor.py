@@ -183,11 +183,10 @@ class DefaultEvictor:
             )
         if self.settings.threshold is not None and self.settings.threshold > SYSTEM_CRITICAL:
             raise UnrunnablePolicy(f"priority threshold can't be greater than {SYSTEM_CRITICAL}")
-        release = ReleaseDecisions(target)
         self.protections = self.settings.protections
         self.protected_classes = self.settings.protected_classes
         self.node_fit = args.node_fit
-        self._fit_anti_affinity = release.fit_anti_affinity
+        self._fit_anti_affinity = ReleaseDecisions(target).fit_anti_affinity
         self.node_selector = args.node_selector
         self._fit_nodes_cache: NodeSet | None = None  # nodes do not change within a cycle
         # Filter's answer per pod uid: only minReplicas reads what changes as pods leave (their owners' counts)
