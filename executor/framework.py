@@ -31,6 +31,7 @@ from desched.executor import nodeutil
 from desched.executor.cluster import Cluster, Json, key, node_of
 from desched.executor.defaultevictor import DefaultEvictor, UnrunnablePolicy, node_label_selector
 from desched.executor.evictions import Outcome, PodEvictor
+from desched.executor.nodefit import NodeFit
 from desched.executor.plugins import module_for
 from desched.executor.podutil import PriorityKey
 from desched.executor.releases import (
@@ -115,6 +116,10 @@ class Handle:
         ``sort-ignores-prefer-no-eviction``: up to v0.33 the prefer-no-eviction annotation does not count)."""
         sort_key = self.cluster.priority_key(pod)
         return (*sort_key[:3], False) if self._sort_ignores_no_eviction else sort_key
+
+    def node_fit(self) -> NodeFit:
+        """The cluster's ``PodFitsAnyNode`` answers with this release's NodeFit (row ``nodefit-anti-affinity``)."""
+        return self.cluster.fit(self.release.fit_anti_affinity)
 
     def filter(self, pod: Json) -> bool:
         """The profile's ``Filter`` chain (the DefaultEvictor)."""

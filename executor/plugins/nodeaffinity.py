@@ -60,7 +60,7 @@ class Implementation:
 
     def _fits_somewhere(self, pod: Json, among: NodeSet) -> bool:
         """``PodFitsAnyNode`` on the plugin's nodes, the pod's own included."""
-        return self.handle.cluster.fit(self.handle.release.fit_anti_affinity).fits_any(pod, among, skip_own=False)
+        return self.handle.node_fit().fits_any(pod, among, skip_own=False)
 
     def _required_violation(self, among: NodeSet, fits_current: bool) -> Violation:
         """``fits_current``: the pod violates when it does not fit its node (v0.27), not only when its node selector

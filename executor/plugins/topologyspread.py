@@ -358,7 +358,7 @@ class Implementation:
             if uid not in fit_cache:
                 if not below:
                     below.append(eligible.outside(at_or_above))
-                fit = self.handle.cluster.fit(self.handle.release.fit_anti_affinity)
+                fit = self.handle.node_fit()
                 fit_cache[uid] = fit.fits_any(pod, below[0], skip_own=True)
             return fit_cache[uid]
 
