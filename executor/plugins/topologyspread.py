@@ -358,8 +358,7 @@ class Implementation:
             if uid not in fit_cache:
                 if not below:
                     below.append(eligible.outside(at_or_above))
-                fit = self.handle.node_fit()
-                fit_cache[uid] = fit.fits_any(pod, below[0], skip_own=True)
+                fit_cache[uid] = self.handle.node_fit().fits_any(pod, below[0], skip_own=True)
             return fit_cache[uid]
 
         for high, move in _moves(size, average, constraint.max_skew):
