@@ -242,14 +242,13 @@ def _simulate(args: argparse.Namespace, loaded: Loaded, now: datetime, samples: 
     except UnrunnablePolicy as error:
         raise UsageError(str(error)) from None
     panels = None
-    if args.html is not None:  # a skipped cycle has no utilization to show
+    if args.html is not None:
         from desched.executor.page import utilization
 
-        panels = (
-            []
-            if result.skipped
-            else utilization(prepared, cluster, now, evictors, evictor, evictor.evictions, result.errors)
-        )
+        panels = []  # a skipped cycle has no utilization to show
+        if not result.skipped:
+            errors, release = result.errors, loaded.release
+            panels = utilization(prepared, cluster, now, evictors, evictor, evictor.evictions, errors, release)
     cluster.release()
     return result, evictor.evictions, evictor.failures, ranged, refreshed, panels
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from desched.executor.defaultevictor import DefaultEvictor
     from desched.executor.evictions import Eviction, PodEvictor
     from desched.executor.framework import EvictorVerdict, Handle, PluginError
+    from desched.executor.releases import ReleaseDecisions
     from desched.policy.model import Policy
 
 __all__ = ["NodeFigures", "Panel", "render", "utilization"]
@@ -107,10 +108,12 @@ def utilization(
     pod_evictor: PodEvictor,
     evictions: Sequence[Eviction],
     errors: Iterable[PluginError],
+    release: ReleaseDecisions,
 ) -> list[Panel]:
     """The panels of the page (see the module contract); ``cluster`` as before the cycle, ``evictors`` the cycle's
     DefaultEvictor per profile (the cycle ran: it was not skipped; a profile without one was skipped by its release
-    and has no panel), ``errors`` its plugin errors."""
+    and has no panel), ``errors`` its plugin errors, ``release`` the one whose decisions the cycle made (the plugins
+    classify the nodes as it does)."""
     from desched.executor.framework import Handle, cycle_nodes
     from desched.executor.plugins import module_for
 
@@ -120,7 +123,7 @@ def utilization(
         evictor = evictors.get(profile.name)
         if evictor is None:
             continue
-        handle = Handle(cluster, now, profile.name, evictor, pod_evictor)
+        handle = Handle(cluster, now, profile.name, evictor, pod_evictor, release=release)
         for ref, config in profile.evicting():
             module = module_for(ref.name)
             if ref.point == "balance" and ref.name in ROLES and config is not None and module is not None:

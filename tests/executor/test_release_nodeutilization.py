@@ -15,15 +15,19 @@ v0.33's). The cases after them are desched's: each gives one answer at v0.32 and
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from desched.cli import main
 from desched.executor.plugins import highnodeutilization, lownodeutilization
 from desched.executor.releases import DEVIATION_ZERO_OFFSET, UTILIZATION_QUANTITIES, ReleaseDecisions
 from tests.executor import test_highnodeutilization as high
 from tests.executor import test_lownodeutilization as low
-from tests.executor.builders import build_node, build_pod, run_plugin, set_rs_owner
+from tests.executor.builders import NOW, build_node, build_pod, one_plugin_policy, run_plugin, set_rs_owner
+from tests.executor.test_html import rows
 
 Json = dict[str, Any]
 V32, V33 = ReleaseDecisions(32), ReleaseDecisions(33)
@@ -115,6 +119,9 @@ def replicas(node_name: str, count: int, cpu: int, prefix: str = "") -> list[Jso
     return [set_rs_owner(build_pod(f"{prefix or node_name}-{index}", cpu, 0, node_name)) for index in range(count)]
 
 
+AT_SEVEN_PERCENT = {"thresholds": {"cpu": 7}, "targetThresholds": {"cpu": 50}}
+
+
 def low_run(args: Json, nodes: list[Json], pods: list[Json], release: ReleaseDecisions) -> list[str]:
     return run_plugin(lownodeutilization.NAME, args, nodes, pods, release=release)
 
@@ -125,9 +132,22 @@ def test_a_node_exactly_at_its_threshold_is_underutilized_up_to_v0_32(
 ) -> None:
     """n1 runs 280m of 4000m at ``thresholds.cpu`` 7: v0.32 compares 280 with int64(7 * 0.01 * 4000) = 280 (under);
     v0.33 compares 7.000000000000001 % with 7 (not under), so nothing moves off the overutilized n2."""
-    args = {"thresholds": {"cpu": 7}, "targetThresholds": {"cpu": 50}}
     pods = [*replicas("n1", 1, 280), *replicas("n2", 8, 400)]
-    assert low_run(args, [node("n1"), node("n2")], pods, release) == evicted
+    assert low_run(AT_SEVEN_PERCENT, [node("n1"), node("n2")], pods, release) == evicted
+
+
+@pytest.mark.parametrize(("target", "role"), [("v0.32", "underutilized"), ("v0.33", "appropriately utilized")])
+def test_the_page_classifies_the_nodes_as_the_target_release_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, role: str
+) -> None:
+    """``simulate --html`` at ``--target-version``: the same boundary as above, n1 under its threshold at v0.32 only."""
+    policy, snapshot, page = tmp_path / "policy.json", tmp_path / "snapshot.json", tmp_path / "page.html"
+    policy.write_text(json.dumps(one_plugin_policy(lownodeutilization.NAME, "balance", AT_SEVEN_PERCENT)))
+    items = [node("n1"), node("n2"), *replicas("n1", 1, 280), *replicas("n2", 8, 400)]
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, default=str))
+    arguments = ["--policy", str(policy), "--cluster", str(snapshot), "--target-version", target, "--html", str(page)]
+    assert main(["simulate", "--now", NOW.isoformat(), *arguments]) == 0, capsys.readouterr().err
+    assert rows(page.read_text(encoding="utf-8"))["utilization"]["n1"][1] == role
 
 
 @pytest.mark.parametrize(("release", "evicted"), [(V32, ["n1-0"]), (V33, [])])
